@@ -1,0 +1,39 @@
+// Package scheme assembles the runtime scheme of every API Caldera serves,
+// together with the Kubernetes built-in types its components use.
+package scheme
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	busv1alpha1 "github.com/caldera-sh/caldera/apis/bus/v1alpha1"
+)
+
+// AddToScheme registers every Caldera API group with s.
+func AddToScheme(s *runtime.Scheme) error {
+	for _, add := range []func(*runtime.Scheme) error{
+		busv1alpha1.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// New returns a scheme with client-go's built-in types, CRDs and every
+// Caldera API group.
+func New() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme,
+		apiextensionsv1.AddToScheme,
+		AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}

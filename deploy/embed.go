@@ -1,0 +1,13 @@
+// Package deploy carries the project's generated manifests into the binaries
+// that install them (the local environment and the test harnesses).
+package deploy
+
+import "embed"
+
+// CRDs holds the CustomResourceDefinitions of every Caldera API, under crds/.
+//
+//go:embed crds/*.yaml
+var CRDs embed.FS
+
+// CRDDir is the directory of CRDs inside CRDs.
+const CRDDir = "crds"

@@ -1,0 +1,219 @@
+package controlplane
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// APIServerOptions configure a kube-apiserver.
+type APIServerOptions struct {
+	// Name names the cluster; it is the etcd prefix, the kubeconfig cluster
+	// and context name and the log file name.
+	Name string
+	// BinDir holds the kube-apiserver binary.
+	BinDir string
+	// Dir holds certificates, keys, the kubeconfig and the log.
+	Dir string
+	// Port is the secure port; 0 picks a free one.
+	Port int
+	// ExtraArgs are appended to the command line (later flags win).
+	ExtraArgs []string
+	// StartTimeout bounds the wait for /readyz; 0 means 60s.
+	StartTimeout time.Duration
+}
+
+// APIServer is a running kube-apiserver on loopback, authenticated by a
+// bearer token of a member of system:masters.
+type APIServer struct {
+	Name string
+	// URL is the https URL of the server.
+	URL string
+	// Kubeconfig is the path of a kubeconfig for an administrator.
+	Kubeconfig string
+	// CAData is the PEM of the serving certificate chain.
+	CAData []byte
+	token  string
+	proc   *process
+}
+
+// StartAPIServer starts kube-apiserver against etcd and waits until /readyz
+// answers ok.
+func StartAPIServer(ctx context.Context, etcd *Etcd, o APIServerOptions) (*APIServer, error) {
+	bin, err := findBinary(o.BinDir, "kube-apiserver")
+	if err != nil {
+		return nil, err
+	}
+	if o.Name == "" {
+		return nil, fmt.Errorf("APIServerOptions.Name must be set")
+	}
+	port, err := portOrFree(o.Port)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	token, err := randomToken()
+	if err != nil {
+		return nil, err
+	}
+	tokenFile := filepath.Join(o.Dir, "tokens.csv")
+	if err := os.WriteFile(tokenFile, []byte(token+",caldera-admin,caldera-admin,system:masters\n"), 0o600); err != nil {
+		return nil, err
+	}
+	keyFile, pubFile, err := writeServiceAccountKeys(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	certDir := filepath.Join(o.Dir, "certs")
+	args := []string{
+		"--etcd-servers=" + etcd.URL,
+		"--etcd-prefix=/" + o.Name,
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		// 1.37 refuses a loopback advertise address with the default
+		// endpoint reconciler.
+		"--endpoint-reconciler-type=none",
+		fmt.Sprintf("--secure-port=%d", port),
+		"--cert-dir=" + certDir,
+		"--token-auth-file=" + tokenFile,
+		"--authorization-mode=RBAC",
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file=" + pubFile,
+		"--service-account-signing-key-file=" + keyFile,
+		"--service-cluster-ip-range=10.96.0.0/16",
+		// Without kube-controller-manager nothing removes the not-ready
+		// taint TaintNodesByCondition puts on new nodes, and no token
+		// controller serves ServiceAccount admission.
+		"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
+		"--allow-privileged=true",
+		"--profiling=false",
+	}
+	args = append(args, o.ExtraArgs...)
+	p, err := startProcess("kube-apiserver-"+o.Name, bin, args, o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &APIServer{Name: o.Name, URL: "https://" + hostPort(port), token: token, proc: p}
+
+	timeout := o.StartTimeout
+	if timeout == 0 {
+		timeout = 60 * time.Second
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	certFile := filepath.Join(certDir, "apiserver.crt")
+	if err := waitFor(wctx, p, "kube-apiserver "+o.Name+" /readyz", func() bool {
+		if s.CAData == nil {
+			b, err := os.ReadFile(certFile)
+			if err != nil {
+				return false
+			}
+			s.CAData = b
+		}
+		return s.ready()
+	}); err != nil {
+		_ = p.stop()
+		return nil, fmt.Errorf("starting kube-apiserver %s: %w", o.Name, err)
+	}
+	s.Kubeconfig = filepath.Join(o.Dir, "kubeconfig")
+	if err := clientcmd.WriteToFile(s.kubeconfig(), s.Kubeconfig); err != nil {
+		_ = p.stop()
+		return nil, fmt.Errorf("writing kubeconfig: %w", err)
+	}
+	return s, nil
+}
+
+func (s *APIServer) ready() bool {
+	cfg := s.RESTConfig()
+	cfg.Timeout = 2 * time.Second
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return false
+	}
+	resp, err := client.Get(s.URL + "/readyz")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// RESTConfig returns a client configuration for an administrator.
+func (s *APIServer) RESTConfig() *rest.Config {
+	return &rest.Config{
+		Host:            s.URL,
+		BearerToken:     s.token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: s.CAData},
+		QPS:             1000,
+		Burst:           2000,
+	}
+}
+
+func (s *APIServer) kubeconfig() clientcmdapi.Config {
+	return clientcmdapi.Config{
+		Clusters: map[string]*clientcmdapi.Cluster{
+			s.Name: {Server: s.URL, CertificateAuthorityData: s.CAData},
+		},
+		AuthInfos: map[string]*clientcmdapi.AuthInfo{
+			s.Name + "-admin": {Token: s.token},
+		},
+		Contexts: map[string]*clientcmdapi.Context{
+			s.Name: {Cluster: s.Name, AuthInfo: s.Name + "-admin", Namespace: "default"},
+		},
+		CurrentContext: s.Name,
+	}
+}
+
+// Stop stops the API server.
+func (s *APIServer) Stop() error {
+	if s == nil {
+		return nil
+	}
+	return s.proc.stop()
+}
+
+func randomToken() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// writeServiceAccountKeys writes the RSA key pair kube-apiserver signs and
+// verifies service account tokens with.
+func writeServiceAccountKeys(dir string) (keyFile, pubFile string, err error) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return "", "", fmt.Errorf("generating service account key: %w", err)
+	}
+	pub, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	if err != nil {
+		return "", "", err
+	}
+	keyFile = filepath.Join(dir, "sa.key")
+	pubFile = filepath.Join(dir, "sa.pub")
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	pubPEM := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})
+	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+		return "", "", err
+	}
+	if err := os.WriteFile(pubFile, pubPEM, 0o644); err != nil {
+		return "", "", err
+	}
+	return keyFile, pubFile, nil
+}

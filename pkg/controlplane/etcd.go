@@ -1,0 +1,91 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"time"
+)
+
+// EtcdOptions configure an etcd server.
+type EtcdOptions struct {
+	// BinDir holds the etcd binary.
+	BinDir string
+	// Dir holds the data directory and the log.
+	Dir string
+	// ClientPort is the client port; 0 picks a free one. The peer port is
+	// picked freely.
+	ClientPort int
+	// StartTimeout bounds the wait for health; 0 means 30s.
+	StartTimeout time.Duration
+}
+
+// Etcd is a running single-member etcd on loopback.
+type Etcd struct {
+	// URL is the client URL, e.g. http://127.0.0.1:2379.
+	URL  string
+	proc *process
+}
+
+// StartEtcd starts etcd and waits until it reports healthy.
+func StartEtcd(ctx context.Context, o EtcdOptions) (*Etcd, error) {
+	bin, err := findBinary(o.BinDir, "etcd")
+	if err != nil {
+		return nil, err
+	}
+	clientPort, err := portOrFree(o.ClientPort)
+	if err != nil {
+		return nil, err
+	}
+	peerPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	clientURL := "http://" + hostPort(clientPort)
+	peerURL := "http://" + hostPort(peerPort)
+	args := []string{
+		"--name=caldera",
+		"--data-dir=" + filepath.Join(o.Dir, "etcd-data"),
+		"--listen-client-urls=" + clientURL,
+		"--advertise-client-urls=" + clientURL,
+		"--listen-peer-urls=" + peerURL,
+		"--initial-advertise-peer-urls=" + peerURL,
+		"--initial-cluster=caldera=" + peerURL,
+		"--unsafe-no-fsync",
+		"--quota-backend-bytes=8589934592",
+		"--log-level=warn",
+	}
+	p, err := startProcess("etcd", bin, args, o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	e := &Etcd{URL: clientURL, proc: p}
+	timeout := o.StartTimeout
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	client := &http.Client{Timeout: time.Second}
+	if err := waitFor(wctx, p, "etcd health", func() bool {
+		resp, err := client.Get(clientURL + "/health")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}); err != nil {
+		_ = p.stop()
+		return nil, fmt.Errorf("starting etcd: %w", err)
+	}
+	return e, nil
+}
+
+// Stop stops etcd. Stop the API servers that use it first.
+func (e *Etcd) Stop() error {
+	if e == nil {
+		return nil
+	}
+	return e.proc.stop()
+}

@@ -1,0 +1,174 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// stopTimeout is how long a process may take to exit after SIGTERM before it
+// is killed.
+const stopTimeout = 10 * time.Second
+
+// process is a child process whose output goes to a log file.
+type process struct {
+	name    string
+	cmd     *exec.Cmd
+	logPath string
+	done    chan struct{}
+	waitErr error
+}
+
+// startProcess starts bin with args, logging stdout and stderr to
+// <logDir>/<name>.log.
+func startProcess(name, bin string, args []string, logDir string) (*process, error) {
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating log directory: %w", err)
+	}
+	logPath := filepath.Join(logDir, name+".log")
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening log of %s: %w", name, err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		// Own process group, so stop reaches anything the process starts;
+		// killed with the parent, so a crashed test leaves nothing behind.
+		Setpgid:   true,
+		Pdeathsig: syscall.SIGKILL,
+	}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("starting %s (%s): %w", name, bin, err)
+	}
+	p := &process{name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	go func() {
+		p.waitErr = cmd.Wait()
+		logFile.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// exited reports whether the process has ended, with its error.
+func (p *process) exited() (bool, error) {
+	select {
+	case <-p.done:
+		return true, p.waitErr
+	default:
+		return false, nil
+	}
+}
+
+// stop sends SIGTERM to the process group, waits up to stopTimeout, then
+// kills it. Stopping an exited process is a no-op.
+func (p *process) stop() error {
+	if p == nil {
+		return nil
+	}
+	if done, _ := p.exited(); done {
+		return nil
+	}
+	pgid := p.cmd.Process.Pid
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(stopTimeout):
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	<-p.done
+	return fmt.Errorf("%s did not stop within %s and was killed", p.name, stopTimeout)
+}
+
+// failure describes an unexpected exit with the tail of the log.
+func (p *process) failure(err error) error {
+	return fmt.Errorf("%s exited: %v; last log lines:\n%s", p.name, err, tail(p.logPath, 20))
+}
+
+// tail returns the last n lines of a file, for error messages.
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	lines := 0
+	i := len(b)
+	for i > 0 {
+		i--
+		if b[i] == '\n' {
+			lines++
+			if lines > n {
+				i++
+				break
+			}
+		}
+	}
+	return string(b[i:])
+}
+
+// waitFor polls check until it returns true, the process exits, or ctx ends.
+func waitFor(ctx context.Context, p *process, what string, check func() bool) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if check() {
+			return nil
+		}
+		if done, err := p.exited(); done {
+			return p.failure(err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w; last log lines of %s:\n%s", what, context.Cause(ctx), p.name, tail(p.logPath, 20))
+		case <-tick.C:
+		}
+	}
+}
+
+// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// portOrFree returns port, or a free port when port is 0.
+func portOrFree(port int) (int, error) {
+	if port != 0 {
+		return port, nil
+	}
+	return freePort()
+}
+
+func hostPort(port int) string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+}
+
+// findBinary returns the path of name in dir, checking that it is executable.
+func findBinary(dir, name string) (string, error) {
+	p := filepath.Join(dir, name)
+	st, err := os.Stat(p)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("%s not found in %s: build the control-plane binaries with hack/build-control-plane.sh (make test and make run do it)", name, dir)
+		}
+		return "", err
+	}
+	if st.Mode()&0o111 == 0 {
+		return "", fmt.Errorf("%s is not executable", p)
+	}
+	return p, nil
+}

@@ -1,0 +1,131 @@
+//go:build integration
+
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+func TestNodesAreReadyWithTheirCapacity(t *testing.T) {
+	var n corev1.Node
+	if err := fw.Client.Get(t.Context(), client.ObjectKey{Name: "gpu-0"}, &n); err != nil {
+		t.Fatal(err)
+	}
+	gpus := n.Status.Allocatable["nvidia.com/gpu"]
+	if gpus.Cmp(resource.MustParse("8")) != 0 {
+		t.Errorf("allocatable nvidia.com/gpu = %s, want 8", gpus.String())
+	}
+	if diff := cmp.Diff([]corev1.Taint{{Key: "kwok.x-k8s.io/node", Value: "fake", Effect: corev1.TaintEffectNoSchedule}}, n.Spec.Taints); diff != "" {
+		t.Errorf("taints (-want,+got):\n%s", diff)
+	}
+	if got := n.Labels["nvidia.com/gpu.product"]; got != "A100" {
+		t.Errorf("label nvidia.com/gpu.product = %q, want A100", got)
+	}
+}
+
+func TestPodLifecycle(t *testing.T) {
+	cases := map[string]struct {
+		annotations  map[string]string
+		wantPhase    corev1.PodPhase
+		wantExitCode int32
+	}{
+		"runs until deleted without a run duration": {
+			wantPhase: corev1.PodRunning,
+		},
+		"succeeds after its run duration": {
+			annotations: map[string]string{"pod.caldera.sh/run-duration": "1s"},
+			wantPhase:   corev1.PodSucceeded,
+		},
+		"fails with its exit code": {
+			annotations:  map[string]string{"pod.caldera.sh/run-duration": "1s", "pod.caldera.sh/exit-code": "3"},
+			wantPhase:    corev1.PodFailed,
+			wantExitCode: 3,
+		},
+	}
+	i := 0
+	for name, tc := range cases {
+		i++
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("lifecycle-%d", i), Namespace: "default", Annotations: tc.annotations},
+				Spec: corev1.PodSpec{
+					NodeName:   "cpu-0",
+					Containers: []corev1.Container{{Name: "main", Image: "busybox"}},
+				},
+			}
+			if err := fw.Client.Create(ctx, pod); err != nil {
+				t.Fatal(err)
+			}
+			got := waitPod(t, client.ObjectKeyFromObject(pod), func(p *corev1.Pod) bool { return p.Status.Phase == tc.wantPhase })
+			if tc.wantPhase == corev1.PodRunning {
+				// Stays running: no stage ends it.
+				time.Sleep(2 * time.Second)
+				got = waitPod(t, client.ObjectKeyFromObject(pod), func(*corev1.Pod) bool { return true })
+				if got.Status.Phase != corev1.PodRunning {
+					t.Fatalf("phase = %s after 2s, want Running", got.Status.Phase)
+				}
+				if got.Status.PodIP == "" {
+					t.Errorf("running pod has no pod IP")
+				}
+			}
+			if tc.wantPhase == corev1.PodFailed {
+				if len(got.Status.ContainerStatuses) != 1 || got.Status.ContainerStatuses[0].State.Terminated == nil {
+					t.Fatalf("container statuses = %+v, want one terminated", got.Status.ContainerStatuses)
+				}
+				if code := got.Status.ContainerStatuses[0].State.Terminated.ExitCode; code != tc.wantExitCode {
+					t.Errorf("exit code = %d, want %d", code, tc.wantExitCode)
+				}
+			}
+			if err := fw.Client.Delete(ctx, pod); err != nil {
+				t.Fatal(err)
+			}
+			waitGone(t, pod)
+		})
+	}
+}
+
+func waitPod(t *testing.T, key client.ObjectKey, cond func(*corev1.Pod) bool) *corev1.Pod {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	var p corev1.Pod
+	for {
+		err := fw.Client.Get(ctx, key, &p)
+		if err == nil && cond(&p) {
+			return &p
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("pod %s: condition not met (phase %s): %v", key, p.Status.Phase, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func waitGone(t *testing.T, obj client.Object) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	for {
+		err := fw.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s still exists: %v", obj.GetName(), err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

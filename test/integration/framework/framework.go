@@ -1,0 +1,133 @@
+// Package framework is the shared harness of the integration tests: it starts
+// a real etcd and kube-apiserver (and, when asked, kwok with fake nodes),
+// installs every Caldera CRD, hands the tests a client, and tears everything
+// down, also when a test fails or panics.
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/caldera-sh/caldera/apis/scheme"
+	"github.com/caldera-sh/caldera/deploy"
+	"github.com/caldera-sh/caldera/pkg/controlplane"
+)
+
+// Options choose what the harness starts.
+type Options struct {
+	// Kwok starts kwok so that fake nodes become Ready and bound pods run.
+	Kwok bool
+	// Nodes are created (and awaited Ready) after start; they need Kwok.
+	Nodes []controlplane.NodeSpec
+	// APIServerArgs are extra kube-apiserver flags.
+	APIServerArgs []string
+}
+
+// Framework is a running control plane for one test package.
+type Framework struct {
+	// Dir holds every log and file of the control plane.
+	Dir     string
+	BinDir  string
+	Etcd    *controlplane.Etcd
+	Cluster *controlplane.Cluster
+	Client  client.Client
+	Scheme  *runtime.Scheme
+}
+
+// Start starts the control plane. Call Stop when done, also on error paths.
+func Start(ctx context.Context, o Options) (_ *Framework, err error) {
+	f := &Framework{}
+	defer func() {
+		if err != nil {
+			_ = f.Stop()
+		}
+	}()
+	if f.BinDir, err = controlplane.FindBinDir(); err != nil {
+		return nil, err
+	}
+	if f.Dir, err = os.MkdirTemp("", "caldera-integration-"); err != nil {
+		return nil, err
+	}
+	if f.Scheme, err = scheme.New(); err != nil {
+		return nil, err
+	}
+	crds, err := controlplane.ReadCRDs(deploy.CRDs, deploy.CRDDir)
+	if err != nil {
+		return nil, err
+	}
+	if f.Etcd, err = controlplane.StartEtcd(ctx, controlplane.EtcdOptions{BinDir: f.BinDir, Dir: f.Dir}); err != nil {
+		return nil, err
+	}
+	f.Cluster, err = controlplane.StartCluster(ctx, f.Etcd, controlplane.ClusterOptions{
+		Name:          "integration",
+		BinDir:        f.BinDir,
+		Dir:           filepath.Join(f.Dir, "integration"),
+		Kwok:          o.Kwok || len(o.Nodes) > 0,
+		CRDs:          crds,
+		Scheme:        f.Scheme,
+		APIServerArgs: o.APIServerArgs,
+	})
+	if err != nil {
+		return nil, err
+	}
+	f.Client = f.Cluster.Client
+	if len(o.Nodes) > 0 {
+		if err := controlplane.CreateNodes(ctx, f.Client, o.Nodes); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// RESTConfig returns an administrator's client configuration.
+func (f *Framework) RESTConfig() *rest.Config { return f.Cluster.RESTConfig() }
+
+// Kubeconfig returns the path of an administrator's kubeconfig.
+func (f *Framework) Kubeconfig() string { return f.Cluster.APIServer.Kubeconfig }
+
+// Stop stops every process the framework started.
+func (f *Framework) Stop() error {
+	if f == nil {
+		return nil
+	}
+	return errors.Join(f.Cluster.Stop(), f.Etcd.Stop())
+}
+
+// Main runs a test package's tests against a framework started with o, and
+// returns the exit code for os.Exit. The framework is available through *fw
+// while the tests run. The control plane's files are removed when the tests
+// pass and kept (their path printed) when they fail.
+func Main(m *testing.M, o Options, fw **Framework) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	f, err := Start(ctx, o)
+	cancel()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "starting the integration control plane: %v\n", err)
+		return 1
+	}
+	*fw = f
+	// A panicking test kills this process; the control-plane processes die
+	// with it (see controlplane), so only the normal path needs Stop.
+	code := m.Run()
+	if err := f.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "stopping the integration control plane: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	if code == 0 {
+		_ = os.RemoveAll(f.Dir)
+	} else {
+		fmt.Fprintf(os.Stderr, "control-plane logs kept in %s\n", f.Dir)
+	}
+	return code
+}
