@@ -7,12 +7,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
+	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	busv1alpha1 "github.com/caldera-sh/caldera/apis/bus/v1alpha1"
 )
 
 // AddToScheme registers every Caldera API group with s.
 func AddToScheme(s *runtime.Scheme) error {
 	for _, add := range []func(*runtime.Scheme) error{
+		batchv1alpha1.AddToScheme,
 		busv1alpha1.AddToScheme,
 	} {
 		if err := add(s); err != nil {

@@ -1,0 +1,121 @@
+package v1alpha1
+
+import (
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Defaults applied to a Job, equal to Volcano's.
+const (
+	// DefaultQueue is the queue of a job that names none.
+	DefaultQueue = "default"
+	// DefaultSchedulerName is the scheduler of a job that names none.
+	DefaultSchedulerName = "volcano"
+	// DefaultMaxRetry is the maxRetry of a job, or of a task, that sets 0.
+	DefaultMaxRetry int32 = 3
+)
+
+// Job plugins whose presence implies another plugin. The plugins themselves
+// live in the job controller; only their names matter here.
+const (
+	svcPlugin        = "svc"
+	sshPlugin        = "ssh"
+	mpiPlugin        = "mpi"
+	tensorflowPlugin = "tensorflow"
+	pytorchPlugin    = "pytorch"
+	rayPlugin        = "ray"
+)
+
+// SetDefaults_Job fills in what a Volcano job omits, as Volcano's admission
+// does on create: queue, scheduler name, maxRetry of the job and its tasks,
+// task names (default0, default1, ...), task minAvailable (replicas, or
+// minPartitions * partitionSize for a partitioned task), job minAvailable
+// (the sum of the tasks' minAvailable), ClusterFirstWithHostNet DNS for
+// host-network tasks, and the svc and ssh plugins that the mpi, tensorflow,
+// pytorch and ray plugins need. It also applies the schema's static
+// defaults so that a job built in Go ends up as the API server would store it.
+//
+// It reads nothing but the job and is idempotent. A zero minAvailable or
+// maxRetry counts as unset, as in Volcano.
+func SetDefaults_Job(job *Job) {
+	spec := &job.Spec
+	if spec.Queue == "" {
+		spec.Queue = DefaultQueue
+	}
+	if spec.SchedulerName == "" {
+		spec.SchedulerName = DefaultSchedulerName
+	}
+	if spec.MaxRetry == 0 {
+		spec.MaxRetry = DefaultMaxRetry
+	}
+	setDefaultsNetworkTopology(spec.NetworkTopology)
+
+	for i := range spec.Tasks {
+		setDefaultsTask(&spec.Tasks[i], i)
+	}
+
+	// Summed after the tasks are defaulted, so an unset task minAvailable
+	// counts as its replicas.
+	if spec.MinAvailable == 0 {
+		var sum int32
+		for _, task := range spec.Tasks {
+			sum += *task.MinAvailable
+		}
+		spec.MinAvailable = sum
+	}
+
+	setDefaultsPlugins(spec)
+}
+
+func setDefaultsTask(task *TaskSpec, index int) {
+	if task.Name == "" {
+		task.Name = DefaultTaskSpec + strconv.Itoa(index)
+	}
+	if task.MinAvailable == nil {
+		// A partitioned task is admitted with its minimum partitions, not
+		// with all of its replicas.
+		minAvailable := task.Replicas
+		if pp := task.PartitionPolicy; pp != nil {
+			minAvailable = pp.MinPartitions * pp.PartitionSize
+		}
+		task.MinAvailable = &minAvailable
+	}
+	if task.MaxRetry == 0 {
+		task.MaxRetry = DefaultMaxRetry
+	}
+	// A host-network pod with the default DNS policy would not resolve the
+	// cluster's services, which the svc plugin's host files rely on.
+	if podSpec := &task.Template.Spec; podSpec.HostNetwork && podSpec.DNSPolicy == "" {
+		podSpec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
+	}
+	if pp := task.PartitionPolicy; pp != nil {
+		setDefaultsNetworkTopology(pp.NetworkTopology)
+	}
+}
+
+func setDefaultsNetworkTopology(nt *NetworkTopologySpec) {
+	if nt != nil && nt.Mode == "" {
+		nt.Mode = HardNetworkTopologyMode
+	}
+}
+
+// setDefaultsPlugins adds the plugins that others depend on: the mpi,
+// tensorflow, pytorch and ray plugins read the host lists the svc plugin
+// writes, and mpi needs the ssh plugin's keys.
+func setDefaultsPlugins(spec *JobSpec) {
+	plugins := spec.Plugins
+	if plugins == nil {
+		return
+	}
+	_, mpi := plugins[mpiPlugin]
+	_, tensorflow := plugins[tensorflowPlugin]
+	_, pytorch := plugins[pytorchPlugin]
+	_, ray := plugins[rayPlugin]
+	if _, ok := plugins[svcPlugin]; !ok && (mpi || tensorflow || pytorch || ray) {
+		plugins[svcPlugin] = []string{}
+	}
+	if _, ok := plugins[sshPlugin]; !ok && mpi {
+		plugins[sshPlugin] = []string{}
+	}
+}
