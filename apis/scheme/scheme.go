@@ -9,6 +9,7 @@ import (
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	busv1alpha1 "github.com/caldera-sh/caldera/apis/bus/v1alpha1"
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 )
 
 // AddToScheme registers every Caldera API group with s.
@@ -16,6 +17,7 @@ func AddToScheme(s *runtime.Scheme) error {
 	for _, add := range []func(*runtime.Scheme) error{
 		batchv1alpha1.AddToScheme,
 		busv1alpha1.AddToScheme,
+		schedulingv1beta1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return err
