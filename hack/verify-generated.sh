@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Fails when a generated file (deepcopy functions, CRD manifests) differs from
+# what the generators produce from the current API types: regenerates into a
+# scratch copy of the tree and compares, leaving the working tree untouched.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+controller_gen="${CONTROLLER_GEN:-${root}/bin/controller-gen}"
+scratch="$(mktemp -d)"
+trap 'rm -rf "${scratch}"' EXIT
+
+cp -r "${root}/go.mod" "${root}/go.sum" "${root}/apis" "${scratch}/"
+mkdir -p "${scratch}/hack" "${scratch}/deploy/crds"
+cp "${root}/hack/boilerplate.go.txt" "${scratch}/hack/"
+find "${scratch}/apis" -name 'zz_generated.*' -delete
+(
+  cd "${scratch}"
+  "${controller_gen}" object:headerFile=hack/boilerplate.go.txt paths=./apis/...
+  "${controller_gen}" crd:generateEmbeddedObjectMeta=true paths=./apis/... output:crd:artifacts:config=deploy/crds
+)
+
+status=0
+if ! diff -r -u "${root}/apis" "${scratch}/apis"; then status=1; fi
+if ! diff -r -u -x embed.go "${root}/deploy/crds" "${scratch}/deploy/crds"; then status=1; fi
+if [ "${status}" -ne 0 ]; then
+  echo >&2 "generated files are stale or were edited by hand: run 'make generate' and commit the result"
+fi
+exit "${status}"

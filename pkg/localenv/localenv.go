@@ -1,0 +1,172 @@
+// Package localenv runs a complete local Caldera environment on loopback:
+// etcd, a kube-apiserver with every Caldera CRD, kwok with a realistic set of
+// simulated GPU and CPU nodes, and the default queues. It is what
+// `calderactl local up` (and `make run`) starts.
+package localenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/apis/scheme"
+	"github.com/caldera-sh/caldera/deploy"
+	"github.com/caldera-sh/caldera/pkg/controlplane"
+)
+
+// Options configure the environment.
+type Options struct {
+	// BinDir holds the control-plane binaries.
+	BinDir string
+	// Dir holds the environment's state: kubeconfig, logs, etcd data. It is
+	// emptied on start.
+	Dir string
+	// Nodes are the simulated nodes; nil means DefaultNodes().
+	Nodes []controlplane.NodeSpec
+	// Progress receives one line per step.
+	Progress func(format string, args ...any)
+}
+
+// Environment is a running local environment.
+type Environment struct {
+	Dir        string
+	Kubeconfig string
+	Nodes      []controlplane.NodeSpec
+	etcd       *controlplane.Etcd
+	cluster    *controlplane.Cluster
+	lockPath   string
+}
+
+// Start brings the environment up. On error everything started is stopped.
+func Start(ctx context.Context, o Options) (_ *Environment, err error) {
+	progress := o.Progress
+	if progress == nil {
+		progress = func(string, ...any) {}
+	}
+	if o.Nodes == nil {
+		o.Nodes = DefaultNodes()
+	}
+	env := &Environment{Dir: o.Dir, Nodes: o.Nodes, lockPath: filepath.Join(o.Dir, "pid")}
+	if err := env.lock(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = env.Stop()
+		}
+	}()
+	for _, sub := range []string{"etcd-data", "local"} {
+		if err := os.RemoveAll(filepath.Join(o.Dir, sub)); err != nil {
+			return nil, err
+		}
+	}
+
+	step := func(what string, f func() error) error {
+		start := time.Now()
+		progress("%s ...", what)
+		if err := f(); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		progress("%s: done in %s", what, time.Since(start).Round(10*time.Millisecond))
+		return nil
+	}
+	s, err := scheme.New()
+	if err != nil {
+		return nil, err
+	}
+	crds, err := controlplane.ReadCRDs(deploy.CRDs, deploy.CRDDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := step("starting etcd", func() (err error) {
+		env.etcd, err = controlplane.StartEtcd(ctx, controlplane.EtcdOptions{BinDir: o.BinDir, Dir: o.Dir})
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := step(fmt.Sprintf("starting kube-apiserver and kwok, installing %d CRDs", len(crds)), func() (err error) {
+		env.cluster, err = controlplane.StartCluster(ctx, env.etcd, controlplane.ClusterOptions{
+			Name: "local", BinDir: o.BinDir, Dir: filepath.Join(o.Dir, "local"), Kwok: true, CRDs: crds, Scheme: s,
+		})
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	env.Kubeconfig = filepath.Join(o.Dir, "kubeconfig")
+	if err := copyFile(env.cluster.APIServer.Kubeconfig, env.Kubeconfig); err != nil {
+		return nil, err
+	}
+	if err := step(fmt.Sprintf("creating %d simulated nodes", len(o.Nodes)), func() error {
+		return controlplane.CreateNodes(ctx, env.cluster.Client, o.Nodes)
+	}); err != nil {
+		return nil, err
+	}
+	if err := step("creating the default queues", func() error {
+		return createDefaultQueues(ctx, env.cluster.Client)
+	}); err != nil {
+		return nil, err
+	}
+	return env, nil
+}
+
+// Stop stops every process the environment started and releases its lock.
+func (e *Environment) Stop() error {
+	if e == nil {
+		return nil
+	}
+	err := errors.Join(e.cluster.Stop(), e.etcd.Stop())
+	if rmErr := os.Remove(e.lockPath); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
+		err = errors.Join(err, rmErr)
+	}
+	return err
+}
+
+// lock records this process as the owner of Dir, refusing when another live
+// process owns it.
+func (e *Environment) lock() error {
+	if err := os.MkdirAll(e.Dir, 0o755); err != nil {
+		return err
+	}
+	if b, err := os.ReadFile(e.lockPath); err == nil {
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid != os.Getpid() && alive(pid) {
+			return fmt.Errorf("a local environment is already running from %s (pid %d); stop it first", e.Dir, pid)
+		}
+	}
+	return os.WriteFile(e.lockPath, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+}
+
+func alive(pid int) bool {
+	return syscall.Kill(pid, 0) == nil
+}
+
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o600)
+}
+
+// createDefaultQueues creates the root and default queues, as a Volcano
+// cluster has them.
+func createDefaultQueues(ctx context.Context, c client.Client) error {
+	for _, name := range []string{schedulingv1beta1.RootQueue, schedulingv1beta1.DefaultQueue} {
+		q := &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		schedulingv1beta1.SetDefaults_Queue(q)
+		if err := c.Create(ctx, q); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating queue %s: %w", name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,53 @@
+package localenv
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/caldera-sh/caldera/pkg/controlplane"
+)
+
+// Labels of the simulated two-tier network: every node sits under one leaf
+// switch, every leaf under one spine.
+const (
+	LeafLabel  = "network.caldera.sh/leaf"
+	SpineLabel = "network.caldera.sh/spine"
+	// GPUProductLabel names the accelerator model, as NVIDIA's GPU feature
+	// discovery labels nodes.
+	GPUProductLabel = "nvidia.com/gpu.product"
+)
+
+// DefaultNodes is a small but realistic cluster: 8 GPU nodes with 8 GPUs each
+// (two models) under two leaves of one spine, and 4 CPU nodes under a third
+// leaf of a second spine.
+func DefaultNodes() []controlplane.NodeSpec {
+	var nodes []controlplane.NodeSpec
+	for i := range 8 {
+		model, leaf := "NVIDIA-A100-SXM4-80GB", "leaf-0"
+		if i >= 4 {
+			model, leaf = "NVIDIA-H100-80GB-HBM3", "leaf-1"
+		}
+		nodes = append(nodes, controlplane.NodeSpec{
+			Name:   fmt.Sprintf("gpu-%d", i),
+			Labels: map[string]string{GPUProductLabel: model, LeafLabel: leaf, SpineLabel: "spine-0"},
+			Capacity: corev1.ResourceList{
+				corev1.ResourceCPU:    resource.MustParse("96"),
+				corev1.ResourceMemory: resource.MustParse("1Ti"),
+				"nvidia.com/gpu":      resource.MustParse("8"),
+			},
+		})
+	}
+	for i := range 4 {
+		nodes = append(nodes, controlplane.NodeSpec{
+			Name:   fmt.Sprintf("cpu-%d", i),
+			Labels: map[string]string{LeafLabel: "leaf-2", SpineLabel: "spine-1"},
+			Capacity: corev1.ResourceList{
+				corev1.ResourceCPU:    resource.MustParse("64"),
+				corev1.ResourceMemory: resource.MustParse("256Gi"),
+			},
+		})
+	}
+	return nodes
+}

@@ -1,0 +1,164 @@
+//go:build e2e
+
+// Package e2e runs Caldera's binaries as a user would.
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"context"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/caldera-sh/caldera/pkg/controlplane"
+)
+
+// TestLocalUpAndDown starts `calderactl local up` (what `make run` runs),
+// applies every example with kubectl, interrupts it like Ctrl-C, and checks
+// that it exits cleanly, frees its API server port and leaves no process
+// behind.
+func TestLocalUpAndDown(t *testing.T) {
+	binDir, err := controlplane.FindBinDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	calderactl := filepath.Join(binDir, "calderactl")
+	if _, err := os.Stat(calderactl); err != nil {
+		t.Fatalf("%v (make test-e2e builds it)", err)
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+
+	cmd := exec.CommandContext(ctx, calderactl, "local", "up", "--bin-dir", binDir, "--dir", dir)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	up := make(chan struct{})
+	go func() {
+		s := bufio.NewScanner(stdout)
+		closed := false
+		for s.Scan() {
+			log.WriteString(s.Text() + "\n")
+			if !closed && strings.Contains(s.Text(), "Press Ctrl-C to stop") {
+				close(up)
+				closed = true
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case <-up:
+	case <-ctx.Done():
+		t.Fatalf("local up did not come up:\n%s", log.String())
+	}
+
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	kubectl := func(args ...string) string {
+		t.Helper()
+		out, err := exec.CommandContext(ctx, filepath.Join(binDir, "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	if out := kubectl("get", "nodes", "--no-headers"); strings.Count(out, " Ready ") != 12 {
+		t.Errorf("want 12 Ready nodes, got:\n%s", out)
+	}
+	kubectl("apply", "--server-side", "--recursive", "-f", "../../examples")
+	if out := kubectl("get", "queues", "-o", "name"); !strings.Contains(out, "queue.scheduling.volcano.sh/default") || !strings.Contains(out, "queue.scheduling.volcano.sh/root") {
+		t.Errorf("default queues missing:\n%s", out)
+	}
+
+	server := apiServerAddress(t, kubeconfig)
+	pids := descendants(cmd.Process.Pid)
+	if len(pids) < 3 {
+		t.Errorf("want etcd, kube-apiserver and kwok running under local up, found pids %v", pids)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("local up exited with %v:\n%s", err, log.String())
+	}
+	if !strings.Contains(log.String(), "stopped.") {
+		t.Errorf("no clean stop in output:\n%s", log.String())
+	}
+	for _, pid := range pids {
+		if syscall.Kill(pid, 0) == nil {
+			t.Errorf("process %d outlived local up", pid)
+		}
+	}
+	if c, err := net.DialTimeout("tcp", server, time.Second); err == nil {
+		c.Close()
+		t.Errorf("API server port %s still open after local up exited", server)
+	}
+}
+
+func apiServerAddress(t *testing.T, kubeconfig string) string {
+	t.Helper()
+	cfg, err := clientcmd.LoadFromFile(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cfg.Clusters {
+		u, err := url.Parse(c.Server)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u.Host
+	}
+	t.Fatal("kubeconfig has no cluster")
+	return ""
+}
+
+// descendants lists the pids whose parent chain leads to pid.
+func descendants(pid int) []int {
+	parents := map[int]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		var p int
+		if _, err := fmt.Sscan(e.Name(), &p); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// The command name is in parentheses and may hold spaces.
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		var ppid int
+		if len(fields) > 1 {
+			_, _ = fmt.Sscan(fields[1], &ppid)
+		}
+		parents[p] = ppid
+	}
+	var out []int
+	for p := range parents {
+		for q := parents[p]; q > 1; q = parents[q] {
+			if q == pid {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
