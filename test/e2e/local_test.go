@@ -5,8 +5,8 @@ package e2e
 
 import (
 	"bufio"
-	"fmt"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/url"

@@ -47,9 +47,9 @@ type JobList struct {
 // The list maxima (tasks 128, policies 32, volumes 64) bound the cost of the
 // CEL rules below; they are far above what real jobs use.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.minAvailable) || !has(self.tasks) || self.minAvailable <= self.tasks.map(t, has(t.replicas) ? t.replicas : 0).sum()",message="spec.minAvailable must not be greater than the sum of the replicas of all tasks",fieldPath=".minAvailable"
-// +kubebuilder:validation:XValidation:rule="!has(self.tasks) || self.tasks.all(t, !has(t.name) || self.tasks.exists_one(u, has(u.name) && u.name == t.name))",message="spec.tasks[*].name must be unique within the job",fieldPath=".tasks"
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.tasks) || !has(self.tasks) || size(self.tasks) == size(oldSelf.tasks)",message="spec.tasks: tasks cannot be added or removed after the job is created",fieldPath=".tasks"
+// +kubebuilder:validation:XValidation:rule="!has(self.minAvailable) || !has(self.tasks) || self.minAvailable <= self.tasks.map(t, has(t.replicas) ? t.replicas : 0).sum()",message="must not be greater than the sum of the replicas of all tasks",fieldPath=".minAvailable"
+// +kubebuilder:validation:XValidation:rule="!has(self.tasks) || self.tasks.all(t, !has(t.name) || self.tasks.exists_one(u, has(u.name) && u.name == t.name))",message="task names must be unique within the job",fieldPath=".tasks"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.tasks) || !has(self.tasks) || size(self.tasks) == size(oldSelf.tasks)",message="tasks cannot be added or removed after the job is created",fieldPath=".tasks"
 type JobSpec struct {
 	// SchedulerName is the scheduler that places the job's pods; it is also
 	// the default for tasks[*].template.spec.schedulerName.
@@ -67,9 +67,9 @@ type JobSpec struct {
 
 	// Volumes are persistent volume claims mounted into every container of
 	// every task.
-	// +listType=atomic
+	// +listType=map
+	// +listMapKey=mountPath
 	// +kubebuilder:validation:MaxItems=64
-	// +kubebuilder:validation:XValidation:rule="self.all(v, self.exists_one(w, w.mountPath == v.mountPath))",message="spec.volumes[*].mountPath must be unique within the job"
 	// +optional
 	Volumes []VolumeSpec `json:"volumes,omitempty"`
 
@@ -109,7 +109,7 @@ type JobSpec struct {
 	// +kubebuilder:default="default"
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.queue is immutable"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="the queue cannot be changed after the job is created"
 	// +optional
 	Queue string `json:"queue,omitempty"`
 

@@ -254,7 +254,7 @@ func validateTasks(spec *batchv1alpha1.JobSpec, jobName string, specPath *field.
 
 	if int64(spec.MinAvailable) > totalReplicas {
 		allErrs = append(allErrs, field.Invalid(specPath.Child("minAvailable"), spec.MinAvailable,
-			"spec.minAvailable must not be greater than the sum of the replicas of all tasks"))
+			"must not be greater than the sum of the replicas of all tasks"))
 	}
 	allErrs = append(allErrs, validateDependencies(spec.Tasks, fldPath)...)
 	return allErrs
