@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -49,7 +50,7 @@ func SetDefaults_Job(job *Job) {
 	if spec.MaxRetry == 0 {
 		spec.MaxRetry = DefaultMaxRetry
 	}
-	setDefaultsNetworkTopology(spec.NetworkTopology)
+	schedulingv1beta1.SetDefaults_NetworkTopologySpec(spec.NetworkTopology)
 
 	for i := range spec.Tasks {
 		setDefaultsTask(&spec.Tasks[i], i)
@@ -90,13 +91,7 @@ func setDefaultsTask(task *TaskSpec, index int) {
 		podSpec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
 	}
 	if pp := task.PartitionPolicy; pp != nil {
-		setDefaultsNetworkTopology(pp.NetworkTopology)
-	}
-}
-
-func setDefaultsNetworkTopology(nt *NetworkTopologySpec) {
-	if nt != nil && nt.Mode == "" {
-		nt.Mode = HardNetworkTopologyMode
+		schedulingv1beta1.SetDefaults_NetworkTopologySpec(pp.NetworkTopology)
 	}
 }
 

@@ -1,6 +1,7 @@
 package v1alpha1_test
 
 import (
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -126,25 +127,25 @@ func TestSetDefaultsJob(t *testing.T) {
 		"network topology mode defaults to hard, for the job and each partition": {
 			job: func() *batchv1alpha1.Job {
 				j := defaulted().MinAvailable(4).
-					NetworkTopology(batchv1alpha1.NetworkTopologySpec{HighestTierAllowed: ptr.To[int32](2)}).
+					NetworkTopology(schedulingv1beta1.NetworkTopologySpec{HighestTierAllowed: ptr.To[int32](2)}).
 					Task(batchtesting.MakeTask("a", 4).MinAvailable(4).MaxRetry(3).Partition(2, 2, 0)).Obj()
-				j.Spec.Tasks[0].PartitionPolicy.NetworkTopology = &batchv1alpha1.NetworkTopologySpec{HighestTierName: "rack"}
+				j.Spec.Tasks[0].PartitionPolicy.NetworkTopology = &schedulingv1beta1.NetworkTopologySpec{HighestTierName: "rack"}
 				return j
 			}(),
 			want: func() *batchv1alpha1.Job {
 				j := defaulted().MinAvailable(4).
-					NetworkTopology(batchv1alpha1.NetworkTopologySpec{Mode: batchv1alpha1.HardNetworkTopologyMode, HighestTierAllowed: ptr.To[int32](2)}).
+					NetworkTopology(schedulingv1beta1.NetworkTopologySpec{Mode: schedulingv1beta1.HardNetworkTopologyMode, HighestTierAllowed: ptr.To[int32](2)}).
 					Task(batchtesting.MakeTask("a", 4).MinAvailable(4).MaxRetry(3).Partition(2, 2, 0)).Obj()
-				j.Spec.Tasks[0].PartitionPolicy.NetworkTopology = &batchv1alpha1.NetworkTopologySpec{Mode: batchv1alpha1.HardNetworkTopologyMode, HighestTierName: "rack"}
+				j.Spec.Tasks[0].PartitionPolicy.NetworkTopology = &schedulingv1beta1.NetworkTopologySpec{Mode: schedulingv1beta1.HardNetworkTopologyMode, HighestTierName: "rack"}
 				return j
 			}(),
 		},
 		"soft network topology is kept": {
 			job: defaulted().MinAvailable(1).
-				NetworkTopology(batchv1alpha1.NetworkTopologySpec{Mode: batchv1alpha1.SoftNetworkTopologyMode}).
+				NetworkTopology(schedulingv1beta1.NetworkTopologySpec{Mode: schedulingv1beta1.SoftNetworkTopologyMode}).
 				Task(batchtesting.MakeTask("a", 1).MinAvailable(1).MaxRetry(3)).Obj(),
 			want: defaulted().MinAvailable(1).
-				NetworkTopology(batchv1alpha1.NetworkTopologySpec{Mode: batchv1alpha1.SoftNetworkTopologyMode}).
+				NetworkTopology(schedulingv1beta1.NetworkTopologySpec{Mode: schedulingv1beta1.SoftNetworkTopologyMode}).
 				Task(batchtesting.MakeTask("a", 1).MinAvailable(1).MaxRetry(3)).Obj(),
 		},
 	}

@@ -3,6 +3,8 @@ package v1alpha1
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 )
 
 // Job runs one or more groups of identical pods ("tasks") as a single gang:
@@ -144,43 +146,7 @@ type JobSpec struct {
 	// NetworkTopology constrains how far apart, in HyperNode tiers, the pods
 	// of the job may be placed.
 	// +optional
-	NetworkTopology *NetworkTopologySpec `json:"networkTopology,omitempty"`
-}
-
-// NetworkTopologyMode says whether a network topology constraint must hold
-// or is only preferred.
-// +kubebuilder:validation:Enum=hard;soft
-type NetworkTopologyMode string
-
-// Network topology modes.
-const (
-	// HardNetworkTopologyMode keeps the pods within the allowed tier; the
-	// job stays Pending until that is possible.
-	HardNetworkTopologyMode NetworkTopologyMode = "hard"
-	// SoftNetworkTopologyMode prefers the lowest tier but may spread wider.
-	SoftNetworkTopologyMode NetworkTopologyMode = "soft"
-)
-
-// NetworkTopologySpec bounds the HyperNode tier a group of pods may span.
-//
-// +kubebuilder:validation:XValidation:rule="!(has(self.highestTierAllowed) && has(self.highestTierName))",message="networkTopology must set at most one of highestTierAllowed and highestTierName"
-type NetworkTopologySpec struct {
-	// Mode is hard (must hold) or soft (preferred).
-	// +kubebuilder:default=hard
-	// +optional
-	Mode NetworkTopologyMode `json:"mode,omitempty"`
-
-	// HighestTierAllowed is the highest HyperNode tier the pods may span.
-	// +kubebuilder:validation:Minimum=0
-	// +optional
-	HighestTierAllowed *int32 `json:"highestTierAllowed,omitempty"`
-
-	// HighestTierName names the highest HyperNode tier the pods may span; an
-	// alternative to highestTierAllowed.
-	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
-	// +optional
-	HighestTierName string `json:"highestTierName,omitempty"`
+	NetworkTopology *schedulingv1beta1.NetworkTopologySpec `json:"networkTopology,omitempty"`
 }
 
 // VolumeSpec mounts a persistent volume claim into the job's containers.
@@ -293,7 +259,7 @@ type PartitionPolicySpec struct {
 
 	// NetworkTopology bounds the tier each partition may span.
 	// +optional
-	NetworkTopology *NetworkTopologySpec `json:"networkTopology,omitempty"`
+	NetworkTopology *schedulingv1beta1.NetworkTopologySpec `json:"networkTopology,omitempty"`
 
 	// MinPartitions is how many partitions must be placeable for the task to
 	// be admitted.

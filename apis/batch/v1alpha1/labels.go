@@ -55,18 +55,3 @@ const (
 	// created by older Volcano versions.
 	PodGroupNamePrefix = "podgroup-"
 )
-
-// Keys defined by scheduling.volcano.sh that the job controller copies onto
-// the pods it creates. They are repeated here so that this package does not
-// depend on the scheduling API; the values must stay equal.
-const (
-	// PodGroupNameAnnotation names the pod group of a pod. The scheduler
-	// gangs pods by it.
-	PodGroupNameAnnotation = "scheduling.k8s.io/group-name"
-	// PreemptableKey ("true"/"false"), copied from the job's labels to its
-	// pods, says whether the pods may be preempted.
-	PreemptableKey = "volcano.sh/preemptable"
-	// CooldownTimeKey, copied from the job's labels to its pods, is how long
-	// a pod must run before it may be preempted.
-	CooldownTimeKey = "volcano.sh/cooldown-time"
-)

@@ -64,17 +64,19 @@ func SetPodGroupDefaultsInNamespace(pg *PodGroup, namespaceAnnotations map[strin
 			pg.Spec.Queue = q
 		}
 	}
-	setNetworkTopologyDefaults(pg.Spec.NetworkTopology)
+	SetDefaults_NetworkTopologySpec(pg.Spec.NetworkTopology)
 	for i := range pg.Spec.SubGroupPolicy {
 		p := &pg.Spec.SubGroupPolicy[i]
-		setNetworkTopologyDefaults(p.NetworkTopology)
+		SetDefaults_NetworkTopologySpec(p.NetworkTopology)
 		if p.MinSubGroups == nil {
 			p.MinSubGroups = new(int32(0))
 		}
 	}
 }
 
-func setNetworkTopologyDefaults(nt *NetworkTopologySpec) {
+// SetDefaults_NetworkTopologySpec defaults the mode of a network-topology
+// constraint to hard.
+func SetDefaults_NetworkTopologySpec(nt *NetworkTopologySpec) {
 	if nt != nil && nt.Mode == "" {
 		nt.Mode = HardNetworkTopologyMode
 	}

@@ -1,6 +1,7 @@
 package testing
 
 import (
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
@@ -90,7 +91,7 @@ func (w *JobWrapper) Volume(v batchv1alpha1.VolumeSpec) *JobWrapper {
 }
 
 // NetworkTopology sets spec.networkTopology.
-func (w *JobWrapper) NetworkTopology(nt batchv1alpha1.NetworkTopologySpec) *JobWrapper {
+func (w *JobWrapper) NetworkTopology(nt schedulingv1beta1.NetworkTopologySpec) *JobWrapper {
 	w.job.Spec.NetworkTopology = &nt
 	return w
 }

@@ -8,6 +8,8 @@ package validation
 
 import (
 	"fmt"
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	schedulingvalidation "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/validation"
 	"slices"
 	"strings"
 
@@ -58,7 +60,7 @@ var (
 		batchv1alpha1.NumaPolicySingleNumaNode,
 	)
 	iterations    = sets.New(batchv1alpha1.IterationAny, batchv1alpha1.IterationAll)
-	topologyModes = sets.New(batchv1alpha1.HardNetworkTopologyMode, batchv1alpha1.SoftNetworkTopologyMode)
+	topologyModes = sets.New(schedulingv1beta1.HardNetworkTopologyMode, schedulingv1beta1.SoftNetworkTopologyMode)
 )
 
 // ValidateJob validates a Job being created. The job is expected to be
@@ -164,7 +166,7 @@ func validateJobSpec(spec *batchv1alpha1.JobSpec, jobName string, fldPath *field
 	if d := spec.RunningEstimate; d != nil && d.Duration < 0 {
 		allErrs = append(allErrs, field.Invalid(fldPath.Child("runningEstimate"), d.Duration.String(), "must not be negative"))
 	}
-	allErrs = append(allErrs, validateNetworkTopology(spec.NetworkTopology, fldPath.Child("networkTopology"))...)
+	allErrs = append(allErrs, schedulingvalidation.ValidateNetworkTopology(spec.NetworkTopology, fldPath.Child("networkTopology"))...)
 	allErrs = append(allErrs, validateTasks(spec, jobName, fldPath)...)
 	allErrs = append(allErrs, validatePolicies(spec.Policies, fldPath.Child("policies"))...)
 	allErrs = append(allErrs, validateVolumes(spec.Volumes, fldPath.Child("volumes"))...)
@@ -335,25 +337,7 @@ func validatePartitionPolicy(task *batchv1alpha1.TaskSpec, fldPath *field.Path) 
 		allErrs = append(allErrs, field.Invalid(fldPath, fmt.Sprintf("%d*%d", pp.TotalPartitions, pp.PartitionSize),
 			fmt.Sprintf("partitionPolicy.totalPartitions * partitionPolicy.partitionSize must equal task replicas (%d)", task.Replicas)))
 	}
-	allErrs = append(allErrs, validateNetworkTopology(pp.NetworkTopology, fldPath.Child("networkTopology"))...)
-	return allErrs
-}
-
-func validateNetworkTopology(nt *batchv1alpha1.NetworkTopologySpec, fldPath *field.Path) field.ErrorList {
-	if nt == nil {
-		return nil
-	}
-	var allErrs field.ErrorList
-	if nt.Mode != "" && !topologyModes.Has(nt.Mode) {
-		allErrs = append(allErrs, field.NotSupported(fldPath.Child("mode"), nt.Mode, sets.List(topologyModes)))
-	}
-	if t := nt.HighestTierAllowed; t != nil && *t < 0 {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("highestTierAllowed"), *t, "must be greater than or equal to 0"))
-	}
-	if nt.HighestTierAllowed != nil && nt.HighestTierName != "" {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("highestTierName"), nt.HighestTierName,
-			"networkTopology must set at most one of highestTierAllowed and highestTierName"))
-	}
+	allErrs = append(allErrs, schedulingvalidation.ValidateNetworkTopology(pp.NetworkTopology, fldPath.Child("networkTopology"))...)
 	return allErrs
 }
 

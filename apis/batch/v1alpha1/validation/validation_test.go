@@ -1,6 +1,7 @@
 package validation
 
 import (
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"strings"
 	"testing"
 	"time"
@@ -264,9 +265,9 @@ func TestValidateJob(t *testing.T) {
 			want: field.ErrorList{invalid("spec.plugins[mpi]")},
 		},
 		"network topology with tier and tier name": {
-			job: job().NetworkTopology(batchv1alpha1.NetworkTopologySpec{HighestTierAllowed: ptr.To[int32](1), HighestTierName: "rack"}).
+			job: job().NetworkTopology(schedulingv1beta1.NetworkTopologySpec{HighestTierAllowed: ptr.To[int32](1), HighestTierName: "rack"}).
 				Task(task("a", 1)).Obj(),
-			want: field.ErrorList{invalid("spec.networkTopology.highestTierName")},
+			want: field.ErrorList{forbidden("spec.networkTopology.highestTierName")},
 		},
 	}
 	for name, tc := range cases {

@@ -49,7 +49,7 @@ func ValidatePodGroup(pg *schedulingv1beta1.PodGroup) field.ErrorList {
 	if spec.MinResources != nil {
 		errs = append(errs, validateResourceList(*spec.MinResources, specPath.Child("minResources"))...)
 	}
-	errs = append(errs, validateNetworkTopology(spec.NetworkTopology, specPath.Child("networkTopology"))...)
+	errs = append(errs, ValidateNetworkTopology(spec.NetworkTopology, specPath.Child("networkTopology"))...)
 
 	names := sets.New[string]()
 	for i := range spec.SubGroupPolicy {
@@ -82,11 +82,13 @@ func validateSubGroupPolicy(policy *schedulingv1beta1.SubGroupPolicySpec, fldPat
 	for i, key := range policy.MatchLabelKeys {
 		errs = append(errs, metav1validation.ValidateLabelName(key, fldPath.Child("matchLabelKeys").Index(i))...)
 	}
-	errs = append(errs, validateNetworkTopology(policy.NetworkTopology, fldPath.Child("networkTopology"))...)
+	errs = append(errs, ValidateNetworkTopology(policy.NetworkTopology, fldPath.Child("networkTopology"))...)
 	return errs
 }
 
-func validateNetworkTopology(nt *schedulingv1beta1.NetworkTopologySpec, fldPath *field.Path) field.ErrorList {
+// ValidateNetworkTopology checks a network-topology constraint of a PodGroup,
+// a sub-group policy, or a Job and its partitions.
+func ValidateNetworkTopology(nt *schedulingv1beta1.NetworkTopologySpec, fldPath *field.Path) field.ErrorList {
 	if nt == nil {
 		return nil
 	}
