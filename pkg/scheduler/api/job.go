@@ -1,0 +1,183 @@
+package api
+
+import (
+	"maps"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+)
+
+// JobID identifies a job: "<namespace>/<podgroup name>".
+type JobID string
+
+// NewJobID returns the ID of the PodGroup namespace/name.
+func NewJobID(namespace, name string) JobID { return JobID(namespace + "/" + name) }
+
+// JobInfo is a gang: a PodGroup and the pods that belong to it. A pod that
+// names no PodGroup forms a job of its own with minAvailable 1 (a "shadow"
+// job without a PodGroup object).
+type JobInfo struct {
+	UID       JobID
+	Name      string
+	Namespace string
+	Queue     QueueID
+	Priority  int32
+	// MinAvailable is the gang size: how many tasks must be placeable
+	// together before any is placed.
+	MinAvailable int32
+	// MinTaskMember is the gang size per task role.
+	MinTaskMember map[string]int32
+	// MinResources, when set, is what the job needs to be admitted.
+	MinResources    *Resource
+	NetworkTopology *schedulingv1beta1.NetworkTopologySpec
+	// PodGroup is nil for a shadow job.
+	PodGroup          *schedulingv1beta1.PodGroup
+	Phase             schedulingv1beta1.PodGroupPhase
+	CreationTimestamp metav1.Time
+	Preemptable       bool
+
+	Tasks    map[TaskID]*TaskInfo
+	ByStatus map[TaskStatus]map[TaskID]*TaskInfo
+	// Allocated is the request of the tasks that hold resources.
+	Allocated *Resource
+	// TotalRequest is the request of all tasks.
+	TotalRequest *Resource
+}
+
+// NewJobInfo returns an empty job.
+func NewJobInfo(uid JobID) *JobInfo {
+	return &JobInfo{
+		UID:          uid,
+		Tasks:        map[TaskID]*TaskInfo{},
+		ByStatus:     map[TaskStatus]map[TaskID]*TaskInfo{},
+		Allocated:    &Resource{},
+		TotalRequest: &Resource{},
+	}
+}
+
+// SetPodGroup sets the job's gang and queue parameters from its PodGroup.
+func (j *JobInfo) SetPodGroup(pg *schedulingv1beta1.PodGroup) {
+	j.PodGroup = pg
+	j.Name = pg.Name
+	j.Namespace = pg.Namespace
+	j.Queue = QueueID(pg.Spec.Queue)
+	if j.Queue == "" {
+		j.Queue = schedulingv1beta1.DefaultQueue
+	}
+	j.MinAvailable = pg.Spec.MinMember
+	j.MinTaskMember = pg.Spec.MinTaskMember
+	j.MinResources = nil
+	if pg.Spec.MinResources != nil {
+		j.MinResources = NewResource(*pg.Spec.MinResources)
+	}
+	j.NetworkTopology = pg.Spec.NetworkTopology
+	j.Phase = pg.Status.Phase
+	j.CreationTimestamp = pg.CreationTimestamp
+}
+
+// AddTask adds a task in its current status.
+func (j *JobInfo) AddTask(t *TaskInfo) {
+	j.Tasks[t.UID] = t
+	j.index(t)
+	j.TotalRequest.Add(t.Resreq)
+	if t.Status.HoldsResources() {
+		j.Allocated.Add(t.Resreq)
+	}
+}
+
+// RemoveTask removes a task.
+func (j *JobInfo) RemoveTask(t *TaskInfo) {
+	cur, ok := j.Tasks[t.UID]
+	if !ok {
+		return
+	}
+	j.unindex(cur)
+	delete(j.Tasks, t.UID)
+	j.TotalRequest.Sub(cur.Resreq)
+	if cur.Status.HoldsResources() {
+		j.Allocated.Sub(cur.Resreq)
+	}
+}
+
+// SetTaskStatus moves a task of this job to a new status.
+func (j *JobInfo) SetTaskStatus(t *TaskInfo, status TaskStatus) {
+	if t.Status.HoldsResources() {
+		j.Allocated.Sub(t.Resreq)
+	}
+	j.unindex(t)
+	t.Status = status
+	j.index(t)
+	if t.Status.HoldsResources() {
+		j.Allocated.Add(t.Resreq)
+	}
+}
+
+func (j *JobInfo) index(t *TaskInfo) {
+	m := j.ByStatus[t.Status]
+	if m == nil {
+		m = map[TaskID]*TaskInfo{}
+		j.ByStatus[t.Status] = m
+	}
+	m[t.UID] = t
+}
+
+func (j *JobInfo) unindex(t *TaskInfo) {
+	if m := j.ByStatus[t.Status]; m != nil {
+		delete(m, t.UID)
+		if len(m) == 0 {
+			delete(j.ByStatus, t.Status)
+		}
+	}
+}
+
+// CountIn returns how many tasks are in any of the statuses.
+func (j *JobInfo) CountIn(statuses ...TaskStatus) int32 {
+	var n int32
+	for _, s := range statuses {
+		n += int32(len(j.ByStatus[s]))
+	}
+	return n
+}
+
+// PlacedCount is the number of tasks that count towards the gang: placed,
+// about to be placed, or already succeeded.
+func (j *JobInfo) PlacedCount() int32 {
+	return j.CountIn(Allocated, Pipelined, Binding, Bound, Running, Succeeded)
+}
+
+// PendingCount is the number of tasks waiting for a node.
+func (j *JobInfo) PendingCount() int32 { return j.CountIn(Pending) }
+
+// PlacedByRole counts placed tasks per role.
+func (j *JobInfo) PlacedByRole() map[string]int32 {
+	out := map[string]int32{}
+	for _, t := range j.Tasks {
+		if t.Status.Placed() {
+			out[t.Role]++
+		}
+	}
+	return out
+}
+
+// IsShadow reports whether the job has no PodGroup object.
+func (j *JobInfo) IsShadow() bool { return j.PodGroup == nil }
+
+// Clone returns a deep copy: tasks are copied, pods and PodGroup shared.
+func (j *JobInfo) Clone() *JobInfo {
+	c := *j
+	c.MinTaskMember = maps.Clone(j.MinTaskMember)
+	c.Tasks = make(map[TaskID]*TaskInfo, len(j.Tasks))
+	c.ByStatus = make(map[TaskStatus]map[TaskID]*TaskInfo, len(j.ByStatus))
+	c.Allocated = j.Allocated.Clone()
+	c.TotalRequest = j.TotalRequest.Clone()
+	if j.MinResources != nil {
+		c.MinResources = j.MinResources.Clone()
+	}
+	for id, t := range j.Tasks {
+		ct := t.Clone()
+		c.Tasks[id] = ct
+		c.index(ct)
+	}
+	return &c
+}

@@ -1,0 +1,134 @@
+package api
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+	k8sframework "k8s.io/kubernetes/pkg/scheduler/framework"
+)
+
+// NodeInfo is a node and the tasks placed on it.
+//
+// Two accounts are kept in step: the scheduler's own resource sums (Used,
+// Idle, Releasing, Pipelined), which gang and queue decisions read, and
+// kube-scheduler's NodeInfo (K8s), which the adapted kube-scheduler filter
+// and score plugins read, so that a pod's constraints mean exactly what
+// they mean to kube-scheduler.
+type NodeInfo struct {
+	Name string
+	Node *corev1.Node
+	// Allocatable is what the node offers to pods.
+	Allocatable *Resource
+	// Used is the request of the tasks holding resources here.
+	Used *Resource
+	// Idle is Allocatable minus Used; negative when overcommitted.
+	Idle *Resource
+	// Releasing is the request of tasks being deleted here.
+	Releasing *Resource
+	// Pipelined is the request of tasks waiting for Releasing resources.
+	Pipelined *Resource
+	Tasks     map[TaskID]*TaskInfo
+	K8s       *k8sframework.NodeInfo
+}
+
+// NewNodeInfo returns a node with no tasks.
+func NewNodeInfo(node *corev1.Node) *NodeInfo {
+	n := &NodeInfo{
+		Name:      node.Name,
+		Used:      &Resource{},
+		Releasing: &Resource{},
+		Pipelined: &Resource{},
+		Tasks:     map[TaskID]*TaskInfo{},
+		K8s:       k8sframework.NewNodeInfo(),
+	}
+	n.SetNode(node)
+	return n
+}
+
+// SetNode replaces the node object (allocatable, labels, taints).
+func (n *NodeInfo) SetNode(node *corev1.Node) {
+	n.Node = node
+	n.Allocatable = NewResource(node.Status.Allocatable)
+	n.Idle = n.Allocatable.Clone().Sub(n.Used)
+	n.K8s.SetNode(node)
+}
+
+// FutureIdle is what will be free once releasing tasks are gone and
+// pipelined tasks have taken their share.
+func (n *NodeInfo) FutureIdle() *Resource {
+	return n.Idle.Clone().Add(n.Releasing).Sub(n.Pipelined)
+}
+
+// Ready reports whether new pods may be placed here: the node reports Ready
+// and is not cordoned.
+func (n *NodeInfo) Ready() bool {
+	if n.Node.Spec.Unschedulable {
+		return false
+	}
+	for _, c := range n.Node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// AddTask places a task here in its current status.
+func (n *NodeInfo) AddTask(t *TaskInfo) {
+	n.Tasks[t.UID] = t
+	n.account(t, 1)
+}
+
+// RemoveTask removes a task placed here.
+func (n *NodeInfo) RemoveTask(logger klog.Logger, t *TaskInfo) {
+	cur, ok := n.Tasks[t.UID]
+	if !ok {
+		return
+	}
+	delete(n.Tasks, t.UID)
+	n.account(cur, -1)
+	_ = n.K8s.RemovePod(logger, cur.Pod)
+}
+
+func (n *NodeInfo) account(t *TaskInfo, sign int64) {
+	switch t.Status {
+	case Pipelined:
+		addSigned(n.Pipelined, t.Resreq, sign)
+		return
+	case Releasing:
+		addSigned(n.Releasing, t.Resreq, sign)
+	}
+	if t.Status.HoldsResources() {
+		addSigned(n.Used, t.Resreq, sign)
+		addSigned(n.Idle, t.Resreq, -sign)
+		if sign > 0 {
+			n.K8s.AddPod(t.Pod)
+		}
+	}
+}
+
+func addSigned(r, o *Resource, sign int64) {
+	if sign > 0 {
+		r.Add(o)
+	} else {
+		r.Sub(o)
+	}
+}
+
+// Clone returns a deep copy for a snapshot; tasks are copied, pods shared.
+func (n *NodeInfo) Clone() *NodeInfo {
+	c := &NodeInfo{
+		Name:        n.Name,
+		Node:        n.Node,
+		Allocatable: n.Allocatable.Clone(),
+		Used:        n.Used.Clone(),
+		Idle:        n.Idle.Clone(),
+		Releasing:   n.Releasing.Clone(),
+		Pipelined:   n.Pipelined.Clone(),
+		Tasks:       make(map[TaskID]*TaskInfo, len(n.Tasks)),
+		K8s:         n.K8s.SnapshotConcrete(),
+	}
+	for id, t := range n.Tasks {
+		c.Tasks[id] = t.Clone()
+	}
+	return c
+}

@@ -1,0 +1,62 @@
+package api
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+)
+
+func testNode(name string, alloc corev1.ResourceList) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{Allocatable: alloc}}
+}
+
+func testPod(name string, req corev1.ResourceList) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID(name)},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: req}}}},
+	}
+}
+
+func TestNodeAccountsFollowTasks(t *testing.T) {
+	n := NewNodeInfo(testNode("n", rl("cpu", "4", "memory", "8Gi", "pods", "110")))
+	job := NewJobInfo("ns/j")
+	a := NewTaskInfo(testPod("a", rl("cpu", "1", "memory", "1Gi")), job.UID)
+	b := NewTaskInfo(testPod("b", rl("cpu", "2")), job.UID)
+	job.AddTask(a)
+	job.AddTask(b)
+
+	job.SetTaskStatus(a, Allocated)
+	n.AddTask(a)
+	job.SetTaskStatus(b, Pipelined)
+	n.AddTask(b)
+
+	if got, want := n.Idle.String(), "cpu 3, memory 7Gi, pods 110"; got != want {
+		t.Errorf("idle = %q, want %q", got, want)
+	}
+	if got, want := n.Pipelined.String(), "cpu 2"; got != want {
+		t.Errorf("pipelined = %q, want %q", got, want)
+	}
+	if got := n.K8s.GetRequested().GetMilliCPU(); got != 1000 {
+		t.Errorf("kube-scheduler's requested cpu = %dm, want 1000m (pipelined tasks are not on the node yet)", got)
+	}
+	if got, want := job.Allocated.String(), "cpu 1, memory 1Gi"; got != want {
+		t.Errorf("job allocated = %q, want %q", got, want)
+	}
+	if got := job.PlacedCount(); got != 2 {
+		t.Errorf("placed = %d, want 2", got)
+	}
+
+	clone := n.Clone()
+	n.RemoveTask(klog.Background(), a)
+	n.RemoveTask(klog.Background(), b)
+	if !n.Idle.Equal(n.Allocatable) || !n.Pipelined.IsEmpty() || n.K8s.GetRequested().GetMilliCPU() != 0 || len(n.K8s.GetPods()) != 0 {
+		t.Errorf("after removing every task: idle %s, pipelined %s, k8s requested %dm, k8s pods %d",
+			n.Idle, n.Pipelined, n.K8s.GetRequested().GetMilliCPU(), len(n.K8s.GetPods()))
+	}
+	if got := clone.K8s.GetRequested().GetMilliCPU(); got != 1000 || len(clone.Tasks) != 2 {
+		t.Errorf("clone changed with the original: requested %dm, tasks %d", got, len(clone.Tasks))
+	}
+}

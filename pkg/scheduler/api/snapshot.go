@@ -1,0 +1,71 @@
+package api
+
+import "slices"
+
+// Snapshot is the state one scheduling cycle decides on. Decision code may
+// change it freely: the cache hands out copies of what changed and takes the
+// touched objects back as dirty.
+type Snapshot struct {
+	Nodes map[string]*NodeInfo
+	// NodeList is Nodes sorted by name, so that decisions are deterministic.
+	NodeList []*NodeInfo
+	Jobs     map[JobID]*JobInfo
+	Queues   map[QueueID]*QueueInfo
+}
+
+// NewSnapshot assembles a snapshot from its parts and sorts the node list.
+func NewSnapshot(nodes []*NodeInfo, jobs []*JobInfo, queues []*QueueInfo) *Snapshot {
+	s := &Snapshot{
+		Nodes:  make(map[string]*NodeInfo, len(nodes)),
+		Jobs:   make(map[JobID]*JobInfo, len(jobs)),
+		Queues: make(map[QueueID]*QueueInfo, len(queues)),
+	}
+	for _, n := range nodes {
+		s.Nodes[n.Name] = n
+	}
+	for _, j := range jobs {
+		s.Jobs[j.UID] = j
+	}
+	for _, q := range queues {
+		s.Queues[q.UID] = q
+	}
+	s.SortNodes()
+	return s
+}
+
+// SortNodes rebuilds NodeList from Nodes.
+func (s *Snapshot) SortNodes() {
+	s.NodeList = s.NodeList[:0]
+	for _, n := range s.Nodes {
+		s.NodeList = append(s.NodeList, n)
+	}
+	slices.SortFunc(s.NodeList, func(a, b *NodeInfo) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+}
+
+// Children returns the queues whose parent is id, sorted by name.
+func (s *Snapshot) Children(id QueueID) []*QueueInfo {
+	var out []*QueueInfo
+	for _, q := range s.Queues {
+		if q.Parent == id && q.UID != id {
+			out = append(out, q)
+		}
+	}
+	slices.SortFunc(out, func(a, b *QueueInfo) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+	return out
+}

@@ -1,0 +1,140 @@
+package api
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	resourcehelper "k8s.io/component-helpers/resource"
+)
+
+// TaskID identifies a task: the UID of its pod.
+type TaskID = types.UID
+
+// TaskStatus is where a task stands in scheduling.
+type TaskStatus int
+
+// Task statuses. Allocated, Binding, Bound and Running hold resources on a
+// node; Pipelined holds a claim on resources that are being released.
+const (
+	// Pending: not placed.
+	Pending TaskStatus = iota
+	// Allocated: placed in this cycle, not yet sent to the binder.
+	Allocated
+	// Pipelined: placed on resources that other tasks are releasing.
+	Pipelined
+	// Binding: sent to the binder, bind not yet confirmed.
+	Binding
+	// Bound: the pod has a node but does not run yet.
+	Bound
+	// Running: the pod runs.
+	Running
+	// Releasing: the pod is being deleted; its resources come free soon.
+	Releasing
+	// Succeeded and Failed: the pod has ended and holds nothing.
+	Succeeded
+	Failed
+	// Unknown: the pod's phase is Unknown.
+	Unknown
+)
+
+var taskStatusNames = [...]string{"Pending", "Allocated", "Pipelined", "Binding", "Bound", "Running", "Releasing", "Succeeded", "Failed", "Unknown"}
+
+func (s TaskStatus) String() string {
+	if int(s) < len(taskStatusNames) {
+		return taskStatusNames[s]
+	}
+	return "Invalid"
+}
+
+// HoldsResources reports whether a task in this status uses resources on
+// its node.
+func (s TaskStatus) HoldsResources() bool {
+	switch s {
+	case Allocated, Binding, Bound, Running, Releasing:
+		return true
+	}
+	return false
+}
+
+// Placed reports whether the task counts as placed for its gang: it has, or
+// is about to have, a node.
+func (s TaskStatus) Placed() bool {
+	switch s {
+	case Allocated, Pipelined, Binding, Bound, Running, Succeeded:
+		return true
+	}
+	return false
+}
+
+// TaskInfo is one pod of a job.
+type TaskInfo struct {
+	UID       TaskID
+	Job       JobID
+	Name      string
+	Namespace string
+	// Role is the pod's task within its job (volcano.sh/task-spec), "" for
+	// pods outside a Volcano Job.
+	Role string
+	// Resreq is the pod's effective request, as kube-scheduler and the
+	// kubelet account it: the larger of its init containers and its
+	// containers, plus pod overhead.
+	Resreq   *Resource
+	NodeName string
+	Status   TaskStatus
+	Priority int32
+	// BestEffort: the pod requests no CPU or memory.
+	BestEffort bool
+	// Preemptable: the pod may be evicted for other work.
+	Preemptable bool
+	Pod         *corev1.Pod
+}
+
+// NewTaskInfo builds the task of a pod that belongs to job.
+func NewTaskInfo(pod *corev1.Pod, job JobID) *TaskInfo {
+	req := NewResource(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
+	t := &TaskInfo{
+		UID:        pod.UID,
+		Job:        job,
+		Name:       pod.Name,
+		Namespace:  pod.Namespace,
+		Role:       pod.Annotations["volcano.sh/task-spec"],
+		Resreq:     req,
+		NodeName:   pod.Spec.NodeName,
+		Status:     StatusOfPod(pod),
+		BestEffort: req.MilliCPU == 0 && req.Memory == 0,
+		Pod:        pod,
+	}
+	if pod.Spec.Priority != nil {
+		t.Priority = *pod.Spec.Priority
+	}
+	return t
+}
+
+// StatusOfPod derives the task status from a pod's phase, node and deletion.
+func StatusOfPod(pod *corev1.Pod) TaskStatus {
+	switch pod.Status.Phase {
+	case corev1.PodRunning:
+		if pod.DeletionTimestamp != nil {
+			return Releasing
+		}
+		return Running
+	case corev1.PodPending:
+		if pod.DeletionTimestamp != nil {
+			return Releasing
+		}
+		if pod.Spec.NodeName == "" {
+			return Pending
+		}
+		return Bound
+	case corev1.PodSucceeded:
+		return Succeeded
+	case corev1.PodFailed:
+		return Failed
+	}
+	return Unknown
+}
+
+// Clone returns a copy that shares the (immutable) pod and resources.
+func (t *TaskInfo) Clone() *TaskInfo {
+	c := *t
+	return &c
+}
