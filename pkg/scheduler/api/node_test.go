@@ -33,16 +33,16 @@ func TestNodeAccountsFollowTasks(t *testing.T) {
 	job.SetTaskStatus(b, Pipelined)
 	n.AddTask(b)
 
-	if got, want := n.Idle.String(), "cpu 3, memory 7Gi, pods 110"; got != want {
+	if got, want := n.Idle.String(), "cpu 3, memory 7Gi, pods 109"; got != want {
 		t.Errorf("idle = %q, want %q", got, want)
 	}
-	if got, want := n.Pipelined.String(), "cpu 2"; got != want {
+	if got, want := n.Pipelined.String(), "cpu 2, pods 1"; got != want {
 		t.Errorf("pipelined = %q, want %q", got, want)
 	}
 	if got := n.K8s.GetRequested().GetMilliCPU(); got != 1000 {
 		t.Errorf("kube-scheduler's requested cpu = %dm, want 1000m (pipelined tasks are not on the node yet)", got)
 	}
-	if got, want := job.Allocated.String(), "cpu 1, memory 1Gi"; got != want {
+	if got, want := job.Allocated.String(), "cpu 1, memory 1Gi, pods 1"; got != want {
 		t.Errorf("job allocated = %q, want %q", got, want)
 	}
 	if got := job.PlacedCount(); got != 2 {

@@ -91,6 +91,9 @@ type TaskInfo struct {
 // NewTaskInfo builds the task of a pod that belongs to job.
 func NewTaskInfo(pod *corev1.Pod, job JobID) *TaskInfo {
 	req := NewResource(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
+	bestEffort := req.MilliCPU == 0 && req.Memory == 0
+	// Every pod takes one of the node's pod slots, as kube-scheduler counts.
+	req.SetScalar(corev1.ResourcePods, req.Scalars[corev1.ResourcePods]+1000)
 	t := &TaskInfo{
 		UID:        pod.UID,
 		Job:        job,
@@ -100,7 +103,7 @@ func NewTaskInfo(pod *corev1.Pod, job JobID) *TaskInfo {
 		Resreq:     req,
 		NodeName:   pod.Spec.NodeName,
 		Status:     StatusOfPod(pod),
-		BestEffort: req.MilliCPU == 0 && req.Memory == 0,
+		BestEffort: bestEffort,
 		Pod:        pod,
 	}
 	if pod.Spec.Priority != nil {

@@ -1,0 +1,147 @@
+// Package allocate places admitted jobs: queue by queue in queue order, job
+// by job in job order, each gang as one transaction that commits only when
+// enough of its tasks are placed to start it.
+package allocate
+
+import (
+	"fmt"
+
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework/pq"
+)
+
+// Name is the action's name in the configuration.
+const Name = "allocate"
+
+// Action is the allocate action.
+type Action struct{}
+
+var _ framework.Action = &Action{}
+
+// New returns the action.
+func New() *Action { return &Action{} }
+
+// Name returns the action's name.
+func (a *Action) Name() string { return Name }
+
+// Execute runs the action on a session.
+func (a *Action) Execute(ssn *framework.Session) {
+	byQueue := map[api.QueueID]*pq.Queue[*api.JobInfo]{}
+	for _, job := range ssn.Snapshot.Jobs {
+		if !framework.Admitted(job) || pendingTasks(job) == 0 {
+			continue
+		}
+		if _, ok := ssn.Snapshot.Queues[job.Queue]; !ok {
+			ssn.SetUnschedulable(job.UID, framework.Reasonf("QueueNotFound", "queue %q does not exist", job.Queue))
+			continue
+		}
+		if r := ssn.JobValid(job); r != nil {
+			ssn.SetUnschedulable(job.UID, r)
+			continue
+		}
+		q := byQueue[job.Queue]
+		if q == nil {
+			q = pq.New(ssn.JobLess)
+			byQueue[job.Queue] = q
+		}
+		q.Push(job)
+	}
+	queues := pq.New(ssn.QueueLess)
+	for id := range byQueue {
+		queues.Push(ssn.Snapshot.Queues[id])
+	}
+	for {
+		queue, ok := queues.Pop()
+		if !ok {
+			return
+		}
+		jobs := byQueue[queue.UID]
+		if ssn.Overused(queue) {
+			for job, ok := jobs.Pop(); ok; job, ok = jobs.Pop() {
+				ssn.SetUnschedulable(job.UID, framework.Reasonf("QueueOverused",
+					"queue %s has used its share of the cluster; the job waits for resources to be released", queue.Name))
+			}
+			continue
+		}
+		job, _ := jobs.Pop()
+		allocateJob(ssn, queue, job)
+		if jobs.Len() > 0 {
+			queues.Push(queue)
+		}
+	}
+}
+
+// pendingTasks counts the tasks allocate is responsible for: pending tasks
+// that request resources (best-effort ones are backfill's).
+func pendingTasks(job *api.JobInfo) int {
+	n := 0
+	for _, t := range job.ByStatus[api.Pending] {
+		if !t.BestEffort {
+			n++
+		}
+	}
+	return n
+}
+
+func allocateJob(ssn *framework.Session, queue *api.QueueInfo, job *api.JobInfo) {
+	tasks := make([]*api.TaskInfo, 0, len(job.ByStatus[api.Pending]))
+	for _, t := range job.ByStatus[api.Pending] {
+		if !t.BestEffort {
+			tasks = append(tasks, t)
+		}
+	}
+	ssn.SortTasks(tasks)
+
+	stmt := ssn.NewStatement()
+	var blocked *framework.Reason
+	for _, t := range tasks {
+		if ok, r := ssn.Allocatable(queue, t); !ok {
+			blocked = r
+			break
+		}
+		fits, futureFits, fitErrs := ssn.Candidates(t)
+		switch {
+		case len(fits) > 0:
+			if err := stmt.Allocate(t, ssn.BestNode(t, fits)); err != nil {
+				ssn.Logger.Error(err, "Allocating task failed", "task", t.Name)
+				blocked = framework.Reasonf("InternalError", "%v", err)
+			}
+		case len(futureFits) > 0:
+			if err := stmt.Pipeline(t, ssn.BestNode(t, futureFits)); err != nil {
+				ssn.Logger.Error(err, "Pipelining task failed", "task", t.Name)
+				blocked = framework.Reasonf("InternalError", "%v", err)
+			}
+		default:
+			blocked = framework.Reasonf("NotEnoughResources", "task %s: %s", t.Name, fitErrs)
+		}
+		if blocked != nil {
+			break
+		}
+	}
+
+	switch {
+	case ssn.JobReady(job):
+		stmt.Commit()
+		if blocked != nil {
+			ssn.SetUnschedulable(job.UID, blocked)
+		}
+	case ssn.JobPipelined(job):
+		// Keep the claims for the rest of this cycle, so later jobs cannot
+		// take the resources this job waits for; nothing is bound.
+		ssn.SetUnschedulable(job.UID, framework.Reasonf("Pipelined",
+			"%d of %d tasks placed or waiting for releasing resources (minAvailable %d)",
+			job.PlacedCount(), len(job.Tasks), job.MinAvailable))
+	default:
+		placeable := job.PlacedCount()
+		stmt.Discard()
+		if blocked == nil {
+			blocked = framework.Reasonf("GangShortfall", "the job's tasks do not make up its gang")
+		}
+		ssn.SetUnschedulable(job.UID, &framework.Reason{
+			Type: blocked.Type,
+			Message: fmt.Sprintf("%d of %d tasks placeable, %d needed together (minAvailable); %s",
+				placeable, len(job.Tasks), job.MinAvailable, blocked.Message),
+		})
+	}
+}

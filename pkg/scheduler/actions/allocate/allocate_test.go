@@ -1,0 +1,172 @@
+package allocate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/gang"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/priority"
+	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
+)
+
+type recorder struct{ binds []string }
+
+func (r *recorder) Bind(t *api.TaskInfo, node string) {
+	r.binds = append(r.binds, t.Name+"->"+node)
+}
+
+func tiers(t *testing.T) []framework.Tier {
+	t.Helper()
+	g, err := gang.New(nil, &framework.Handle{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := priority.New(nil, &framework.Handle{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []framework.Tier{{Plugins: []framework.TierPlugin{{Plugin: p}, {Plugin: g}}}}
+}
+
+func nodes(n int, cpu string) []*corev1.Node {
+	var out []*corev1.Node
+	for i := range n {
+		out = append(out, st.MakeNode(fmt.Sprintf("n%d", i)).Alloc("cpu", cpu, "memory", "16Gi").Obj())
+	}
+	return out
+}
+
+func gangPods(job string, n int, cpu string) []*corev1.Pod {
+	var out []*corev1.Pod
+	for i := range n {
+		out = append(out, st.MakePod("ns", fmt.Sprintf("%s-%02d", job, i)).Group(job).Req("cpu", cpu).Obj())
+	}
+	return out
+}
+
+func TestAllocateGang(t *testing.T) {
+	queues := []*schedulingv1beta1.Queue{schedtesting.MakeQueue("default").Obj()}
+	inqueue := func(name string, min int32) *schedulingv1beta1.PodGroup {
+		return schedtesting.MakePodGroup(name, "ns").MinMember(min).Queue("default").Phase(schedulingv1beta1.PodGroupInqueue).Obj()
+	}
+	cases := map[string]struct {
+		objects    api.Objects
+		wantBinds  int
+		wantReason map[api.JobID]string
+	}{
+		"10-pod gang on 9 free slots stays entirely pending": {
+			objects: api.Objects{
+				Nodes: nodes(3, "3"), Pods: gangPods("train", 10, "1"),
+				PodGroups: []*schedulingv1beta1.PodGroup{inqueue("train", 10)}, Queues: queues,
+			},
+			wantReason: map[api.JobID]string{"ns/train": "NotEnoughResources: 9 of 10 tasks placeable, 10 needed together (minAvailable); task train-09: 0/3 nodes are available: 3 nodes Insufficient cpu"},
+		},
+		"10-pod gang on 12 free slots is placed whole": {
+			objects: api.Objects{
+				Nodes: nodes(4, "3"), Pods: gangPods("train", 10, "1"),
+				PodGroups: []*schedulingv1beta1.PodGroup{inqueue("train", 10)}, Queues: queues,
+			},
+			wantBinds: 10,
+		},
+		"minAvailable below the pod count places what fits": {
+			objects: api.Objects{
+				Nodes: nodes(3, "3"), Pods: gangPods("train", 10, "1"),
+				PodGroups: []*schedulingv1beta1.PodGroup{inqueue("train", 5)}, Queues: queues,
+			},
+			wantBinds:  9,
+			wantReason: map[api.JobID]string{"ns/train": "NotEnoughResources: task train-09: 0/3 nodes are available: 3 nodes Insufficient cpu"},
+		},
+		"a job not yet admitted is not placed": {
+			objects: api.Objects{
+				Nodes: nodes(4, "3"), Pods: gangPods("train", 2, "1"),
+				PodGroups: []*schedulingv1beta1.PodGroup{schedtesting.MakePodGroup("train", "ns").MinMember(2).Queue("default").Obj()},
+				Queues:    queues,
+			},
+		},
+		"a gang with fewer pods than its minimum is invalid": {
+			objects: api.Objects{
+				Nodes: nodes(4, "3"), Pods: gangPods("train", 2, "1"),
+				PodGroups: []*schedulingv1beta1.PodGroup{inqueue("train", 3)}, Queues: queues,
+			},
+			wantReason: map[api.JobID]string{"ns/train": "NotEnoughPods: the job has 2 pods that can run, fewer than its minAvailable 3"},
+		},
+		"the first gang does not leave half a placement for the second": {
+			objects: api.Objects{
+				Nodes: nodes(2, "4"),
+				Pods:  append(gangPods("a", 6, "1"), gangPods("b", 6, "1")...),
+				PodGroups: []*schedulingv1beta1.PodGroup{
+					inqueue("a", 6), inqueue("b", 6),
+				},
+				Queues: queues,
+			},
+			wantBinds: 6,
+			wantReason: map[api.JobID]string{
+				"ns/b": "NotEnoughResources: 2 of 6 tasks placeable, 6 needed together (minAvailable); task b-02: 0/2 nodes are available: 2 nodes Insufficient cpu",
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			snap := api.Build(tc.objects)
+			rec := &recorder{}
+			ssn := framework.OpenSession(t.Context(), snap, tiers(t), framework.Options{Now: time.Unix(0, 0), Sink: rec})
+			New().Execute(ssn)
+			ssn.Close()
+			if got := len(rec.binds); got != tc.wantBinds {
+				t.Errorf("binds = %d %v, want %d", got, rec.binds, tc.wantBinds)
+			}
+			got := map[api.JobID]string{}
+			for id, o := range ssn.Outcomes() {
+				if o.Unschedulable != nil {
+					got[id] = o.Unschedulable.String()
+				}
+			}
+			if diff := cmp.Diff(tc.wantReason, got, cmpEmpty); diff != "" {
+				t.Errorf("reasons (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+var cmpEmpty = cmp.FilterValues(func(a, b map[api.JobID]string) bool { return len(a) == 0 && len(b) == 0 }, cmp.Ignore())
+
+func TestAllocateIsDeterministic(t *testing.T) {
+	objects := api.Objects{
+		Nodes: nodes(5, "4"),
+		Pods:  append(append(gangPods("a", 7, "1"), gangPods("b", 5, "2")...), gangPods("c", 3, "1")...),
+		PodGroups: []*schedulingv1beta1.PodGroup{
+			schedtesting.MakePodGroup("a", "ns").MinMember(7).Phase(schedulingv1beta1.PodGroupInqueue).Obj(),
+			schedtesting.MakePodGroup("b", "ns").MinMember(5).Phase(schedulingv1beta1.PodGroupInqueue).Obj(),
+			schedtesting.MakePodGroup("c", "ns").MinMember(3).Phase(schedulingv1beta1.PodGroupInqueue).Obj(),
+		},
+		Queues: []*schedulingv1beta1.Queue{schedtesting.MakeQueue("default").Obj()},
+	}
+	var first []string
+	for i := range 20 {
+		rec := &recorder{}
+		ssn := framework.OpenSession(t.Context(), api.Build(objects), tiers(t), framework.Options{Sink: rec})
+		New().Execute(ssn)
+		ssn.Close()
+		slices.Sort(rec.binds)
+		if i == 0 {
+			first = rec.binds
+			continue
+		}
+		if diff := cmp.Diff(first, rec.binds); diff != "" {
+			t.Fatalf("run %d differs from run 0 (-first,+this):\n%s", i, diff)
+		}
+	}
+	if !strings.Contains(strings.Join(first, ","), "a-00") {
+		t.Errorf("expected gang a to be placed: %v", first)
+	}
+}

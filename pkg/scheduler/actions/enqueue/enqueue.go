@@ -1,0 +1,72 @@
+// Package enqueue admits Pending jobs to Inqueue when their queue is open and
+// the plugins (queue room, cluster overcommit) let them in. Only admitted
+// jobs are placed, so a queue cannot be flooded with pods that could never
+// run together.
+package enqueue
+
+import (
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework/pq"
+)
+
+// Name is the action's name in the configuration.
+const Name = "enqueue"
+
+// Action is the enqueue action.
+type Action struct{}
+
+var _ framework.Action = &Action{}
+
+// New returns the action.
+func New() *Action { return &Action{} }
+
+// Name returns the action's name.
+func (a *Action) Name() string { return Name }
+
+// Execute runs the action on a session.
+func (a *Action) Execute(ssn *framework.Session) {
+	byQueue := map[api.QueueID]*pq.Queue[*api.JobInfo]{}
+	for _, job := range ssn.Snapshot.Jobs {
+		if framework.Admitted(job) {
+			continue
+		}
+		queue, ok := ssn.Snapshot.Queues[job.Queue]
+		switch {
+		case !ok:
+			ssn.SetUnschedulable(job.UID, framework.Reasonf("QueueNotFound", "queue %q does not exist", job.Queue))
+			continue
+		case !queue.Open():
+			ssn.SetUnschedulable(job.UID, framework.Reasonf("QueueClosed", "queue %s is %s and admits no new jobs", queue.Name, queue.State))
+			continue
+		}
+		q := byQueue[job.Queue]
+		if q == nil {
+			q = pq.New(ssn.JobLess)
+			byQueue[job.Queue] = q
+		}
+		q.Push(job)
+	}
+	queues := pq.New(ssn.QueueLess)
+	for id := range byQueue {
+		queues.Push(ssn.Snapshot.Queues[id])
+	}
+	for {
+		queue, ok := queues.Pop()
+		if !ok {
+			return
+		}
+		jobs := byQueue[queue.UID]
+		job, _ := jobs.Pop()
+		if ok, reason := ssn.JobEnqueueable(job); ok {
+			job.Phase = schedulingv1beta1.PodGroupInqueue
+			ssn.JobEnqueued(job)
+		} else {
+			ssn.SetUnschedulable(job.UID, reason)
+		}
+		if jobs.Len() > 0 {
+			queues.Push(queue)
+		}
+	}
+}

@@ -1,0 +1,97 @@
+package api
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+)
+
+// ShadowPodGroupPrefix names the job of a pod that names no PodGroup:
+// "podgroup-<pod uid>", the name the PodGroup controller gives the PodGroup
+// it creates for such a pod, so the job keeps its identity when it appears.
+const ShadowPodGroupPrefix = "podgroup-"
+
+// JobIDOfPod returns the job a pod belongs to: the PodGroup named by its
+// scheduling.k8s.io/group-name annotation, or its own shadow job.
+func JobIDOfPod(pod *corev1.Pod) JobID {
+	if name := pod.Annotations[schedulingv1beta1.KubeGroupNameAnnotation]; name != "" {
+		return NewJobID(pod.Namespace, name)
+	}
+	return NewJobID(pod.Namespace, ShadowPodGroupPrefix+string(pod.UID))
+}
+
+// NewShadowJob returns the one-pod job of a pod without a PodGroup. Its
+// queue comes from the pod's scheduling.volcano.sh/queue-name annotation.
+func NewShadowJob(pod *corev1.Pod) *JobInfo {
+	j := NewJobInfo(JobIDOfPod(pod))
+	j.Name = ShadowPodGroupPrefix + string(pod.UID)
+	j.Namespace = pod.Namespace
+	j.Queue = QueueID(pod.Annotations[schedulingv1beta1.QueueNameAnnotation])
+	if j.Queue == "" {
+		j.Queue = schedulingv1beta1.DefaultQueue
+	}
+	j.MinAvailable = 1
+	j.CreationTimestamp = pod.CreationTimestamp
+	if pod.Spec.Priority != nil {
+		j.Priority = *pod.Spec.Priority
+	}
+	return j
+}
+
+// Objects are the API objects a snapshot is built from.
+type Objects struct {
+	Nodes     []*corev1.Node
+	Pods      []*corev1.Pod
+	PodGroups []*schedulingv1beta1.PodGroup
+	Queues    []*schedulingv1beta1.Queue
+	// PriorityOf resolves a PriorityClass name to its value; nil means 0.
+	PriorityOf func(className string) int32
+}
+
+// Build assembles a snapshot from whole objects. Pods are taken as they are;
+// a pod of a PodGroup that does not exist is ignored, as it cannot be
+// scheduled until its group appears.
+func Build(o Objects) *Snapshot {
+	nodes := map[string]*NodeInfo{}
+	for _, n := range o.Nodes {
+		nodes[n.Name] = NewNodeInfo(n)
+	}
+	jobs := map[JobID]*JobInfo{}
+	for _, pg := range o.PodGroups {
+		j := NewJobInfo(NewJobID(pg.Namespace, pg.Name))
+		j.SetPodGroup(pg)
+		if o.PriorityOf != nil && pg.Spec.PriorityClassName != "" {
+			j.Priority = o.PriorityOf(pg.Spec.PriorityClassName)
+		}
+		jobs[j.UID] = j
+	}
+	for _, pod := range o.Pods {
+		id := JobIDOfPod(pod)
+		j := jobs[id]
+		if j == nil {
+			if pod.Annotations[schedulingv1beta1.KubeGroupNameAnnotation] != "" {
+				continue
+			}
+			j = NewShadowJob(pod)
+			jobs[id] = j
+		}
+		t := NewTaskInfo(pod, id)
+		j.AddTask(t)
+		if n := nodes[t.NodeName]; n != nil && t.NodeName != "" {
+			n.AddTask(t.Clone())
+		}
+	}
+	var queues []*QueueInfo
+	for _, q := range o.Queues {
+		queues = append(queues, NewQueueInfo(q))
+	}
+	nodeList := make([]*NodeInfo, 0, len(nodes))
+	for _, n := range nodes {
+		nodeList = append(nodeList, n)
+	}
+	jobList := make([]*JobInfo, 0, len(jobs))
+	for _, j := range jobs {
+		jobList = append(jobList, j)
+	}
+	return NewSnapshot(nodeList, jobList, queues)
+}

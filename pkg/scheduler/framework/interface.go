@@ -1,0 +1,150 @@
+package framework
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+)
+
+// Plugin is a scheduling plugin. A plugin implements any of the extension
+// point interfaces below; the session calls it at each point it implements
+// and its tier configuration enables.
+type Plugin interface {
+	Name() string
+}
+
+// PluginFactory builds a plugin from its typed arguments (nil when the
+// configuration gives none), validating them.
+type PluginFactory func(args runtime.Object, h *Handle) (Plugin, error)
+
+// Registry maps plugin names to factories. It is built by a function that
+// returns a map literal, never by init-time registration.
+type Registry map[string]PluginFactory
+
+// SessionPlugin is told when a cycle opens and closes, to compute and drop
+// its per-cycle state (shares, deserved amounts).
+type SessionPlugin interface {
+	Plugin
+	OnSessionOpen(ssn *Session)
+	OnSessionClose(ssn *Session)
+}
+
+// Vote is a plugin's answer where plugins vote.
+type Vote int
+
+// Votes.
+const (
+	Reject  Vote = -1
+	Abstain Vote = 0
+	Permit  Vote = 1
+)
+
+// QueueOrderPlugin orders queues: negative when l goes first, positive when
+// r does, 0 for no opinion.
+type QueueOrderPlugin interface {
+	Plugin
+	QueueOrder(l, r *api.QueueInfo) int
+}
+
+// JobOrderPlugin orders jobs within a queue, like QueueOrderPlugin.
+type JobOrderPlugin interface {
+	Plugin
+	JobOrder(l, r *api.JobInfo) int
+}
+
+// NamespaceOrderPlugin orders namespaces within a queue.
+type NamespaceOrderPlugin interface {
+	Plugin
+	NamespaceOrder(l, r string) int
+}
+
+// TaskOrderPlugin orders the tasks of a job.
+type TaskOrderPlugin interface {
+	Plugin
+	TaskOrder(l, r *api.TaskInfo) int
+}
+
+// JobValidPlugin says whether a job can be scheduled at all (for example a
+// gang with fewer pods than its minimum cannot); nil means valid.
+type JobValidPlugin interface {
+	Plugin
+	JobValid(job *api.JobInfo) *Reason
+}
+
+// JobReadyPlugin says whether a job's placed tasks are enough to start it.
+type JobReadyPlugin interface {
+	Plugin
+	JobReady(job *api.JobInfo) bool
+}
+
+// JobPipelinedPlugin votes on whether a job's placed and pipelined tasks
+// are enough to hold its resources while others release theirs.
+type JobPipelinedPlugin interface {
+	Plugin
+	JobPipelined(job *api.JobInfo) Vote
+}
+
+// JobStarvingPlugin says whether a job still wants more resources.
+type JobStarvingPlugin interface {
+	Plugin
+	JobStarving(job *api.JobInfo) bool
+}
+
+// JobEnqueueablePlugin votes on admitting a Pending job to Inqueue. A
+// rejection carries the reason.
+type JobEnqueueablePlugin interface {
+	Plugin
+	JobEnqueueable(job *api.JobInfo) (Vote, *Reason)
+}
+
+// JobEnqueuedPlugin is told that a job was admitted, to account for it.
+type JobEnqueuedPlugin interface {
+	Plugin
+	JobEnqueued(job *api.JobInfo)
+}
+
+// AllocatablePlugin says whether a queue may take one more task.
+type AllocatablePlugin interface {
+	Plugin
+	Allocatable(queue *api.QueueInfo, task *api.TaskInfo) (bool, *Reason)
+}
+
+// OverusedPlugin says whether a queue has taken all it may for now.
+type OverusedPlugin interface {
+	Plugin
+	Overused(queue *api.QueueInfo) bool
+}
+
+// PrePredicatePlugin prepares a task's node filtering (once per attempt to
+// place the task) and may reject the task outright.
+type PrePredicatePlugin interface {
+	Plugin
+	PrePredicate(task *api.TaskInfo) *Status
+}
+
+// PredicatePlugin says whether a task fits a node; nil means it fits.
+type PredicatePlugin interface {
+	Plugin
+	Predicate(task *api.TaskInfo, node *api.NodeInfo) *Status
+}
+
+// NodeScorePlugin adds its weighted scores for the candidate nodes of a
+// task into scores (scores[i] belongs to nodes[i]).
+type NodeScorePlugin interface {
+	Plugin
+	ScoreNodes(task *api.TaskInfo, nodes []*api.NodeInfo, scores []float64)
+}
+
+// EventHandlerPlugin follows placements made and undone within a cycle, to
+// keep its shares current.
+type EventHandlerPlugin interface {
+	Plugin
+	OnAllocate(task *api.TaskInfo)
+	OnDeallocate(task *api.TaskInfo)
+}
+
+// Action is a step of a cycle (enqueue, allocate, backfill, ...).
+type Action interface {
+	Name() string
+	Execute(ssn *Session)
+}

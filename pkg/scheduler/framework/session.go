@@ -1,0 +1,381 @@
+package framework
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+)
+
+// BindSink receives the placements a cycle commits, as they are committed,
+// so binding overlaps with the rest of the cycle. The scheduler's binder
+// implements it; the simulator and tests record.
+type BindSink interface {
+	Bind(task *api.TaskInfo, node string)
+}
+
+// Options configure a session.
+type Options struct {
+	// Now is the cycle's time; plugins never read the clock themselves.
+	Now  time.Time
+	Sink BindSink
+}
+
+// JobOutcome is what a cycle concluded about a job: what the shell writes
+// back to its PodGroup.
+type JobOutcome struct {
+	// Enqueued: the job was admitted to Inqueue in this cycle.
+	Enqueued bool
+	// Unschedulable says why the job is not (fully) placed; nil when it is.
+	Unschedulable *Reason
+}
+
+// Session is one scheduling cycle over a snapshot.
+type Session struct {
+	Ctx      context.Context
+	Logger   klog.Logger
+	Snapshot *api.Snapshot
+	Now      time.Time
+
+	sink  BindSink
+	tiers []Tier
+
+	sessionPlugins []SessionPlugin
+	eventHandlers  []EventHandlerPlugin
+	queueOrder     [][]QueueOrderPlugin
+	jobOrder       [][]JobOrderPlugin
+	namespaceOrder [][]NamespaceOrderPlugin
+	taskOrder      [][]TaskOrderPlugin
+	jobValid       [][]JobValidPlugin
+	jobReady       [][]JobReadyPlugin
+	jobPipelined   [][]JobPipelinedPlugin
+	jobStarving    [][]JobStarvingPlugin
+	jobEnqueueable [][]JobEnqueueablePlugin
+	jobEnqueued    []JobEnqueuedPlugin
+	allocatable    [][]AllocatablePlugin
+	overused       [][]OverusedPlugin
+	prePredicate   [][]PrePredicatePlugin
+	predicate      [][]PredicatePlugin
+	nodeScore      [][]NodeScorePlugin
+
+	outcomes     map[api.JobID]*JobOutcome
+	touchedNodes map[string]bool
+	touchedJobs  map[api.JobID]bool
+	bound        int
+}
+
+// OpenSession starts a cycle: it resolves each plugin's extension points and
+// lets session plugins compute their per-cycle state.
+func OpenSession(ctx context.Context, snap *api.Snapshot, tiers []Tier, o Options) *Session {
+	ssn := &Session{
+		Ctx:          ctx,
+		Logger:       klog.FromContext(ctx),
+		Snapshot:     snap,
+		Now:          o.Now,
+		sink:         o.Sink,
+		tiers:        tiers,
+		outcomes:     map[api.JobID]*JobOutcome{},
+		touchedNodes: map[string]bool{},
+		touchedJobs:  map[api.JobID]bool{},
+	}
+	ssn.sessionPlugins = all[SessionPlugin](tiers)
+	ssn.eventHandlers = all[EventHandlerPlugin](tiers)
+	ssn.jobEnqueued = all[JobEnqueuedPlugin](tiers)
+	ssn.queueOrder = enabled[QueueOrderPlugin](tiers, PointQueueOrder)
+	ssn.jobOrder = enabled[JobOrderPlugin](tiers, PointJobOrder)
+	ssn.namespaceOrder = enabled[NamespaceOrderPlugin](tiers, PointNamespaceOrder)
+	ssn.taskOrder = enabled[TaskOrderPlugin](tiers, PointTaskOrder)
+	ssn.jobValid = enabled[JobValidPlugin](tiers, PointJobValid)
+	ssn.jobReady = enabled[JobReadyPlugin](tiers, PointJobReady)
+	ssn.jobPipelined = enabled[JobPipelinedPlugin](tiers, PointJobPipelined)
+	ssn.jobStarving = enabled[JobStarvingPlugin](tiers, PointJobStarving)
+	ssn.jobEnqueueable = enabled[JobEnqueueablePlugin](tiers, PointJobEnqueueable)
+	ssn.allocatable = enabled[AllocatablePlugin](tiers, PointAllocatable)
+	ssn.overused = enabled[OverusedPlugin](tiers, PointOverused)
+	ssn.prePredicate = enabled[PrePredicatePlugin](tiers, PointPredicate)
+	ssn.predicate = enabled[PredicatePlugin](tiers, PointPredicate)
+	ssn.nodeScore = enabled[NodeScorePlugin](tiers, PointNodeOrder)
+	for _, p := range ssn.sessionPlugins {
+		p.OnSessionOpen(ssn)
+	}
+	return ssn
+}
+
+// Close ends the cycle.
+func (ssn *Session) Close() {
+	for _, p := range ssn.sessionPlugins {
+		p.OnSessionClose(ssn)
+	}
+}
+
+// Outcomes returns what the cycle concluded per job.
+func (ssn *Session) Outcomes() map[api.JobID]*JobOutcome { return ssn.outcomes }
+
+// Touched returns the nodes and jobs the cycle changed, which the cache must
+// copy afresh for the next snapshot.
+func (ssn *Session) Touched() (nodes map[string]bool, jobs map[api.JobID]bool) {
+	return ssn.touchedNodes, ssn.touchedJobs
+}
+
+// BoundCount is the number of placements committed in the cycle.
+func (ssn *Session) BoundCount() int { return ssn.bound }
+
+// Outcome returns the job's outcome record, creating it.
+func (ssn *Session) Outcome(job api.JobID) *JobOutcome {
+	o := ssn.outcomes[job]
+	if o == nil {
+		o = &JobOutcome{}
+		ssn.outcomes[job] = o
+	}
+	return o
+}
+
+// SetUnschedulable records why a job is not placed, keeping the first
+// reason of the cycle (the earliest action's).
+func (ssn *Session) SetUnschedulable(job api.JobID, r *Reason) {
+	if o := ssn.Outcome(job); o.Unschedulable == nil {
+		o.Unschedulable = r
+	}
+}
+
+// QueueLess orders queues: tier by tier the first plugin with an opinion
+// decides; otherwise by name.
+func (ssn *Session) QueueLess(l, r *api.QueueInfo) bool {
+	for _, tier := range ssn.queueOrder {
+		for _, p := range tier {
+			if c := p.QueueOrder(l, r); c != 0 {
+				return c < 0
+			}
+		}
+	}
+	return l.Name < r.Name
+}
+
+// JobLess orders jobs: plugins first, then creation time, then ID.
+func (ssn *Session) JobLess(l, r *api.JobInfo) bool {
+	for _, tier := range ssn.jobOrder {
+		for _, p := range tier {
+			if c := p.JobOrder(l, r); c != 0 {
+				return c < 0
+			}
+		}
+	}
+	if !l.CreationTimestamp.Equal(&r.CreationTimestamp) {
+		return l.CreationTimestamp.Before(&r.CreationTimestamp)
+	}
+	return l.UID < r.UID
+}
+
+// NamespaceLess orders namespaces: plugins first, then by name.
+func (ssn *Session) NamespaceLess(l, r string) bool {
+	for _, tier := range ssn.namespaceOrder {
+		for _, p := range tier {
+			if c := p.NamespaceOrder(l, r); c != 0 {
+				return c < 0
+			}
+		}
+	}
+	return l < r
+}
+
+// TaskLess orders tasks: plugins first, then by name (which keeps indexed
+// pods of a Volcano Job in index order).
+func (ssn *Session) TaskLess(l, r *api.TaskInfo) bool {
+	for _, tier := range ssn.taskOrder {
+		for _, p := range tier {
+			if c := p.TaskOrder(l, r); c != 0 {
+				return c < 0
+			}
+		}
+	}
+	if c := strings.Compare(l.Name, r.Name); c != 0 {
+		return c < 0
+	}
+	return l.UID < r.UID
+}
+
+// JobValid returns the first plugin's objection, or nil.
+func (ssn *Session) JobValid(job *api.JobInfo) *Reason {
+	for _, tier := range ssn.jobValid {
+		for _, p := range tier {
+			if r := p.JobValid(job); r != nil {
+				return r
+			}
+		}
+	}
+	return nil
+}
+
+// JobReady needs every enabled plugin to agree.
+func (ssn *Session) JobReady(job *api.JobInfo) bool {
+	for _, tier := range ssn.jobReady {
+		for _, p := range tier {
+			if !p.JobReady(job) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// JobPipelined is decided by the first tier with a vote; a rejection wins.
+// Without votes the job counts as pipelined.
+func (ssn *Session) JobPipelined(job *api.JobInfo) bool {
+	for _, tier := range ssn.jobPipelined {
+		permitted := false
+		for _, p := range tier {
+			switch p.JobPipelined(job) {
+			case Reject:
+				return false
+			case Permit:
+				permitted = true
+			}
+		}
+		if permitted {
+			return true
+		}
+	}
+	return true
+}
+
+// JobStarving: any enabled plugin saying starving makes the job starving;
+// without plugins no job is.
+func (ssn *Session) JobStarving(job *api.JobInfo) bool {
+	for _, tier := range ssn.jobStarving {
+		for _, p := range tier {
+			if p.JobStarving(job) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// JobEnqueueable is decided like JobPipelined; the first rejection's reason
+// is returned.
+func (ssn *Session) JobEnqueueable(job *api.JobInfo) (bool, *Reason) {
+	for _, tier := range ssn.jobEnqueueable {
+		permitted := false
+		for _, p := range tier {
+			switch v, r := p.JobEnqueueable(job); v {
+			case Reject:
+				return false, r
+			case Permit:
+				permitted = true
+			}
+		}
+		if permitted {
+			return true, nil
+		}
+	}
+	return true, nil
+}
+
+// JobEnqueued tells plugins that a job was admitted.
+func (ssn *Session) JobEnqueued(job *api.JobInfo) {
+	for _, p := range ssn.jobEnqueued {
+		p.JobEnqueued(job)
+	}
+	ssn.Outcome(job.UID).Enqueued = true
+	ssn.touchedJobs[job.UID] = true
+}
+
+// Allocatable needs every enabled plugin to let the queue take the task.
+func (ssn *Session) Allocatable(q *api.QueueInfo, t *api.TaskInfo) (bool, *Reason) {
+	for _, tier := range ssn.allocatable {
+		for _, p := range tier {
+			if ok, r := p.Allocatable(q, t); !ok {
+				return false, r
+			}
+		}
+	}
+	return true, nil
+}
+
+// Overused: any enabled plugin saying so makes the queue overused.
+func (ssn *Session) Overused(q *api.QueueInfo) bool {
+	for _, tier := range ssn.overused {
+		for _, p := range tier {
+			if p.Overused(q) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// PrePredicate prepares node filtering for a task; the first rejection ends it.
+func (ssn *Session) PrePredicate(t *api.TaskInfo) *Status {
+	for _, tier := range ssn.prePredicate {
+		for _, p := range tier {
+			if s := p.PrePredicate(t); s != nil {
+				return s
+			}
+		}
+	}
+	return nil
+}
+
+// Predicate needs every enabled plugin to accept the node.
+func (ssn *Session) Predicate(t *api.TaskInfo, n *api.NodeInfo) *Status {
+	for _, tier := range ssn.predicate {
+		for _, p := range tier {
+			if s := p.Predicate(t, n); s != nil {
+				return s
+			}
+		}
+	}
+	return nil
+}
+
+// ScoreNodes sums every enabled scorer's scores for the nodes.
+func (ssn *Session) ScoreNodes(t *api.TaskInfo, nodes []*api.NodeInfo) []float64 {
+	scores := make([]float64, len(nodes))
+	for _, tier := range ssn.nodeScore {
+		for _, p := range tier {
+			p.ScoreNodes(t, nodes, scores)
+		}
+	}
+	return scores
+}
+
+// HasScorers reports whether any plugin scores nodes.
+func (ssn *Session) HasScorers() bool { return len(ssn.nodeScore) > 0 }
+
+func (ssn *Session) fireAllocate(t *api.TaskInfo) {
+	for _, p := range ssn.eventHandlers {
+		p.OnAllocate(t)
+	}
+}
+
+func (ssn *Session) fireDeallocate(t *api.TaskInfo) {
+	for _, p := range ssn.eventHandlers {
+		p.OnDeallocate(t)
+	}
+}
+
+// SortTasks sorts tasks by TaskLess.
+func (ssn *Session) SortTasks(tasks []*api.TaskInfo) {
+	slices.SortFunc(tasks, cmpOf(ssn.TaskLess))
+}
+
+// SortJobs sorts jobs by JobLess.
+func (ssn *Session) SortJobs(jobs []*api.JobInfo) {
+	slices.SortFunc(jobs, cmpOf(ssn.JobLess))
+}
+
+func cmpOf[T any](less func(a, b T) bool) func(a, b T) int {
+	return func(a, b T) int {
+		switch {
+		case less(a, b):
+			return -1
+		case less(b, a):
+			return 1
+		}
+		return 0
+	}
+}

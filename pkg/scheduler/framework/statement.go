@@ -1,0 +1,92 @@
+package framework
+
+import (
+	"fmt"
+
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+)
+
+type opKind int
+
+const (
+	opAllocate opKind = iota
+	opPipeline
+)
+
+type op struct {
+	kind opKind
+	task *api.TaskInfo
+	node *api.NodeInfo
+}
+
+// Statement groups the placements of one job so that they take effect
+// together or not at all: Commit hands them to the binder, Discard undoes
+// them in the snapshot as if they had never been made.
+type Statement struct {
+	ssn *Session
+	ops []op
+}
+
+// NewStatement starts a transaction.
+func (ssn *Session) NewStatement() *Statement { return &Statement{ssn: ssn} }
+
+// Allocate places a task on a node's idle resources.
+func (s *Statement) Allocate(t *api.TaskInfo, n *api.NodeInfo) error {
+	return s.place(opAllocate, api.Allocated, t, n)
+}
+
+// Pipeline places a task on resources the node is releasing; it is bound in
+// a later cycle once they are free.
+func (s *Statement) Pipeline(t *api.TaskInfo, n *api.NodeInfo) error {
+	return s.place(opPipeline, api.Pipelined, t, n)
+}
+
+func (s *Statement) place(kind opKind, status api.TaskStatus, t *api.TaskInfo, n *api.NodeInfo) error {
+	job, ok := s.ssn.Snapshot.Jobs[t.Job]
+	if !ok {
+		return fmt.Errorf("task %s/%s: job %s not in snapshot", t.Namespace, t.Name, t.Job)
+	}
+	job.SetTaskStatus(t, status)
+	t.NodeName = n.Name
+	n.AddTask(t)
+	s.ssn.touchedNodes[n.Name] = true
+	s.ssn.touchedJobs[job.UID] = true
+	s.ssn.fireAllocate(t)
+	s.ops = append(s.ops, op{kind: kind, task: t, node: n})
+	return nil
+}
+
+// Len is the number of placements in the statement.
+func (s *Statement) Len() int { return len(s.ops) }
+
+// Discard undoes every placement, newest first.
+func (s *Statement) Discard() {
+	for i := len(s.ops) - 1; i >= 0; i-- {
+		o := s.ops[i]
+		o.node.RemoveTask(s.ssn.Logger, o.task)
+		if job := s.ssn.Snapshot.Jobs[o.task.Job]; job != nil {
+			job.SetTaskStatus(o.task, api.Pending)
+		}
+		o.task.NodeName = ""
+		s.ssn.fireDeallocate(o.task)
+	}
+	s.ops = nil
+}
+
+// Commit hands the allocations to the binder; pipelined placements keep
+// their claim for this cycle and are placed again in the next.
+func (s *Statement) Commit() {
+	for _, o := range s.ops {
+		if o.kind != opAllocate {
+			continue
+		}
+		if job := s.ssn.Snapshot.Jobs[o.task.Job]; job != nil {
+			job.SetTaskStatus(o.task, api.Binding)
+		}
+		if s.ssn.sink != nil {
+			s.ssn.sink.Bind(o.task, o.node.Name)
+		}
+		s.ssn.bound++
+	}
+	s.ops = nil
+}

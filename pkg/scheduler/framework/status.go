@@ -1,0 +1,107 @@
+package framework
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Status says why a task does not fit a node; nil means it fits.
+type Status struct {
+	// Plugin is the plugin that rejected, e.g. "NodeResourcesFit".
+	Plugin string
+	// Reasons are short, node-independent phrases, e.g.
+	// "Insufficient nvidia.com/gpu", so that they aggregate across nodes.
+	Reasons []string
+	// Unresolvable: removing pods from the node would not help.
+	Unresolvable bool
+}
+
+// NewStatus returns a rejection by plugin for the reasons.
+func NewStatus(plugin string, reasons ...string) *Status {
+	return &Status{Plugin: plugin, Reasons: reasons}
+}
+
+func (s *Status) Error() string {
+	if s == nil {
+		return "fits"
+	}
+	return s.Plugin + ": " + strings.Join(s.Reasons, ", ")
+}
+
+// Reason is a structured explanation of a decision about a job: why it was
+// not admitted, not placed, or not valid.
+type Reason struct {
+	// Type is a CamelCase word a tool can match on: QueueClosed,
+	// QueueOverused, NotEnoughResources, GangShortfall, InvalidGang, ...
+	Type string
+	// Message is the explanation for people, with the numbers.
+	Message string
+}
+
+func (r *Reason) String() string {
+	if r == nil {
+		return ""
+	}
+	return r.Type + ": " + r.Message
+}
+
+// Reasonf builds a Reason.
+func Reasonf(typ, format string, args ...any) *Reason {
+	return &Reason{Type: typ, Message: fmt.Sprintf(format, args...)}
+}
+
+// FitErrors counts, over the nodes a task was tried on, how many nodes each
+// reason excluded: "3 nodes: Insufficient nvidia.com/gpu; 2 nodes: node(s)
+// had untolerated taint {dedicated: infer}".
+type FitErrors struct {
+	Nodes   int
+	reasons map[string]int
+}
+
+// Add records a node's rejection.
+func (f *FitErrors) Add(s *Status) {
+	f.Nodes++
+	if f.reasons == nil {
+		f.reasons = map[string]int{}
+	}
+	if s == nil {
+		return
+	}
+	for _, r := range s.Reasons {
+		f.reasons[r]++
+	}
+}
+
+// String renders the counts, most frequent first.
+func (f *FitErrors) String() string {
+	if f == nil || f.Nodes == 0 {
+		return "no nodes were tried"
+	}
+	type kv struct {
+		reason string
+		n      int
+	}
+	var list []kv
+	for r, n := range f.reasons {
+		list = append(list, kv{r, n})
+	}
+	slices.SortFunc(list, func(a, b kv) int {
+		if a.n != b.n {
+			return b.n - a.n
+		}
+		return strings.Compare(a.reason, b.reason)
+	})
+	parts := make([]string, 0, len(list))
+	for _, e := range list {
+		parts = append(parts, fmt.Sprintf("%d %s %s", e.n, plural(e.n, "node", "nodes"), e.reason))
+	}
+	return fmt.Sprintf("0/%d nodes are available: %s", f.Nodes, strings.Join(parts, ", "))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

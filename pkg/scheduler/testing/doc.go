@@ -1,0 +1,2 @@
+// Package testing holds fluent builders of the objects scheduler tests use.
+package testing
