@@ -30,6 +30,7 @@ func NewShadowJob(pod *corev1.Pod) *JobInfo {
 	if j.Queue == "" {
 		j.Queue = schedulingv1beta1.DefaultQueue
 	}
+	j.Shadow = true
 	j.MinAvailable = 1
 	j.CreationTimestamp = pod.CreationTimestamp
 	if pod.Spec.Priority != nil {

@@ -31,8 +31,11 @@ type JobInfo struct {
 	// MinResources, when set, is what the job needs to be admitted.
 	MinResources    *Resource
 	NetworkTopology *schedulingv1beta1.NetworkTopologySpec
-	// PodGroup is nil for a shadow job.
-	PodGroup          *schedulingv1beta1.PodGroup
+	// PodGroup is nil for a shadow job, and for pods whose PodGroup does not
+	// exist (yet); such a job is never scheduled.
+	PodGroup *schedulingv1beta1.PodGroup
+	// Shadow: the job of a pod that names no PodGroup.
+	Shadow            bool
 	Phase             schedulingv1beta1.PodGroupPhase
 	CreationTimestamp metav1.Time
 	Preemptable       bool
@@ -160,8 +163,12 @@ func (j *JobInfo) PlacedByRole() map[string]int32 {
 	return out
 }
 
-// IsShadow reports whether the job has no PodGroup object.
-func (j *JobInfo) IsShadow() bool { return j.PodGroup == nil }
+// IsShadow reports whether the job is a pod without a PodGroup.
+func (j *JobInfo) IsShadow() bool { return j.Shadow }
+
+// Schedulable reports whether the job can be scheduled at all: it is a
+// shadow job or its PodGroup exists.
+func (j *JobInfo) Schedulable() bool { return j.Shadow || j.PodGroup != nil }
 
 // Clone returns a deep copy: tasks are copied, pods and PodGroup shared.
 func (j *JobInfo) Clone() *JobInfo {

@@ -1,0 +1,268 @@
+// Package cache holds the scheduler's model of the cluster, fed by informer
+// events, and hands each cycle a snapshot that copies only the nodes and
+// jobs that changed since the previous one, so that a cycle costs in
+// proportion to change rather than to cluster size.
+//
+// It also remembers placements handed to the binder ("assumed" tasks) until
+// the API server confirms or refuses them, so that a cycle never places a
+// task twice or on resources already promised.
+package cache
+
+import (
+	"slices"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
+
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+)
+
+// Options configure a cache.
+type Options struct {
+	// SchedulerNames are the schedulerName values of the pods this scheduler
+	// places. Other pods only count against their nodes.
+	SchedulerNames []string
+	// Notify is called (without the cache's lock held) after a change that
+	// may let pending work be placed.
+	Notify func()
+	Logger klog.Logger
+}
+
+type nodeEntry struct {
+	info *api.NodeInfo
+	gen  uint64
+	// placeholder: pods name this node but it is not (or no longer) known.
+	placeholder bool
+}
+
+type jobEntry struct {
+	info *api.JobInfo
+	gen  uint64
+}
+
+// Cache is the scheduler's model of the cluster. All methods are safe for
+// concurrent use.
+type Cache struct {
+	mu             sync.Mutex
+	logger         klog.Logger
+	schedulerNames sets.Set[string]
+	notify         func()
+
+	gen    uint64
+	nodes  map[string]*nodeEntry
+	jobs   map[api.JobID]*jobEntry
+	queues map[api.QueueID]*api.QueueInfo
+	// taskJob remembers the job of every task, also of tasks whose job key
+	// changed, so that updates find the old entry.
+	taskJob map[types.UID]api.JobID
+	// podNode remembers the node of pods that are not ours.
+	podNode map[types.UID]string
+	// priorities maps PriorityClass names to values.
+	priorities map[string]int32
+	// assumed tasks have been sent to the binder and are not yet confirmed.
+	assumed map[types.UID]string
+	// enqueued jobs were admitted by a cycle; their PodGroup may not show
+	// it yet.
+	enqueued sets.Set[api.JobID]
+
+	// The previous snapshot and the generations it copied.
+	snap      *api.Snapshot
+	snapNodes map[string]uint64
+	snapJobs  map[api.JobID]uint64
+	dirtyNode sets.Set[string]
+	dirtyJob  sets.Set[api.JobID]
+}
+
+// New returns an empty cache.
+func New(o Options) *Cache {
+	names := sets.New(o.SchedulerNames...)
+	if names.Len() == 0 {
+		names.Insert("volcano")
+	}
+	logger := o.Logger
+	if logger.GetSink() == nil {
+		logger = klog.Background()
+	}
+	return &Cache{
+		logger:         logger,
+		schedulerNames: names,
+		notify:         o.Notify,
+		nodes:          map[string]*nodeEntry{},
+		jobs:           map[api.JobID]*jobEntry{},
+		queues:         map[api.QueueID]*api.QueueInfo{},
+		taskJob:        map[types.UID]api.JobID{},
+		podNode:        map[types.UID]string{},
+		priorities:     map[string]int32{},
+		assumed:        map[types.UID]string{},
+		enqueued:       sets.New[api.JobID](),
+		snapNodes:      map[string]uint64{},
+		snapJobs:       map[api.JobID]uint64{},
+		dirtyNode:      sets.New[string](),
+		dirtyJob:       sets.New[api.JobID](),
+	}
+}
+
+func (c *Cache) signal() {
+	if c.notify != nil {
+		c.notify()
+	}
+}
+
+func (c *Cache) next() uint64 {
+	c.gen++
+	return c.gen
+}
+
+func (c *Cache) touchNode(name string) {
+	if e := c.nodes[name]; e != nil {
+		e.gen = c.next()
+	}
+}
+
+func (c *Cache) touchJob(id api.JobID) {
+	if e := c.jobs[id]; e != nil {
+		e.gen = c.next()
+	}
+}
+
+// ours reports whether this scheduler places the pod.
+func (c *Cache) ours(pod *corev1.Pod) bool {
+	return c.schedulerNames.Has(pod.Spec.SchedulerName)
+}
+
+// Snapshot returns the state for a cycle. Objects that did not change since
+// the previous snapshot (and that the previous cycle did not touch) are
+// shared with it; the rest are copied.
+func (c *Cache) Snapshot() *api.Snapshot {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	prev := c.snap
+	snap := &api.Snapshot{
+		Nodes:  make(map[string]*api.NodeInfo, len(c.nodes)),
+		Jobs:   make(map[api.JobID]*api.JobInfo, len(c.jobs)),
+		Queues: make(map[api.QueueID]*api.QueueInfo, len(c.queues)),
+	}
+	nodesChanged := prev == nil
+	for name, e := range c.nodes {
+		if e.placeholder {
+			continue
+		}
+		if prev != nil && c.snapNodes[name] == e.gen && !c.dirtyNode.Has(name) {
+			if n := prev.Nodes[name]; n != nil {
+				snap.Nodes[name] = n
+				continue
+			}
+		}
+		snap.Nodes[name] = e.info.Clone()
+		c.snapNodes[name] = e.gen
+		nodesChanged = true
+	}
+	for name := range c.snapNodes {
+		if e, ok := c.nodes[name]; !ok || e.placeholder {
+			delete(c.snapNodes, name)
+			nodesChanged = true
+		}
+	}
+	for id, e := range c.jobs {
+		if !e.info.Schedulable() {
+			continue
+		}
+		if prev != nil && c.snapJobs[id] == e.gen && !c.dirtyJob.Has(id) {
+			if j := prev.Jobs[id]; j != nil {
+				snap.Jobs[id] = j
+				continue
+			}
+		}
+		snap.Jobs[id] = e.info.Clone()
+		c.snapJobs[id] = e.gen
+	}
+	for id := range c.snapJobs {
+		if _, ok := c.jobs[id]; !ok {
+			delete(c.snapJobs, id)
+		}
+	}
+	for id, q := range c.queues {
+		snap.Queues[id] = q.Clone()
+	}
+	if nodesChanged || prev == nil {
+		snap.SortNodes()
+	} else {
+		// Same node set, possibly new copies: rebuild the sorted list from
+		// the new map in the previous order.
+		snap.NodeList = make([]*api.NodeInfo, len(prev.NodeList))
+		for i, n := range prev.NodeList {
+			snap.NodeList[i] = snap.Nodes[n.Name]
+		}
+	}
+	c.dirtyNode.Clear()
+	c.dirtyJob.Clear()
+	c.snap = snap
+	return snap
+}
+
+// Invalidate marks nodes and jobs a cycle changed in its snapshot, so that
+// the next snapshot copies them afresh from the cache.
+func (c *Cache) Invalidate(nodes map[string]bool, jobs map[api.JobID]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for n := range nodes {
+		c.dirtyNode.Insert(n)
+	}
+	for j := range jobs {
+		c.dirtyJob.Insert(j)
+	}
+}
+
+// PendingWork reports whether some job waits: a pending task or a PodGroup
+// not yet admitted.
+func (c *Cache) PendingWork() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.jobs {
+		j := e.info
+		if !j.Schedulable() {
+			continue
+		}
+		if len(j.ByStatus[api.Pending]) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Stats are counts for logs and metrics.
+type Stats struct {
+	Nodes, Jobs, Queues, Assumed int
+}
+
+// Stats returns the cache's counts.
+func (c *Cache) Stats() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Stats{Nodes: len(c.nodes), Jobs: len(c.jobs), Queues: len(c.queues), Assumed: len(c.assumed)}
+}
+
+// QueueNames lists the queues, sorted.
+func (c *Cache) QueueNames() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.queues))
+	for id := range c.queues {
+		out = append(out, string(id))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Job returns a copy of a job, for status writing.
+func (c *Cache) Job(id api.JobID) *api.JobInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.jobs[id]; e != nil {
+		return e.info.Clone()
+	}
+	return nil
+}

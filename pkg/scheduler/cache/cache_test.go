@@ -1,0 +1,186 @@
+package cache
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
+)
+
+func newCache() *Cache {
+	c := New(Options{})
+	c.UpdateQueue(schedtesting.MakeQueue("default").Obj())
+	return c
+}
+
+func TestSnapshotCopiesOnlyWhatChanged(t *testing.T) {
+	c := newCache()
+	for _, n := range []string{"a", "b", "c"} {
+		c.UpdateNode(st.MakeNode(n).Alloc("cpu", "4").Obj())
+	}
+	first := c.Snapshot()
+	second := c.Snapshot()
+	for _, n := range []string{"a", "b", "c"} {
+		if first.Nodes[n] != second.Nodes[n] {
+			t.Errorf("unchanged node %s was copied again", n)
+		}
+	}
+	c.UpdatePod(st.MakePod("ns", "p").Req("cpu", "1").Node("b").Obj())
+	third := c.Snapshot()
+	if third.Nodes["a"] != second.Nodes["a"] || third.Nodes["c"] != second.Nodes["c"] {
+		t.Errorf("nodes without change were copied")
+	}
+	if third.Nodes["b"] == second.Nodes["b"] {
+		t.Fatalf("node b changed but was shared")
+	}
+	if got := third.Nodes["b"].Idle.MilliCPU; got != 3000 {
+		t.Errorf("idle cpu on b = %dm, want 3000m", got)
+	}
+	c.Invalidate(map[string]bool{"a": true}, nil)
+	fourth := c.Snapshot()
+	if fourth.Nodes["a"] == third.Nodes["a"] {
+		t.Errorf("invalidated node a was shared")
+	}
+	if fourth.NodeList[0] != fourth.Nodes["a"] {
+		t.Errorf("node list does not hold the new copy of a")
+	}
+}
+
+func TestNodeHeartbeatIsNotAChange(t *testing.T) {
+	signals := 0
+	c := New(Options{Notify: func() { signals++ }})
+	n := st.MakeNode("a").Alloc("cpu", "4").Obj()
+	c.UpdateNode(n)
+	before := signals
+	beat := n.DeepCopy()
+	beat.Status.Conditions[0].Message = "kubelet is posting ready status"
+	c.UpdateNode(beat)
+	if signals != before {
+		t.Errorf("a heartbeat signalled a change")
+	}
+	cordoned := n.DeepCopy()
+	cordoned.Spec.Unschedulable = true
+	c.UpdateNode(cordoned)
+	if signals != before+1 {
+		t.Errorf("cordoning did not signal a change")
+	}
+}
+
+func TestAssumedTaskHoldsItsNodeUntilConfirmedOrForgotten(t *testing.T) {
+	c := newCache()
+	c.UpdateNode(st.MakeNode("a").Alloc("cpu", "4").Obj())
+	pod := st.MakePod("ns", "p").Req("cpu", "1").Obj()
+	c.UpdatePod(pod)
+	job := api.JobIDOfPod(pod)
+	task := c.Snapshot().Jobs[job].Tasks[pod.UID]
+
+	c.Assume(task, "a")
+	idle := func() int64 { return c.Snapshot().Nodes["a"].Idle.MilliCPU }
+	if got := idle(); got != 3000 {
+		t.Fatalf("idle after assume = %dm, want 3000m", got)
+	}
+	// A stale update (no node yet) must not release the assumed resources.
+	c.UpdatePod(pod.DeepCopy())
+	if got := idle(); got != 3000 {
+		t.Errorf("idle after a stale update = %dm, want 3000m", got)
+	}
+	if got := c.Snapshot().Jobs[job].Tasks[pod.UID].Status; got != api.Binding {
+		t.Errorf("status after a stale update = %s, want Binding", got)
+	}
+	c.Forget(pod.UID)
+	if got := idle(); got != 4000 {
+		t.Errorf("idle after forget = %dm, want 4000m", got)
+	}
+	if got := c.Snapshot().Jobs[job].Tasks[pod.UID].Status; got != api.Pending {
+		t.Errorf("status after forget = %s, want Pending", got)
+	}
+
+	c.Assume(c.Snapshot().Jobs[job].Tasks[pod.UID], "a")
+	bound := pod.DeepCopy()
+	bound.Spec.NodeName = "a"
+	c.UpdatePod(bound)
+	if got := c.AssumedOn("a"); len(got) != 0 {
+		t.Errorf("assumed after the bound pod arrived: %v", got)
+	}
+	if got := idle(); got != 3000 {
+		t.Errorf("idle after confirmation = %dm, want 3000m", got)
+	}
+	c.Forget(pod.UID)
+	if got := idle(); got != 3000 {
+		t.Errorf("forgetting a confirmed pod released it: idle %dm", got)
+	}
+}
+
+func TestForeignPodsUseNodesButAreNotScheduled(t *testing.T) {
+	c := newCache()
+	c.UpdateNode(st.MakeNode("a").Alloc("cpu", "4").Obj())
+	foreign := st.MakePod("ns", "other").Req("cpu", "2").Obj()
+	foreign.Spec.SchedulerName = "default-scheduler"
+	c.UpdatePod(foreign)
+	if got := len(c.Snapshot().Jobs); got != 0 {
+		t.Errorf("a pending pod of another scheduler became a job")
+	}
+	bound := foreign.DeepCopy()
+	bound.Spec.NodeName = "a"
+	bound.Status.Phase = corev1.PodRunning
+	c.UpdatePod(bound)
+	if got := c.Snapshot().Nodes["a"].Idle.MilliCPU; got != 2000 {
+		t.Errorf("idle = %dm, want 2000m", got)
+	}
+	done := bound.DeepCopy()
+	done.Status.Phase = corev1.PodSucceeded
+	c.UpdatePod(done)
+	if got := c.Snapshot().Nodes["a"].Idle.MilliCPU; got != 4000 {
+		t.Errorf("idle after the pod succeeded = %dm, want 4000m", got)
+	}
+}
+
+func TestPodBeforeItsNode(t *testing.T) {
+	c := newCache()
+	c.UpdatePod(st.MakePod("ns", "p").Req("cpu", "1").Node("late").Obj())
+	if _, ok := c.Snapshot().Nodes["late"]; ok {
+		t.Fatalf("an unknown node is in the snapshot")
+	}
+	c.UpdateNode(st.MakeNode("late").Alloc("cpu", "4").Obj())
+	n, ok := c.Snapshot().Nodes["late"]
+	if !ok {
+		t.Fatalf("node missing after it arrived")
+	}
+	if got := n.Idle.MilliCPU; got != 3000 {
+		t.Errorf("idle = %dm, want 3000m (the early pod counts)", got)
+	}
+}
+
+func TestPodsWaitForTheirPodGroup(t *testing.T) {
+	c := newCache()
+	c.UpdatePod(st.MakePod("ns", "p").Group("pg").Req("cpu", "1").Obj())
+	if got := len(c.Snapshot().Jobs); got != 0 {
+		t.Fatalf("a job without its PodGroup is in the snapshot")
+	}
+	c.UpdatePodGroup(schedtesting.MakePodGroup("pg", "ns").MinMember(1).Obj())
+	j := c.Snapshot().Jobs["ns/pg"]
+	if j == nil || len(j.Tasks) != 1 {
+		t.Fatalf("job after its PodGroup arrived = %+v", j)
+	}
+}
+
+func TestEnqueuedPhaseSurvivesStaleUpdates(t *testing.T) {
+	c := newCache()
+	pg := schedtesting.MakePodGroup("pg", "ns").MinMember(1).Obj()
+	c.UpdatePodGroup(pg)
+	c.MarkEnqueued("ns/pg")
+	c.UpdatePodGroup(pg.DeepCopy())
+	if got := c.Snapshot().Jobs["ns/pg"].Phase; got != schedulingv1beta1.PodGroupInqueue {
+		t.Errorf("phase after a stale update = %q, want Inqueue", got)
+	}
+	running := pg.DeepCopy()
+	running.Status.Phase = schedulingv1beta1.PodGroupRunning
+	c.UpdatePodGroup(running)
+	if got := c.Snapshot().Jobs["ns/pg"].Phase; got != schedulingv1beta1.PodGroupRunning {
+		t.Errorf("phase = %q, want Running", got)
+	}
+}

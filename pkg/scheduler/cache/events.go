@@ -1,0 +1,412 @@
+package cache
+
+import (
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	schedv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+)
+
+// UpdatePod records a pod as it now is (added or updated).
+func (c *Cache) UpdatePod(pod *corev1.Pod) {
+	c.mu.Lock()
+	changed := c.updatePodLocked(pod)
+	c.mu.Unlock()
+	if changed {
+		c.signal()
+	}
+}
+
+// DeletePod forgets a pod.
+func (c *Cache) DeletePod(pod *corev1.Pod) {
+	c.mu.Lock()
+	c.removePodLocked(pod.UID)
+	delete(c.assumed, pod.UID)
+	c.mu.Unlock()
+	c.signal()
+}
+
+func terminated(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}
+
+func (c *Cache) updatePodLocked(pod *corev1.Pod) bool {
+	if !c.ours(pod) {
+		return c.updateForeignPodLocked(pod)
+	}
+	id := api.JobIDOfPod(pod)
+	if node, ok := c.assumed[pod.UID]; ok {
+		if pod.Spec.NodeName == "" && pod.DeletionTimestamp == nil && !terminated(pod) {
+			// The bind is in flight; this update predates it. Keep the
+			// placement and the pod object we assumed with.
+			return false
+		}
+		if pod.Spec.NodeName != "" && pod.Spec.NodeName != node {
+			c.logger.Info("Pod bound elsewhere than assumed", "pod", klog.KObj(pod), "assumed", node, "node", pod.Spec.NodeName)
+		}
+		delete(c.assumed, pod.UID)
+	}
+	old := c.taskLocked(pod.UID)
+	relevant := old == nil || old.NodeName != pod.Spec.NodeName || old.Status != api.StatusOfPod(pod) || old.Job != id
+	c.removePodLocked(pod.UID)
+	e := c.jobs[id]
+	if e == nil {
+		var j *api.JobInfo
+		if pod.Annotations[schedulingv1beta1.KubeGroupNameAnnotation] == "" {
+			j = api.NewShadowJob(pod)
+		} else {
+			// The PodGroup has not arrived (yet); the job waits for it.
+			j = api.NewJobInfo(id)
+			j.Namespace = pod.Namespace
+		}
+		e = &jobEntry{info: j}
+		c.jobs[id] = e
+	}
+	t := api.NewTaskInfo(pod, id)
+	e.info.AddTask(t)
+	c.setJobPriorityLocked(e.info)
+	c.taskJob[pod.UID] = id
+	c.touchJob(id)
+	if t.NodeName != "" && !terminated(pod) {
+		n := c.nodeLocked(t.NodeName)
+		n.info.AddTask(t)
+		c.touchNode(t.NodeName)
+	}
+	return relevant
+}
+
+func (c *Cache) updateForeignPodLocked(pod *corev1.Pod) bool {
+	oldNode, had := c.podNode[pod.UID]
+	if had {
+		if oldNode == pod.Spec.NodeName && !terminated(pod) && pod.DeletionTimestamp == nil {
+			if e := c.nodes[oldNode]; e != nil {
+				if t := e.info.Tasks[pod.UID]; t != nil && equality.Semantic.DeepEqual(t.Pod.Spec.Containers, pod.Spec.Containers) {
+					return false
+				}
+			}
+		}
+		c.removeFromNodeLocked(oldNode, pod.UID)
+		delete(c.podNode, pod.UID)
+	}
+	if pod.Spec.NodeName == "" || terminated(pod) {
+		return had
+	}
+	t := api.NewTaskInfo(pod, "")
+	n := c.nodeLocked(pod.Spec.NodeName)
+	n.info.AddTask(t)
+	c.touchNode(pod.Spec.NodeName)
+	c.podNode[pod.UID] = pod.Spec.NodeName
+	return true
+}
+
+// taskLocked returns the cached task of one of our pods.
+func (c *Cache) taskLocked(uid types.UID) *api.TaskInfo {
+	id, ok := c.taskJob[uid]
+	if !ok {
+		return nil
+	}
+	if e := c.jobs[id]; e != nil {
+		return e.info.Tasks[uid]
+	}
+	return nil
+}
+
+func (c *Cache) removePodLocked(uid types.UID) {
+	if node, ok := c.podNode[uid]; ok {
+		c.removeFromNodeLocked(node, uid)
+		delete(c.podNode, uid)
+		return
+	}
+	id, ok := c.taskJob[uid]
+	if !ok {
+		return
+	}
+	delete(c.taskJob, uid)
+	e := c.jobs[id]
+	if e == nil {
+		return
+	}
+	t := e.info.Tasks[uid]
+	if t == nil {
+		return
+	}
+	if t.NodeName != "" {
+		c.removeFromNodeLocked(t.NodeName, uid)
+	}
+	e.info.RemoveTask(t)
+	c.touchJob(id)
+	if len(e.info.Tasks) == 0 && e.info.PodGroup == nil {
+		delete(c.jobs, id)
+		c.enqueued.Delete(id)
+	}
+}
+
+func (c *Cache) removeFromNodeLocked(node string, uid types.UID) {
+	e := c.nodes[node]
+	if e == nil {
+		return
+	}
+	if t := e.info.Tasks[uid]; t != nil {
+		e.info.RemoveTask(c.logger, t)
+		c.touchNode(node)
+	}
+	if e.placeholder && len(e.info.Tasks) == 0 {
+		delete(c.nodes, node)
+	}
+}
+
+// nodeLocked returns the node's entry, creating a placeholder for a node
+// that pods name before it is known.
+func (c *Cache) nodeLocked(name string) *nodeEntry {
+	e := c.nodes[name]
+	if e == nil {
+		e = &nodeEntry{info: api.NewNodeInfo(&corev1.Node{}), placeholder: true}
+		e.info.Name = name
+		c.nodes[name] = e
+	}
+	return e
+}
+
+// UpdateNode records a node as it now is.
+func (c *Cache) UpdateNode(node *corev1.Node) {
+	c.mu.Lock()
+	e := c.nodes[node.Name]
+	relevant := e == nil || e.placeholder || nodeChanged(e.info.Node, node)
+	if e == nil {
+		e = &nodeEntry{info: api.NewNodeInfo(node)}
+		c.nodes[node.Name] = e
+	} else {
+		e.info.SetNode(node)
+		e.placeholder = false
+	}
+	if relevant {
+		c.touchNode(node.Name)
+	}
+	c.mu.Unlock()
+	if relevant {
+		c.signal()
+	}
+}
+
+// nodeChanged reports a change that can alter placement: allocatable,
+// labels, taints, cordon, readiness. Heartbeats alone are not.
+func nodeChanged(old, cur *corev1.Node) bool {
+	return !equality.Semantic.DeepEqual(old.Status.Allocatable, cur.Status.Allocatable) ||
+		!maps.Equal(old.Labels, cur.Labels) ||
+		!equality.Semantic.DeepEqual(old.Spec.Taints, cur.Spec.Taints) ||
+		old.Spec.Unschedulable != cur.Spec.Unschedulable ||
+		readyStatus(old) != readyStatus(cur)
+}
+
+func readyStatus(n *corev1.Node) corev1.ConditionStatus {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status
+		}
+	}
+	return corev1.ConditionUnknown
+}
+
+// DeleteNode forgets a node; it stays as a placeholder while pods name it.
+func (c *Cache) DeleteNode(node *corev1.Node) {
+	c.mu.Lock()
+	if e := c.nodes[node.Name]; e != nil {
+		if len(e.info.Tasks) == 0 {
+			delete(c.nodes, node.Name)
+		} else {
+			e.placeholder = true
+			c.touchNode(node.Name)
+		}
+	}
+	c.mu.Unlock()
+	c.signal()
+}
+
+// UpdatePodGroup records a PodGroup as it now is.
+func (c *Cache) UpdatePodGroup(pg *schedulingv1beta1.PodGroup) {
+	id := api.NewJobID(pg.Namespace, pg.Name)
+	c.mu.Lock()
+	e := c.jobs[id]
+	if e == nil {
+		e = &jobEntry{info: api.NewJobInfo(id)}
+		c.jobs[id] = e
+	}
+	relevant := e.info.PodGroup == nil || !equality.Semantic.DeepEqual(e.info.PodGroup.Spec, pg.Spec) || e.info.PodGroup.Status.Phase != pg.Status.Phase
+	e.info.SetPodGroup(pg)
+	e.info.Shadow = false
+	if c.enqueued.Has(id) {
+		if pg.Status.Phase == "" || pg.Status.Phase == schedulingv1beta1.PodGroupPending {
+			e.info.Phase = schedulingv1beta1.PodGroupInqueue
+		} else {
+			c.enqueued.Delete(id)
+		}
+	}
+	c.setJobPriorityLocked(e.info)
+	c.touchJob(id)
+	c.mu.Unlock()
+	if relevant {
+		c.signal()
+	}
+}
+
+// DeletePodGroup forgets a PodGroup; its pods wait for it to return.
+func (c *Cache) DeletePodGroup(pg *schedulingv1beta1.PodGroup) {
+	id := api.NewJobID(pg.Namespace, pg.Name)
+	c.mu.Lock()
+	if e := c.jobs[id]; e != nil {
+		e.info.PodGroup = nil
+		if len(e.info.Tasks) == 0 {
+			delete(c.jobs, id)
+		} else {
+			c.touchJob(id)
+		}
+	}
+	c.enqueued.Delete(id)
+	c.mu.Unlock()
+}
+
+// UpdateQueue records a Queue as it now is.
+func (c *Cache) UpdateQueue(q *schedulingv1beta1.Queue) {
+	c.mu.Lock()
+	c.queues[api.QueueID(q.Name)] = api.NewQueueInfo(q)
+	c.mu.Unlock()
+	c.signal()
+}
+
+// DeleteQueue forgets a Queue.
+func (c *Cache) DeleteQueue(q *schedulingv1beta1.Queue) {
+	c.mu.Lock()
+	delete(c.queues, api.QueueID(q.Name))
+	c.mu.Unlock()
+}
+
+// UpdatePriorityClass records a PriorityClass and re-prioritises the jobs
+// that use it.
+func (c *Cache) UpdatePriorityClass(pc *schedv1.PriorityClass) {
+	c.mu.Lock()
+	c.priorities[pc.Name] = pc.Value
+	c.reprioritiseLocked(pc.Name)
+	c.mu.Unlock()
+}
+
+// DeletePriorityClass forgets a PriorityClass.
+func (c *Cache) DeletePriorityClass(pc *schedv1.PriorityClass) {
+	c.mu.Lock()
+	delete(c.priorities, pc.Name)
+	c.reprioritiseLocked(pc.Name)
+	c.mu.Unlock()
+}
+
+func (c *Cache) reprioritiseLocked(class string) {
+	for id, e := range c.jobs {
+		if pg := e.info.PodGroup; pg != nil && pg.Spec.PriorityClassName == class {
+			c.setJobPriorityLocked(e.info)
+			c.touchJob(id)
+		}
+	}
+}
+
+// setJobPriorityLocked sets a job's priority: its PodGroup's PriorityClass,
+// or else the highest priority among its pods (which admission resolved
+// from their own classes).
+func (c *Cache) setJobPriorityLocked(j *api.JobInfo) {
+	if pg := j.PodGroup; pg != nil && pg.Spec.PriorityClassName != "" {
+		j.Priority = c.priorities[pg.Spec.PriorityClassName]
+		return
+	}
+	var p int32
+	first := true
+	for _, t := range j.Tasks {
+		if first || t.Priority > p {
+			p, first = t.Priority, false
+		}
+	}
+	j.Priority = p
+}
+
+// Assume records that a task was handed to the binder for node: it holds
+// the node's resources from now on, whatever the informers say, until
+// Forget or the pod's bound state arrives.
+func (c *Cache) Assume(task *api.TaskInfo, node string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id := c.taskJob[task.UID]
+	e := c.jobs[id]
+	if e == nil {
+		return
+	}
+	t := e.info.Tasks[task.UID]
+	if t == nil || t.NodeName != "" {
+		return
+	}
+	e.info.RemoveTask(t)
+	assumed := t.Clone()
+	assumed.Status = api.Binding
+	assumed.NodeName = node
+	e.info.AddTask(assumed)
+	n := c.nodeLocked(node)
+	n.info.AddTask(assumed)
+	c.assumed[task.UID] = node
+	c.touchJob(id)
+	c.touchNode(node)
+}
+
+// Forget undoes Assume after a failed bind: the task is pending again.
+func (c *Cache) Forget(uid types.UID) {
+	c.mu.Lock()
+	node, ok := c.assumed[uid]
+	if ok {
+		delete(c.assumed, uid)
+		c.removeFromNodeLocked(node, uid)
+		if id, ok := c.taskJob[uid]; ok {
+			if e := c.jobs[id]; e != nil {
+				if t := e.info.Tasks[uid]; t != nil {
+					e.info.SetTaskStatus(t, api.Pending)
+					t.NodeName = ""
+					c.touchJob(id)
+				}
+			}
+		}
+	}
+	c.mu.Unlock()
+	if ok {
+		c.signal()
+	}
+}
+
+// MarkEnqueued records that a cycle admitted a job, until its PodGroup
+// shows a phase beyond Pending.
+func (c *Cache) MarkEnqueued(id api.JobID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.jobs[id]
+	if e == nil {
+		return
+	}
+	c.enqueued.Insert(id)
+	if e.info.Phase == "" || e.info.Phase == schedulingv1beta1.PodGroupPending {
+		e.info.Phase = schedulingv1beta1.PodGroupInqueue
+		c.touchJob(id)
+	}
+}
+
+// AssumedOn lists the tasks assumed on a node, for tests and debugging.
+func (c *Cache) AssumedOn(node string) []types.UID {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []types.UID
+	for uid, n := range c.assumed {
+		if n == node {
+			out = append(out, uid)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
