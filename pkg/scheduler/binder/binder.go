@@ -1,0 +1,176 @@
+// Package binder binds placed pods to their nodes through the pods/binding
+// subresource, asynchronously and with bounded concurrency, so that a cycle
+// never waits on the API server.
+package binder
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+)
+
+// PodBinder performs one bind; the Kubernetes implementation posts a
+// Binding, tests and the simulator record.
+type PodBinder interface {
+	Bind(ctx context.Context, binding *corev1.Binding) error
+}
+
+// Assumer is the part of the cache the binder drives.
+type Assumer interface {
+	Assume(task *api.TaskInfo, node string)
+	Forget(uid types.UID)
+}
+
+// PreBinder prepares a pod's node before the bind, e.g. binds its volumes.
+type PreBinder interface {
+	PreBind(ctx context.Context, task *api.TaskInfo, node string) error
+}
+
+// Result is what became of one bind.
+type Result struct {
+	Task *api.TaskInfo
+	Node string
+	// Err is nil on success; ErrGangAborted when the bind was dropped
+	// because another bind of the same job failed.
+	Err      error
+	Duration time.Duration
+}
+
+// ErrGangAborted marks binds dropped after a bind of the same job failed.
+var ErrGangAborted = fmt.Errorf("another pod of the job failed to bind; the job is retried whole")
+
+// Options configure a binder.
+type Options struct {
+	Concurrency int
+	Timeout     time.Duration
+	PreBinder   PreBinder
+	// OnResult, if set, is called after each bind (from a worker).
+	OnResult func(Result)
+}
+
+type request struct {
+	task  *api.TaskInfo
+	node  string
+	epoch uint64
+}
+
+// Binder is the asynchronous binder.
+type Binder struct {
+	pods    PodBinder
+	cache   Assumer
+	opts    Options
+	queue   chan request
+	mu      sync.Mutex
+	epochs  map[api.JobID]uint64
+	pending sync.WaitGroup
+}
+
+var _ framework.BindSink = &Binder{}
+
+// New returns a binder; call Run to start its workers.
+func New(pods PodBinder, cache Assumer, o Options) *Binder {
+	if o.Concurrency < 1 {
+		o.Concurrency = 1
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 30 * time.Second
+	}
+	return &Binder{
+		pods:   pods,
+		cache:  cache,
+		opts:   o,
+		queue:  make(chan request, 4096),
+		epochs: map[api.JobID]uint64{},
+	}
+}
+
+// Bind assumes the placement in the cache and queues the bind. It is the
+// session's bind sink.
+func (b *Binder) Bind(task *api.TaskInfo, node string) {
+	b.cache.Assume(task, node)
+	b.mu.Lock()
+	epoch := b.epochs[task.Job]
+	b.mu.Unlock()
+	b.pending.Add(1)
+	b.queue <- request{task: task.Clone(), node: node, epoch: epoch}
+}
+
+// Run starts the workers and blocks until ctx ends and the queued binds are
+// done.
+func (b *Binder) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for range b.opts.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case req := <-b.queue:
+					b.bind(ctx, req)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// Wait blocks until every queued bind has finished (for tests and the
+// simulator).
+func (b *Binder) Wait() { b.pending.Wait() }
+
+func (b *Binder) bind(ctx context.Context, req request) {
+	defer b.pending.Done()
+	start := time.Now()
+	t := req.task
+	b.mu.Lock()
+	aborted := req.epoch < b.epochs[t.Job]
+	b.mu.Unlock()
+	var err error
+	if aborted {
+		err = ErrGangAborted
+	} else {
+		err = b.bindOne(ctx, req)
+	}
+	if err != nil {
+		b.cache.Forget(t.UID)
+		if !aborted {
+			b.mu.Lock()
+			b.epochs[t.Job]++
+			b.mu.Unlock()
+			klog.FromContext(ctx).Info("Bind failed; the job's remaining binds are dropped", "pod", klog.KRef(t.Namespace, t.Name), "node", req.node, "err", err)
+		}
+	}
+	if b.opts.OnResult != nil {
+		b.opts.OnResult(Result{Task: t, Node: req.node, Err: err, Duration: time.Since(start)})
+	}
+}
+
+func (b *Binder) bindOne(ctx context.Context, req request) error {
+	ctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
+	defer cancel()
+	t := req.task
+	if b.opts.PreBinder != nil {
+		if err := b.opts.PreBinder.PreBind(ctx, t, req.node); err != nil {
+			return fmt.Errorf("preparing node %s for %s/%s: %w", req.node, t.Namespace, t.Name, err)
+		}
+	}
+	binding := &corev1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: t.Namespace, Name: t.Name, UID: t.UID},
+		Target:     corev1.ObjectReference{Kind: "Node", Name: req.node},
+	}
+	if err := b.pods.Bind(ctx, binding); err != nil {
+		return fmt.Errorf("binding %s/%s to %s: %w", t.Namespace, t.Name, req.node, err)
+	}
+	return nil
+}
