@@ -1,0 +1,138 @@
+// Package status turns what a cycle concluded into the status the scheduler
+// owns: PodGroup phase, counts and conditions, and Queue allocation and job
+// counts. Desired* are pure; Writer applies only what changed.
+package status
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+)
+
+// ScheduledReason is the reason of the Scheduled condition and of a False
+// Unschedulable condition.
+const ScheduledReason = "Scheduled"
+
+// DesiredPodGroupStatus is the status a job's PodGroup should show after a
+// cycle. Conditions keep their transition time while their status holds.
+func DesiredPodGroupStatus(job *api.JobInfo, outcome *framework.JobOutcome, now metav1.Time) schedulingv1beta1.PodGroupStatus {
+	var cur schedulingv1beta1.PodGroupStatus
+	if job.PodGroup != nil {
+		cur = job.PodGroup.Status
+	}
+	st := schedulingv1beta1.PodGroupStatus{
+		Phase:      framework.JobPhase(job),
+		Running:    job.CountIn(api.Running),
+		Succeeded:  job.CountIn(api.Succeeded),
+		Failed:     job.CountIn(api.Failed),
+		Conditions: append([]schedulingv1beta1.PodGroupCondition(nil), cur.Conditions...),
+	}
+	switch {
+	case outcome != nil && outcome.Unschedulable != nil && st.Phase != schedulingv1beta1.PodGroupRunning:
+		st.Conditions = setCondition(st.Conditions, schedulingv1beta1.PodGroupCondition{
+			Type:    schedulingv1beta1.PodGroupUnschedulableType,
+			Status:  corev1.ConditionTrue,
+			Reason:  outcome.Unschedulable.Type,
+			Message: outcome.Unschedulable.Message,
+		}, now)
+	case st.Phase == schedulingv1beta1.PodGroupRunning || st.Phase == schedulingv1beta1.PodGroupCompleted:
+		st.Conditions = setCondition(st.Conditions, schedulingv1beta1.PodGroupCondition{
+			Type:    schedulingv1beta1.PodGroupScheduled,
+			Status:  corev1.ConditionTrue,
+			Reason:  ScheduledReason,
+			Message: "enough tasks of the gang are placed to start it",
+		}, now)
+		if hasCondition(st.Conditions, schedulingv1beta1.PodGroupUnschedulableType) {
+			st.Conditions = setCondition(st.Conditions, schedulingv1beta1.PodGroupCondition{
+				Type:   schedulingv1beta1.PodGroupUnschedulableType,
+				Status: corev1.ConditionFalse,
+				Reason: ScheduledReason,
+			}, now)
+		}
+	}
+	if len(st.Conditions) == 0 {
+		st.Conditions = nil
+	}
+	return st
+}
+
+func hasCondition(conds []schedulingv1beta1.PodGroupCondition, t schedulingv1beta1.PodGroupConditionType) bool {
+	for _, c := range conds {
+		if c.Type == t {
+			return true
+		}
+	}
+	return false
+}
+
+// setCondition sets the condition of c's type, keeping the transition time
+// when the status is unchanged.
+func setCondition(conds []schedulingv1beta1.PodGroupCondition, c schedulingv1beta1.PodGroupCondition, now metav1.Time) []schedulingv1beta1.PodGroupCondition {
+	for i := range conds {
+		if conds[i].Type != c.Type {
+			continue
+		}
+		c.LastTransitionTime = conds[i].LastTransitionTime
+		if conds[i].Status != c.Status {
+			c.LastTransitionTime = now
+		}
+		conds[i] = c
+		return conds
+	}
+	c.LastTransitionTime = now
+	return append(conds, c)
+}
+
+// QueueStatus is the part of a Queue's status the scheduler owns.
+type QueueStatus struct {
+	Allocated corev1.ResourceList
+	Pending   int32
+	Inqueue   int32
+	Running   int32
+	Unknown   int32
+	Completed int32
+}
+
+// DesiredQueueStatuses computes every queue's allocation and PodGroup counts
+// from the jobs of a snapshot after a cycle.
+func DesiredQueueStatuses(snap *api.Snapshot) map[api.QueueID]QueueStatus {
+	allocated := map[api.QueueID]*api.Resource{}
+	out := map[api.QueueID]QueueStatus{}
+	for id := range snap.Queues {
+		allocated[id] = &api.Resource{}
+	}
+	for _, j := range snap.Jobs {
+		if j.IsShadow() {
+			continue
+		}
+		a := allocated[j.Queue]
+		if a == nil {
+			continue
+		}
+		a.Add(j.Allocated)
+		s := out[j.Queue]
+		switch framework.JobPhase(j) {
+		case schedulingv1beta1.PodGroupPending:
+			s.Pending++
+		case schedulingv1beta1.PodGroupInqueue:
+			s.Inqueue++
+		case schedulingv1beta1.PodGroupRunning:
+			s.Running++
+		case schedulingv1beta1.PodGroupUnknown:
+			s.Unknown++
+		case schedulingv1beta1.PodGroupCompleted:
+			s.Completed++
+		}
+		out[j.Queue] = s
+	}
+	for id, a := range allocated {
+		s := out[id]
+		s.Allocated = a.ResourceList()
+		delete(s.Allocated, corev1.ResourcePods)
+		out[id] = s
+	}
+	return out
+}

@@ -1,0 +1,73 @@
+package status
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
+)
+
+func TestDesiredPodGroupStatus(t *testing.T) {
+	t0 := metav1.NewTime(time.Unix(1000, 0))
+	t1 := metav1.NewTime(time.Unix(2000, 0))
+	unsched := func(msg string, at metav1.Time) schedulingv1beta1.PodGroupCondition {
+		return schedulingv1beta1.PodGroupCondition{Type: schedulingv1beta1.PodGroupUnschedulableType, Status: corev1.ConditionTrue,
+			Reason: "NotEnoughResources", Message: msg, LastTransitionTime: at}
+	}
+	job := func(pg *schedulingv1beta1.PodGroup, running int) *api.JobInfo {
+		pods := []*corev1.Pod{st.MakePod("ns", "p0").Group("pg").Req("cpu", "1").Obj(), st.MakePod("ns", "p1").Group("pg").Req("cpu", "1").Obj()}
+		for i := range running {
+			pods[i] = st.MakePod("ns", pods[i].Name).Group("pg").Req("cpu", "1").Node("n").Obj()
+		}
+		return api.Build(api.Objects{Pods: pods, PodGroups: []*schedulingv1beta1.PodGroup{pg}}).Jobs["ns/pg"]
+	}
+	pg := func(conds ...schedulingv1beta1.PodGroupCondition) *schedulingv1beta1.PodGroup {
+		p := schedtesting.MakePodGroup("pg", "ns").MinMember(2).Phase(schedulingv1beta1.PodGroupInqueue).Obj()
+		p.Status.Conditions = conds
+		return p
+	}
+	blocked := func(msg string) *framework.JobOutcome {
+		return &framework.JobOutcome{Unschedulable: framework.Reasonf("NotEnoughResources", "%s", msg)}
+	}
+	cases := map[string]struct {
+		job     *api.JobInfo
+		outcome *framework.JobOutcome
+		want    schedulingv1beta1.PodGroupStatus
+	}{
+		"first reason": {
+			job: job(pg(), 0), outcome: blocked("1 of 2 tasks placeable"),
+			want: schedulingv1beta1.PodGroupStatus{Phase: schedulingv1beta1.PodGroupInqueue,
+				Conditions: []schedulingv1beta1.PodGroupCondition{unsched("1 of 2 tasks placeable", t1)}},
+		},
+		"new message keeps the transition time": {
+			job: job(pg(unsched("1 of 2 tasks placeable", t0)), 0), outcome: blocked("0 of 2 tasks placeable"),
+			want: schedulingv1beta1.PodGroupStatus{Phase: schedulingv1beta1.PodGroupInqueue,
+				Conditions: []schedulingv1beta1.PodGroupCondition{unsched("0 of 2 tasks placeable", t0)}},
+		},
+		"placed job is Running and Scheduled": {
+			job: job(pg(unsched("1 of 2 tasks placeable", t0)), 2),
+			want: schedulingv1beta1.PodGroupStatus{Phase: schedulingv1beta1.PodGroupRunning, Running: 2,
+				Conditions: []schedulingv1beta1.PodGroupCondition{
+					{Type: schedulingv1beta1.PodGroupUnschedulableType, Status: corev1.ConditionFalse, Reason: ScheduledReason, LastTransitionTime: t1},
+					{Type: schedulingv1beta1.PodGroupScheduled, Status: corev1.ConditionTrue, Reason: ScheduledReason,
+						Message: "enough tasks of the gang are placed to start it", LastTransitionTime: t1},
+				}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := DesiredPodGroupStatus(tc.job, tc.outcome, t1)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("status (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,213 @@
+package status
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+)
+
+// Writer patches PodGroup and Queue status and records scheduling events.
+// Patches are queued per object, the latest wins, and an object is only
+// written when its desired status differs from what it shows.
+type Writer struct {
+	client   client.Client
+	recorder events.EventRecorder
+	queue    workqueue.TypedRateLimitingInterface[string]
+
+	mu      sync.Mutex
+	pending map[string]func(context.Context) error
+	written map[string]any
+}
+
+// NewWriter returns a writer; call Run to start it.
+func NewWriter(c client.Client, recorder events.EventRecorder) *Writer {
+	return &Writer{
+		client:   c,
+		recorder: recorder,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "status"}),
+		pending: map[string]func(context.Context) error{},
+		written: map[string]any{},
+	}
+}
+
+// Run writes with the given number of workers until ctx ends.
+func (w *Writer) Run(ctx context.Context, workers int) {
+	go func() {
+		<-ctx.Done()
+		w.queue.ShutDown()
+	}()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for w.processNext(ctx) {
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func (w *Writer) processNext(ctx context.Context) bool {
+	key, quit := w.queue.Get()
+	if quit {
+		return false
+	}
+	defer w.queue.Done(key)
+	w.mu.Lock()
+	write := w.pending[key]
+	delete(w.pending, key)
+	w.mu.Unlock()
+	if write == nil {
+		w.queue.Forget(key)
+		return true
+	}
+	if err := write(ctx); err != nil && !apierrors.IsNotFound(err) {
+		klog.FromContext(ctx).Error(err, "Writing status failed; retrying", "object", key)
+		w.mu.Lock()
+		if _, newer := w.pending[key]; !newer {
+			w.pending[key] = write
+		}
+		delete(w.written, key)
+		w.mu.Unlock()
+		w.queue.AddRateLimited(key)
+		return true
+	}
+	w.queue.Forget(key)
+	return true
+}
+
+// enqueue schedules a write of desired for key unless it was the last
+// desired value written or queued.
+func (w *Writer) enqueue(key string, desired any, write func(context.Context) error) {
+	w.mu.Lock()
+	if last, ok := w.written[key]; ok && equality.Semantic.DeepEqual(last, desired) {
+		w.mu.Unlock()
+		return
+	}
+	w.written[key] = desired
+	w.pending[key] = write
+	w.mu.Unlock()
+	w.queue.Add(key)
+}
+
+// Apply records what a cycle concluded: the status of every job it touched
+// or judged, and of every queue.
+func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.JobOutcome, touched map[api.JobID]bool, now metav1.Time) {
+	seen := map[api.JobID]bool{}
+	apply := func(id api.JobID) {
+		if seen[id] {
+			return
+		}
+		seen[id] = true
+		job := snap.Jobs[id]
+		if job == nil || job.PodGroup == nil {
+			return
+		}
+		outcome := outcomes[id]
+		desired := DesiredPodGroupStatus(job, outcome, now)
+		if equality.Semantic.DeepEqual(desired, job.PodGroup.Status) {
+			w.mu.Lock()
+			w.written["podgroup/"+string(id)] = desired
+			w.mu.Unlock()
+			return
+		}
+		w.recordUnschedulable(job, outcome, desired)
+		pg := job.PodGroup
+		w.enqueue("podgroup/"+string(id), desired, func(ctx context.Context) error {
+			return w.patchStatus(ctx, &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: pg.Namespace, Name: pg.Name}}, desired)
+		})
+	}
+	for id := range outcomes {
+		apply(id)
+	}
+	for id := range touched {
+		apply(id)
+	}
+	for id, desired := range DesiredQueueStatuses(snap) {
+		q := snap.Queues[id]
+		if q == nil || q.Queue == nil || queueStatusEqual(q.Queue.Status, desired) {
+			continue
+		}
+		name, patch := q.Name, queueStatusPatch(q.Queue.Status.Allocated, desired)
+		w.enqueue("queue/"+name, desired, func(ctx context.Context) error {
+			return w.patchStatus(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: name}}, patch)
+		})
+	}
+}
+
+// recordUnschedulable emits FailedScheduling events on the job's pending
+// pods and an Unschedulable event on its PodGroup when the reason changed.
+func (w *Writer) recordUnschedulable(job *api.JobInfo, outcome *framework.JobOutcome, desired schedulingv1beta1.PodGroupStatus) {
+	if w.recorder == nil || outcome == nil || outcome.Unschedulable == nil {
+		return
+	}
+	for _, c := range job.PodGroup.Status.Conditions {
+		if c.Type == schedulingv1beta1.PodGroupUnschedulableType && c.Status == corev1.ConditionTrue && c.Message == outcome.Unschedulable.Message {
+			return
+		}
+	}
+	msg := outcome.Unschedulable.Message
+	w.recorder.Eventf(job.PodGroup, nil, corev1.EventTypeWarning, "Unschedulable", "Scheduling", "%s", msg)
+	for _, t := range job.ByStatus[api.Pending] {
+		w.recorder.Eventf(t.Pod, nil, corev1.EventTypeWarning, "FailedScheduling", "Scheduling", "%s: %s", outcome.Unschedulable.Type, msg)
+	}
+}
+
+func queueStatusEqual(cur schedulingv1beta1.QueueStatus, d QueueStatus) bool {
+	return equality.Semantic.DeepEqual(normalise(cur.Allocated), normalise(d.Allocated)) &&
+		cur.Pending == d.Pending && cur.Inqueue == d.Inqueue && cur.Running == d.Running &&
+		cur.Unknown == d.Unknown && cur.Completed == d.Completed
+}
+
+func normalise(rl corev1.ResourceList) corev1.ResourceList {
+	if len(rl) == 0 {
+		return nil
+	}
+	return rl
+}
+
+// queueStatusPatch is a merge patch from cur to d; resources no longer
+// allocated are removed with null, as merge patches require.
+func queueStatusPatch(cur corev1.ResourceList, d QueueStatus) map[string]any {
+	allocated := map[string]any{}
+	for name := range cur {
+		allocated[string(name)] = nil
+	}
+	for name, q := range d.Allocated {
+		allocated[string(name)] = q.String()
+	}
+	return map[string]any{
+		"allocated": allocated,
+		"pending":   d.Pending,
+		"inqueue":   d.Inqueue,
+		"running":   d.Running,
+		"unknown":   d.Unknown,
+		"completed": d.Completed,
+	}
+}
+
+// patchStatus merge-patches the status subresource of obj with status.
+func (w *Writer) patchStatus(ctx context.Context, obj client.Object, status any) error {
+	data, err := json.Marshal(map[string]any{"status": status})
+	if err != nil {
+		return fmt.Errorf("encoding status of %s: %w", obj.GetName(), err)
+	}
+	return w.client.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, data))
+}
