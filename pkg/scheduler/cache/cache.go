@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 )
 
@@ -216,8 +217,8 @@ func (c *Cache) Invalidate(nodes map[string]bool, jobs map[api.JobID]bool) {
 	}
 }
 
-// PendingWork reports whether some job waits: a pending task or a PodGroup
-// not yet admitted.
+// PendingWork reports whether some job waits: a pending task, or a
+// PodGroup not yet admitted (its pods may only be created once it is).
 func (c *Cache) PendingWork() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -227,6 +228,9 @@ func (c *Cache) PendingWork() bool {
 			continue
 		}
 		if len(j.ByStatus[api.Pending]) > 0 {
+			return true
+		}
+		if !j.Shadow && (j.Phase == "" || j.Phase == schedulingv1beta1.PodGroupPending) {
 			return true
 		}
 	}

@@ -1,0 +1,141 @@
+// Package scheduler runs Caldera's scheduling cycles: it waits for a change
+// while work is pending (or for the heartbeat), gathers further events for a
+// short window, then runs the configured actions over a fresh snapshot and
+// hands the outcome to the binder and the status writer.
+package scheduler
+
+import (
+	"context"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/pkg/scheduler/cache"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+)
+
+// StatusSink receives each cycle's outcome; the status writer implements it.
+type StatusSink interface {
+	Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.JobOutcome, touched map[api.JobID]bool, now metav1.Time)
+}
+
+// CycleObserver is told about each cycle, for metrics.
+type CycleObserver interface {
+	ObserveCycle(CycleStats)
+}
+
+// CycleStats describe one cycle.
+type CycleStats struct {
+	Duration        time.Duration
+	ActionDurations map[string]time.Duration
+	Bound           int
+	Unschedulable   int
+}
+
+// Options configure a scheduler.
+type Options struct {
+	Actions []framework.Action
+	Tiers   []framework.Tier
+	// CoalesceWindow is how long to gather events before a cycle.
+	CoalesceWindow time.Duration
+	// Heartbeat is the longest time between cycles while work is pending.
+	Heartbeat time.Duration
+	Binder    framework.BindSink
+	Status    StatusSink
+	Observer  CycleObserver
+	Clock     clock.WithTicker
+}
+
+// Scheduler runs cycles.
+type Scheduler struct {
+	cache   *cache.Cache
+	opts    Options
+	trigger chan struct{}
+}
+
+// New returns a scheduler over c. Wire c's Notify to Scheduler.Notify.
+func New(c *cache.Cache, o Options) *Scheduler {
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = time.Second
+	}
+	return &Scheduler{cache: c, opts: o, trigger: make(chan struct{}, 1)}
+}
+
+// Notify tells the scheduler something changed. It never blocks.
+func (s *Scheduler) Notify() {
+	select {
+	case s.trigger <- struct{}{}:
+	default:
+	}
+}
+
+// Run runs cycles until ctx ends.
+func (s *Scheduler) Run(ctx context.Context) {
+	heartbeat := s.opts.Clock.NewTicker(s.opts.Heartbeat)
+	defer heartbeat.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.trigger:
+		case <-heartbeat.C():
+		}
+		if !s.cache.PendingWork() {
+			continue
+		}
+		if s.opts.CoalesceWindow > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.opts.Clock.After(s.opts.CoalesceWindow):
+			}
+		}
+		// Changes up to now are part of this cycle.
+		select {
+		case <-s.trigger:
+		default:
+		}
+		s.RunCycle(ctx)
+	}
+}
+
+// RunCycle runs one cycle now.
+func (s *Scheduler) RunCycle(ctx context.Context) CycleStats {
+	start := s.opts.Clock.Now()
+	logger := klog.FromContext(ctx)
+	snap := s.cache.Snapshot()
+	ssn := framework.OpenSession(ctx, snap, s.opts.Tiers, framework.Options{Now: start, Sink: s.opts.Binder})
+	stats := CycleStats{ActionDurations: make(map[string]time.Duration, len(s.opts.Actions))}
+	for _, a := range s.opts.Actions {
+		as := s.opts.Clock.Now()
+		a.Execute(ssn)
+		stats.ActionDurations[a.Name()] = s.opts.Clock.Since(as)
+	}
+	ssn.Close()
+	nodes, jobs := ssn.Touched()
+	s.cache.Invalidate(nodes, jobs)
+	for id, o := range ssn.Outcomes() {
+		if o.Enqueued {
+			s.cache.MarkEnqueued(id)
+		}
+		if o.Unschedulable != nil {
+			stats.Unschedulable++
+		}
+	}
+	if s.opts.Status != nil {
+		s.opts.Status.Apply(snap, ssn.Outcomes(), jobs, metav1.NewTime(start))
+	}
+	stats.Bound = ssn.BoundCount()
+	stats.Duration = s.opts.Clock.Since(start)
+	if s.opts.Observer != nil {
+		s.opts.Observer.ObserveCycle(stats)
+	}
+	logger.V(4).Info("Cycle done", "duration", stats.Duration, "bound", stats.Bound, "unschedulable", stats.Unschedulable, "jobs", len(snap.Jobs), "nodes", len(snap.Nodes))
+	return stats
+}
