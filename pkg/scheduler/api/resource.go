@@ -267,3 +267,28 @@ func (r *Resource) ResourceList() corev1.ResourceList {
 	}
 	return rl
 }
+
+// Share is the dominant share of r in total: the largest fraction r holds of
+// any resource total offers (pod slots excluded, they are bookkeeping). A
+// resource total lacks counts as fully used when r asks for it.
+func (r *Resource) Share(total *Resource) float64 {
+	share := 0.0
+	ratio := func(v, t int64) {
+		if v <= 0 {
+			return
+		}
+		s := 1.0
+		if t > 0 {
+			s = float64(v) / float64(t)
+		}
+		share = max(share, s)
+	}
+	ratio(r.MilliCPU, total.MilliCPU)
+	ratio(r.Memory, total.Memory)
+	for name, v := range r.Scalars {
+		if name != corev1.ResourcePods {
+			ratio(v, total.Scalars[name])
+		}
+	}
+	return share
+}

@@ -95,3 +95,24 @@ func TestResourceListRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestShare(t *testing.T) {
+	total := NewResource(rl("cpu", "100", "memory", "400Gi", "nvidia.com/gpu", "8", "pods", "1000"))
+	cases := map[string]struct {
+		r    corev1.ResourceList
+		want float64
+	}{
+		"cpu dominates":         {rl("cpu", "50", "memory", "100Gi"), 0.5},
+		"gpu dominates":         {rl("cpu", "1", "nvidia.com/gpu", "4"), 0.5},
+		"pods do not count":     {rl("pods", "1000"), 0},
+		"missing resource full": {rl("example.com/fpga", "1"), 1},
+		"nothing":               {rl(), 0},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := NewResource(tc.r).Share(total); got != tc.want {
+				t.Errorf("share = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -69,3 +69,12 @@ func (s *Snapshot) Children(id QueueID) []*QueueInfo {
 	})
 	return out
 }
+
+// TotalAllocatable is the sum of every node's allocatable resources.
+func (s *Snapshot) TotalAllocatable() *Resource {
+	total := &Resource{}
+	for _, n := range s.NodeList {
+		total.Add(n.Allocatable)
+	}
+	return total
+}
