@@ -32,7 +32,7 @@ func (f *fakePods) Bind(_ context.Context, b *corev1.Binding) error {
 }
 
 type fakeCache struct {
-	mu               sync.Mutex
+	mu              sync.Mutex
 	assumed, forgot []string
 }
 

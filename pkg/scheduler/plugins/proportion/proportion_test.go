@@ -60,7 +60,9 @@ func cluster(nodes int, cpu string) []*corev1.Node {
 	return out
 }
 
-func cpu(v string) corev1.ResourceList { return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(v)} }
+func cpu(v string) corev1.ResourceList {
+	return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(v)}
+}
 
 func TestQueuesShareByWeight(t *testing.T) {
 	cases := map[string]struct {
