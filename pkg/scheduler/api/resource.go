@@ -292,3 +292,15 @@ func (r *Resource) Share(total *Resource) float64 {
 	}
 	return share
 }
+
+// ClampNegatives raises every negative amount to zero.
+func (r *Resource) ClampNegatives() *Resource {
+	r.MilliCPU = max(r.MilliCPU, 0)
+	r.Memory = max(r.Memory, 0)
+	for name, v := range r.Scalars {
+		if v < 0 {
+			r.Scalars[name] = 0
+		}
+	}
+	return r
+}

@@ -1,8 +1,6 @@
 package framework
 
 import (
-	"k8s.io/apimachinery/pkg/runtime"
-
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 )
 
@@ -15,7 +13,7 @@ type Plugin interface {
 
 // PluginFactory builds a plugin from its typed arguments (nil when the
 // configuration gives none), validating them.
-type PluginFactory func(args runtime.Object, h *Handle) (Plugin, error)
+type PluginFactory func(args any, h *Handle) (Plugin, error)
 
 // Registry maps plugin names to factories. It is built by a function that
 // returns a map literal, never by init-time registration.

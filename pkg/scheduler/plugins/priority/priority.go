@@ -5,8 +5,6 @@ package priority
 import (
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/runtime"
-
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 )
@@ -23,7 +21,7 @@ var (
 )
 
 // New builds the plugin; it takes no arguments.
-func New(args runtime.Object, _ *framework.Handle) (framework.Plugin, error) {
+func New(args any, _ *framework.Handle) (framework.Plugin, error) {
 	if args != nil {
 		return nil, fmt.Errorf("plugin %s takes no arguments", Name)
 	}

@@ -11,7 +11,6 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
@@ -53,7 +52,7 @@ var (
 )
 
 // New builds the plugin; it takes no arguments.
-func New(args runtime.Object, _ *framework.Handle) (framework.Plugin, error) {
+func New(args any, _ *framework.Handle) (framework.Plugin, error) {
 	if args != nil {
 		return nil, fmt.Errorf("plugin %s takes no arguments", Name)
 	}
