@@ -29,7 +29,7 @@ $(CONTROLLER_GEN): hack/tools/go.mod hack/tools/go.sum
 ## generate: regenerate deepcopy functions and CRD manifests from the API types.
 .PHONY: generate
 generate: $(CONTROLLER_GEN)
-	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/...
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/... paths=./pkg/scheduler/apis/...
 	rm -f deploy/crds/*.yaml
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./apis/... output:crd:artifacts:config=deploy/crds
 

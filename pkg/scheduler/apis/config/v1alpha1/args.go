@@ -1,0 +1,306 @@
+package v1alpha1
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// PluginArgs is the typed form of one plugin's arguments.
+//
+// +kubebuilder:object:generate=false
+type PluginArgs interface {
+	// Default fills in unset fields.
+	Default()
+	// Validate checks defaulted arguments; path locates them in the
+	// configuration.
+	Validate(path *field.Path) field.ErrorList
+}
+
+var (
+	_ PluginArgs = &BinpackArgs{}
+	_ PluginArgs = &NodeOrderArgs{}
+	_ PluginArgs = &OvercommitArgs{}
+	_ PluginArgs = &PredicatesArgs{}
+	_ PluginArgs = &NetworkTopologyAwareArgs{}
+)
+
+// NewPluginArgs returns empty typed arguments for the plugin, or nil when
+// this package has no argument type for it.
+func NewPluginArgs(plugin string) PluginArgs {
+	switch plugin {
+	case BinpackPlugin:
+		return &BinpackArgs{}
+	case NodeOrderPlugin:
+		return &NodeOrderArgs{}
+	case OvercommitPlugin:
+		return &OvercommitArgs{}
+	case PredicatesPlugin:
+		return &PredicatesArgs{}
+	case NetworkTopologyAwarePlugin:
+		return &NetworkTopologyAwareArgs{}
+	}
+	return nil
+}
+
+// TakesNoArgs reports whether the plugin has no arguments at all, so that
+// any given are an error.
+func TakesNoArgs(plugin string) bool {
+	switch plugin {
+	case GangPlugin, PriorityPlugin, DRFPlugin, ProportionPlugin, CapacityPlugin, ConformancePlugin:
+		return true
+	}
+	return false
+}
+
+// emptyArgs reports whether raw holds no arguments: nothing, null or {}.
+func emptyArgs(raw []byte) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || bytes.Equal(raw, []byte("null")) || bytes.Equal(raw, []byte("{}"))
+}
+
+// DecodePluginArgs decodes the plugin's arguments strictly into their typed
+// form and defaults them. It returns nil arguments for plugins that have no
+// argument type. It does not validate; plugin factories call Validate.
+func DecodePluginArgs(p *PluginConfig, path *field.Path) (PluginArgs, field.ErrorList) {
+	args := NewPluginArgs(p.Name)
+	if args == nil {
+		return nil, nil
+	}
+	if !emptyArgs(p.Args.Raw) {
+		if errs := decodeStrict(p.Args.Raw, args, path); len(errs) > 0 {
+			return nil, errs
+		}
+	}
+	args.Default()
+	return args, nil
+}
+
+func setInt32(p **int32, v int32) {
+	if *p == nil {
+		*p = &v
+	}
+}
+
+func setBool(p **bool, v bool) {
+	if *p == nil {
+		*p = &v
+	}
+}
+
+func setFloat(p **float64, v float64) {
+	if *p == nil {
+		*p = &v
+	}
+}
+
+func setDuration(p **metav1.Duration, v metav1.Duration) {
+	if *p == nil {
+		*p = &v
+	}
+}
+
+func validateWeight(w *int32, path *field.Path) field.ErrorList {
+	if w != nil && *w < 0 {
+		return field.ErrorList{field.Invalid(path, *w, "must be greater than or equal to 0")}
+	}
+	return nil
+}
+
+// validateExtendedResources checks the names of a resource-to-weight map:
+// each must be a resource name, and not cpu or memory when those have
+// fields of their own.
+func validateResourceNames[V any](m map[corev1.ResourceName]V, path *field.Path, ownFields bool) field.ErrorList {
+	var errs field.ErrorList
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		p := path.Key(string(name))
+		if ownFields && (name == corev1.ResourceCPU || name == corev1.ResourceMemory) {
+			errs = append(errs, field.Invalid(p, name, "cpu and memory have fields of their own"))
+			continue
+		}
+		for _, msg := range validation.IsQualifiedName(string(name)) {
+			errs = append(errs, field.Invalid(p, name, msg))
+		}
+	}
+	return errs
+}
+
+// Default implements PluginArgs.
+func (a *BinpackArgs) Default() {
+	setInt32(&a.Weight, 1)
+	setInt32(&a.CPU, 1)
+	setInt32(&a.Memory, 1)
+}
+
+// Validate implements PluginArgs.
+func (a *BinpackArgs) Validate(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	errs = append(errs, validateWeight(a.Weight, path.Child("weight"))...)
+	errs = append(errs, validateWeight(a.CPU, path.Child("cpu"))...)
+	errs = append(errs, validateWeight(a.Memory, path.Child("memory"))...)
+	errs = append(errs, validateResourceNames(a.Resources, path.Child("resources"), true)...)
+	for _, name := range slices.Sorted(maps.Keys(a.Resources)) {
+		w := a.Resources[name]
+		errs = append(errs, validateWeight(&w, path.Child("resources").Key(string(name)))...)
+	}
+	return errs
+}
+
+// Default implements PluginArgs. The defaults are Volcano's.
+func (a *NodeOrderArgs) Default() {
+	setInt32(&a.LeastRequestedWeight, 1)
+	setInt32(&a.MostRequestedWeight, 0)
+	setInt32(&a.NodeAffinityWeight, 2)
+	setInt32(&a.PodAffinityWeight, 2)
+	setInt32(&a.BalancedResourceWeight, 1)
+	setInt32(&a.TaintTolerationWeight, 3)
+	setInt32(&a.ImageLocalityWeight, 1)
+	setInt32(&a.PodTopologySpreadWeight, 2)
+}
+
+// Validate implements PluginArgs.
+func (a *NodeOrderArgs) Validate(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, w := range []struct {
+		name   string
+		weight *int32
+	}{
+		{"leastRequestedWeight", a.LeastRequestedWeight},
+		{"mostRequestedWeight", a.MostRequestedWeight},
+		{"nodeAffinityWeight", a.NodeAffinityWeight},
+		{"podAffinityWeight", a.PodAffinityWeight},
+		{"balancedResourceWeight", a.BalancedResourceWeight},
+		{"taintTolerationWeight", a.TaintTolerationWeight},
+		{"imageLocalityWeight", a.ImageLocalityWeight},
+		{"podTopologySpreadWeight", a.PodTopologySpreadWeight},
+	} {
+		errs = append(errs, validateWeight(w.weight, path.Child(w.name))...)
+	}
+	return errs
+}
+
+// DefaultOvercommitFactor is Volcano's default overcommit-factor.
+const DefaultOvercommitFactor = 1.2
+
+// Default implements PluginArgs.
+func (a *OvercommitArgs) Default() {
+	setFloat(&a.Factor, DefaultOvercommitFactor)
+}
+
+// Validate implements PluginArgs.
+func (a *OvercommitArgs) Validate(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if a.Factor != nil && !(*a.Factor >= 1) {
+		errs = append(errs, field.Invalid(path.Child("factor"), *a.Factor, "must be at least 1"))
+	}
+	errs = append(errs, validateResourceNames(a.ResourceFactors, path.Child("resourceFactors"), false)...)
+	for _, name := range slices.Sorted(maps.Keys(a.ResourceFactors)) {
+		if f := a.ResourceFactors[name]; !(f >= 1) {
+			errs = append(errs, field.Invalid(path.Child("resourceFactors").Key(string(name)), f, "must be at least 1"))
+		}
+	}
+	return errs
+}
+
+// Default implements PluginArgs. The defaults are Volcano's.
+func (a *PredicatesArgs) Default() {
+	for _, on := range []**bool{
+		&a.NodeAffinity, &a.NodePorts, &a.TaintToleration, &a.PodAffinity,
+		&a.NodeVolumeLimits, &a.VolumeZone, &a.PodTopologySpread, &a.VolumeBinding,
+	} {
+		setBool(on, true)
+	}
+	setBool(&a.DynamicResourceAllocation, false)
+	setBool(&a.Cache, false)
+	setDuration(&a.VolumeBindingTimeout, metav1.Duration{Duration: 30e9})
+	setInt32(&a.VolumeBindingWeight, 1)
+	setDuration(&a.DRAFilterTimeout, metav1.Duration{Duration: 10e9})
+	if a.Proportional != nil {
+		for name, r := range a.Proportional.Resources {
+			if r.CPU == nil {
+				r.CPU = new(resource.MustParse("1"))
+			}
+			if r.Memory == nil {
+				r.Memory = new(resource.MustParse("1G"))
+			}
+			a.Proportional.Resources[name] = r
+		}
+	}
+}
+
+// maxShapeScore is the highest score of a utilization shape point, as in
+// kube-scheduler.
+const maxShapeScore = 10
+
+// Validate implements PluginArgs.
+func (a *PredicatesArgs) Validate(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if a.VolumeBindingTimeout != nil && a.VolumeBindingTimeout.Duration <= 0 {
+		errs = append(errs, field.Invalid(path.Child("volumeBindingTimeout"), a.VolumeBindingTimeout.Duration.String(), "must be positive"))
+	}
+	errs = append(errs, validateWeight(a.VolumeBindingWeight, path.Child("volumeBindingWeight"))...)
+	for i, pt := range a.VolumeBindingShape {
+		p := path.Child("volumeBindingShape").Index(i)
+		if pt.Utilization < 0 || pt.Utilization > 100 {
+			errs = append(errs, field.Invalid(p.Child("utilization"), pt.Utilization, "must be between 0 and 100"))
+		} else if i > 0 && pt.Utilization <= a.VolumeBindingShape[i-1].Utilization {
+			errs = append(errs, field.Invalid(p.Child("utilization"), pt.Utilization, "must be greater than the previous point's"))
+		}
+		if pt.Score < 0 || pt.Score > maxShapeScore {
+			errs = append(errs, field.Invalid(p.Child("score"), pt.Score, fmt.Sprintf("must be between 0 and %d", maxShapeScore)))
+		}
+	}
+	if a.DRAFilterTimeout != nil && a.DRAFilterTimeout.Duration < 0 {
+		errs = append(errs, field.Invalid(path.Child("draFilterTimeout"), a.DRAFilterTimeout.Duration.String(), "must not be negative"))
+	}
+	if a.Proportional != nil {
+		p := path.Child("proportional", "resources")
+		if len(a.Proportional.Resources) == 0 {
+			errs = append(errs, field.Required(p, "name at least one resource"))
+		}
+		errs = append(errs, validateResourceNames(a.Proportional.Resources, p, true)...)
+		for _, name := range slices.Sorted(maps.Keys(a.Proportional.Resources)) {
+			r := a.Proportional.Resources[name]
+			if r.CPU != nil && r.CPU.Sign() < 0 {
+				errs = append(errs, field.Invalid(p.Key(string(name)).Child("cpu"), r.CPU.String(), "must not be negative"))
+			}
+			if r.Memory != nil && r.Memory.Sign() < 0 {
+				errs = append(errs, field.Invalid(p.Key(string(name)).Child("memory"), r.Memory.String(), "must not be negative"))
+			}
+		}
+	}
+	return errs
+}
+
+// Default implements PluginArgs. The defaults are Volcano's.
+func (a *NetworkTopologyAwareArgs) Default() {
+	setInt32(&a.Weight, 1)
+	setInt32(&a.BinpackCPU, 1)
+	setInt32(&a.BinpackMemory, 1)
+	setBool(&a.NormalPodBinpack, true)
+	setFloat(&a.NormalPodFading, 0.8)
+}
+
+// Validate implements PluginArgs.
+func (a *NetworkTopologyAwareArgs) Validate(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	errs = append(errs, validateWeight(a.Weight, path.Child("weight"))...)
+	errs = append(errs, validateWeight(a.BinpackCPU, path.Child("binpackCPU"))...)
+	errs = append(errs, validateWeight(a.BinpackMemory, path.Child("binpackMemory"))...)
+	errs = append(errs, validateResourceNames(a.BinpackResources, path.Child("binpackResources"), true)...)
+	for _, name := range slices.Sorted(maps.Keys(a.BinpackResources)) {
+		w := a.BinpackResources[name]
+		errs = append(errs, validateWeight(&w, path.Child("binpackResources").Key(string(name)))...)
+	}
+	if a.NormalPodFading != nil && !(*a.NormalPodFading >= 0) {
+		errs = append(errs, field.Invalid(path.Child("normalPodFading"), *a.NormalPodFading, "must be greater than or equal to 0"))
+	}
+	return errs
+}

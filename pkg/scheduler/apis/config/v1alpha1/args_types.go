@@ -1,0 +1,251 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The typed arguments of the plugins that take arguments. Each field names
+// the Volcano argument key it corresponds to; docs/scheduler-configuration.md
+// has the full table. Pointer fields are optional and defaulted by Default.
+
+// BinpackArgs are the arguments of the binpack plugin, which scores nodes
+// higher the fuller they would be after placing the task.
+type BinpackArgs struct {
+	// Weight of the plugin's score among all node scores; 0 turns scoring
+	// off. Volcano's binpack.weight. Default 1.
+	// +optional
+	Weight *int32 `json:"weight,omitempty"`
+
+	// CPU is the weight of CPU in the score. Volcano's binpack.cpu.
+	// Default 1.
+	// +optional
+	CPU *int32 `json:"cpu,omitempty"`
+
+	// Memory is the weight of memory in the score. Volcano's binpack.memory.
+	// Default 1.
+	// +optional
+	Memory *int32 `json:"memory,omitempty"`
+
+	// Resources weighs further resources, such as nvidia.com/gpu, in the
+	// score. Resources not listed do not count. Volcano's binpack.resources
+	// (the names) and binpack.resources.<name> (each weight, default 1).
+	// +optional
+	Resources map[corev1.ResourceName]int32 `json:"resources,omitempty"`
+}
+
+// NodeOrderArgs are the arguments of the nodeorder plugin: the weights of
+// the Kubernetes scoring functions it runs. A weight of 0 turns that score
+// off. Each field is Volcano's "<name>.weight" key.
+type NodeOrderArgs struct {
+	// LeastRequestedWeight favours nodes with the most free CPU and memory.
+	// Volcano's leastrequested.weight. Default 1.
+	// +optional
+	LeastRequestedWeight *int32 `json:"leastRequestedWeight,omitempty"`
+
+	// MostRequestedWeight favours the fullest nodes. Volcano's
+	// mostrequested.weight. Default 0.
+	// +optional
+	MostRequestedWeight *int32 `json:"mostRequestedWeight,omitempty"`
+
+	// NodeAffinityWeight scores preferred node affinity. Volcano's
+	// nodeaffinity.weight. Default 2.
+	// +optional
+	NodeAffinityWeight *int32 `json:"nodeAffinityWeight,omitempty"`
+
+	// PodAffinityWeight scores preferred inter-pod affinity and
+	// anti-affinity. Volcano's podaffinity.weight. Default 2.
+	// +optional
+	PodAffinityWeight *int32 `json:"podAffinityWeight,omitempty"`
+
+	// BalancedResourceWeight favours nodes whose CPU, memory and GPU use stay
+	// balanced. Volcano's balancedresource.weight. Default 1.
+	// +optional
+	BalancedResourceWeight *int32 `json:"balancedResourceWeight,omitempty"`
+
+	// TaintTolerationWeight scores PreferNoSchedule taints the pod
+	// tolerates. Volcano's tainttoleration.weight. Default 3.
+	// +optional
+	TaintTolerationWeight *int32 `json:"taintTolerationWeight,omitempty"`
+
+	// ImageLocalityWeight favours nodes that already hold the pod's images.
+	// Volcano's imagelocality.weight. Default 1.
+	// +optional
+	ImageLocalityWeight *int32 `json:"imageLocalityWeight,omitempty"`
+
+	// PodTopologySpreadWeight scores soft topology spread constraints.
+	// Volcano's podtopologyspread.weight. Default 2.
+	// +optional
+	PodTopologySpreadWeight *int32 `json:"podTopologySpreadWeight,omitempty"`
+}
+
+// OvercommitArgs are the arguments of the overcommit plugin, which admits
+// jobs from their queues (enqueue) while their minimum resources fit in the
+// cluster's idle resources multiplied by a factor.
+type OvercommitArgs struct {
+	// Factor multiplies the cluster's resources; at least 1. Volcano's
+	// overcommit-factor. Default 1.2.
+	// +optional
+	Factor *float64 `json:"factor,omitempty"`
+
+	// ResourceFactors overrides Factor for single resources (cpu, memory,
+	// nvidia.com/gpu, ...); each at least 1. Volcano's
+	// overcommit-factor.<resource>.
+	// +optional
+	ResourceFactors map[corev1.ResourceName]float64 `json:"resourceFactors,omitempty"`
+}
+
+// PredicatesArgs are the arguments of the predicates plugin, which filters
+// nodes with the Kubernetes filter plugins. Each switch turns one filter on
+// or off.
+type PredicatesArgs struct {
+	// NodeAffinity filters by node selector and required node affinity.
+	// Volcano's predicate.NodeAffinityEnable. Default true.
+	// +optional
+	NodeAffinity *bool `json:"nodeAffinity,omitempty"`
+
+	// NodePorts filters nodes whose host ports are taken. Volcano's
+	// predicate.NodePortsEnable. Default true.
+	// +optional
+	NodePorts *bool `json:"nodePorts,omitempty"`
+
+	// TaintToleration filters nodes with NoSchedule and NoExecute taints the
+	// pod does not tolerate. Volcano's predicate.TaintTolerationEnable.
+	// Default true.
+	// +optional
+	TaintToleration *bool `json:"taintToleration,omitempty"`
+
+	// PodAffinity filters by required inter-pod affinity and anti-affinity.
+	// Volcano's predicate.PodAffinityEnable. Default true.
+	// +optional
+	PodAffinity *bool `json:"podAffinity,omitempty"`
+
+	// NodeVolumeLimits filters nodes at their CSI volume attach limit.
+	// Volcano's predicate.NodeVolumeLimitsEnable. Default true.
+	// +optional
+	NodeVolumeLimits *bool `json:"nodeVolumeLimits,omitempty"`
+
+	// VolumeZone filters nodes outside the zones of the pod's volumes.
+	// Volcano's predicate.VolumeZoneEnable. Default true.
+	// +optional
+	VolumeZone *bool `json:"volumeZone,omitempty"`
+
+	// PodTopologySpread filters by hard topology spread constraints.
+	// Volcano's predicate.PodTopologySpreadEnable. Default true.
+	// +optional
+	PodTopologySpread *bool `json:"podTopologySpread,omitempty"`
+
+	// VolumeBinding filters and scores by the pod's persistent volume
+	// claims, and binds them before the pod. Volcano's
+	// predicate.VolumeBindingEnable. Default true.
+	// +optional
+	VolumeBinding *bool `json:"volumeBinding,omitempty"`
+
+	// VolumeBindingTimeout bounds waiting for volumes to bind. Volcano's
+	// volumebinding.bindTimeoutSeconds. Default 30s.
+	// +optional
+	VolumeBindingTimeout *metav1.Duration `json:"volumeBindingTimeout,omitempty"`
+
+	// VolumeBindingWeight is the weight of the volume binding score.
+	// Volcano's volumebinding.weight. Default 1.
+	// +optional
+	VolumeBindingWeight *int32 `json:"volumeBindingWeight,omitempty"`
+
+	// VolumeBindingShape maps storage utilization to a score when scoring
+	// by storage capacity. Volcano's volumebinding.shape.
+	// +optional
+	// +listType=atomic
+	VolumeBindingShape []UtilizationShapePoint `json:"volumeBindingShape,omitempty"`
+
+	// DynamicResourceAllocation filters by the pod's resource claims.
+	// Volcano's predicate.DynamicResourceAllocationEnable. Default false.
+	// +optional
+	DynamicResourceAllocation *bool `json:"dynamicResourceAllocation,omitempty"`
+
+	// DRAFilterTimeout bounds the resource claim filter for one node.
+	// Volcano's dynamicresources.filterTimeoutSeconds. Default 10s.
+	// +optional
+	DRAFilterTimeout *metav1.Duration `json:"draFilterTimeout,omitempty"`
+
+	// Cache remembers filter results per node and pod template within a
+	// cycle. It changes how fast nodes are filtered, not the outcome.
+	// Volcano's predicate.CacheEnable. Default false.
+	// +optional
+	Cache *bool `json:"cache,omitempty"`
+
+	// Proportional, when set, keeps CPU and memory free on nodes in
+	// proportion to their idle units of a scarce resource, so that tasks
+	// not asking for that resource cannot strand it. Volcano's
+	// predicate.ProportionalEnable with predicate.resources.
+	// +optional
+	Proportional *ProportionalPredicate `json:"proportional,omitempty"`
+}
+
+// UtilizationShapePoint is one point of a piecewise linear score function.
+type UtilizationShapePoint struct {
+	// Utilization in percent, 0 to 100, increasing along the shape.
+	Utilization int32 `json:"utilization"`
+	// Score at that utilization, 0 to 10.
+	Score int32 `json:"score"`
+}
+
+// ProportionalPredicate lists, per scarce resource, what to keep free for
+// each idle unit of it.
+type ProportionalPredicate struct {
+	// Resources maps a scarce resource (for example nvidia.com/gpu) to the
+	// CPU and memory kept free per idle unit. Volcano's predicate.resources
+	// (the names), predicate.resources.<name>.cpu (cores per unit) and
+	// predicate.resources.<name>.memory (gigabytes, 10^9 bytes, per unit).
+	// +required
+	Resources map[corev1.ResourceName]ResourceReservation `json:"resources"`
+}
+
+// ResourceReservation is the CPU and memory kept free per unit of a scarce
+// resource.
+type ResourceReservation struct {
+	// CPU per unit. Default 1.
+	// +optional
+	CPU *resource.Quantity `json:"cpu,omitempty"`
+	// Memory per unit. Default 1G.
+	// +optional
+	Memory *resource.Quantity `json:"memory,omitempty"`
+}
+
+// NetworkTopologyAwareArgs are the arguments of the network-topology-aware
+// plugin, which places gangs inside HyperNodes (network domains) and packs
+// HyperNodes.
+type NetworkTopologyAwareArgs struct {
+	// Weight of the plugin's HyperNode and node scores. Volcano's weight.
+	// Default 1.
+	// +optional
+	Weight *int32 `json:"weight,omitempty"`
+
+	// BinpackCPU is the weight of CPU when packing HyperNodes. Volcano's
+	// hypernode.binpack.cpu. Default 1.
+	// +optional
+	BinpackCPU *int32 `json:"binpackCPU,omitempty"`
+
+	// BinpackMemory is the weight of memory when packing HyperNodes.
+	// Volcano's hypernode.binpack.memory. Default 1.
+	// +optional
+	BinpackMemory *int32 `json:"binpackMemory,omitempty"`
+
+	// BinpackResources weighs further resources when packing HyperNodes.
+	// Volcano's hypernode.binpack.resources and
+	// hypernode.binpack.resources.<name> (default 1 each).
+	// +optional
+	BinpackResources map[corev1.ResourceName]int32 `json:"binpackResources,omitempty"`
+
+	// NormalPodBinpack packs pods without a network topology constraint
+	// into HyperNodes too. Volcano's hypernode.binpack.normal-pod.enable.
+	// Default true.
+	// +optional
+	NormalPodBinpack *bool `json:"normalPodBinpack,omitempty"`
+
+	// NormalPodFading weighs each HyperNode tier by fading^(tier-1) when
+	// packing pods without a network topology constraint; 0 counts only
+	// tier 1. Volcano's hypernode.binpack.normal-pod.fading. Default 0.8.
+	// +optional
+	NormalPodFading *float64 `json:"normalPodFading,omitempty"`
+}

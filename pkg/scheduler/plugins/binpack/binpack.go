@@ -1,0 +1,99 @@
+// Package binpack scores nodes higher the fuller they would be after placing
+// a task, weighted per resource, so that work packs onto few nodes and whole
+// nodes stay free for large jobs.
+package binpack
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+)
+
+// Name is the plugin's name in the configuration.
+const Name = "binpack"
+
+// MaxNodeScore is the score of a node the task would fill exactly.
+const MaxNodeScore = 100
+
+// Plugin is the binpack plugin.
+type Plugin struct {
+	weight  float64
+	weights map[corev1.ResourceName]float64
+}
+
+var _ framework.NodeScorePlugin = &Plugin{}
+
+// New builds the plugin from *BinpackArgs (nil means the defaults).
+func New(args any, _ *framework.Handle) (framework.Plugin, error) {
+	a, err := argsOf(args)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plugin{weight: float64(*a.Weight), weights: map[corev1.ResourceName]float64{
+		corev1.ResourceCPU:    float64(*a.CPU),
+		corev1.ResourceMemory: float64(*a.Memory),
+	}}
+	for name, w := range a.Resources {
+		p.weights[name] = float64(w)
+	}
+	return p, nil
+}
+
+func argsOf(args any) (*configv1alpha1.BinpackArgs, error) {
+	var a *configv1alpha1.BinpackArgs
+	switch v := args.(type) {
+	case nil:
+		a = &configv1alpha1.BinpackArgs{}
+	case *configv1alpha1.BinpackArgs:
+		a = v.DeepCopy()
+	default:
+		return nil, fmt.Errorf("plugin %s: arguments of type %T, want *BinpackArgs", Name, args)
+	}
+	a.Default()
+	if errs := a.Validate(field.NewPath("args")); len(errs) > 0 {
+		return nil, fmt.Errorf("plugin %s: %w", Name, errs.ToAggregate())
+	}
+	return a, nil
+}
+
+// Name returns the plugin's name.
+func (p *Plugin) Name() string { return Name }
+
+// ScoreNodes adds each node's weighted fullness after placing the task.
+func (p *Plugin) ScoreNodes(t *api.TaskInfo, nodes []*api.NodeInfo, scores []float64) {
+	if p.weight == 0 {
+		return
+	}
+	for i, n := range nodes {
+		scores[i] += p.weight * p.score(t, n)
+	}
+}
+
+// score is the weighted mean, over the resources the task requests and the
+// plugin weighs, of how full the node would be, in [0, MaxNodeScore]; 0 when
+// the task would not fit.
+func (p *Plugin) score(t *api.TaskInfo, n *api.NodeInfo) float64 {
+	var sum, weights float64
+	for name, w := range p.weights {
+		req := t.Resreq.Get(name)
+		if w == 0 || req == 0 {
+			continue
+		}
+		capacity := n.Allocatable.Get(name)
+		used := n.Used.Get(name) + req
+		if capacity == 0 || used > capacity {
+			return 0
+		}
+		sum += w * float64(used) / float64(capacity)
+		weights += w
+	}
+	if weights == 0 {
+		return 0
+	}
+	return sum / weights * MaxNodeScore
+}
