@@ -87,6 +87,7 @@ func (s *Scheduler) Run(ctx context.Context) {
 		case <-heartbeat.C():
 		}
 		if !s.cache.PendingWork() {
+			s.syncStatus(ctx)
 			continue
 		}
 		if s.opts.CoalesceWindow > 0 {
@@ -105,6 +106,16 @@ func (s *Scheduler) Run(ctx context.Context) {
 	}
 }
 
+// syncStatus writes the status of jobs that changed while there was nothing
+// to schedule (pods starting, finishing, being deleted).
+func (s *Scheduler) syncStatus(ctx context.Context) {
+	dirty := s.cache.TakeStatusDirty()
+	if len(dirty) == 0 || s.opts.Status == nil {
+		return
+	}
+	s.opts.Status.Apply(s.cache.Snapshot(), nil, dirty, metav1.NewTime(s.opts.Clock.Now()))
+}
+
 // RunCycle runs one cycle now.
 func (s *Scheduler) RunCycle(ctx context.Context) CycleStats {
 	start := s.opts.Clock.Now()
@@ -120,6 +131,9 @@ func (s *Scheduler) RunCycle(ctx context.Context) CycleStats {
 	ssn.Close()
 	nodes, jobs := ssn.Touched()
 	s.cache.Invalidate(nodes, jobs)
+	for id := range s.cache.TakeStatusDirty() {
+		jobs[id] = true
+	}
 	for id, o := range ssn.Outcomes() {
 		if o.Enqueued {
 			s.cache.MarkEnqueued(id)

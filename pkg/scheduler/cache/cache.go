@@ -75,6 +75,8 @@ type Cache struct {
 	snapJobs  map[api.JobID]uint64
 	dirtyNode sets.Set[string]
 	dirtyJob  sets.Set[api.JobID]
+	// statusDirty are jobs changed since their status was last synced.
+	statusDirty sets.Set[api.JobID]
 }
 
 // New returns an empty cache.
@@ -103,6 +105,7 @@ func New(o Options) *Cache {
 		snapJobs:       map[api.JobID]uint64{},
 		dirtyNode:      sets.New[string](),
 		dirtyJob:       sets.New[api.JobID](),
+		statusDirty:    sets.New[api.JobID](),
 	}
 }
 
@@ -126,7 +129,21 @@ func (c *Cache) touchNode(name string) {
 func (c *Cache) touchJob(id api.JobID) {
 	if e := c.jobs[id]; e != nil {
 		e.gen = c.next()
+		c.statusDirty.Insert(id)
 	}
+}
+
+// TakeStatusDirty returns the jobs that changed since the last call, whose
+// status may need writing, and forgets them.
+func (c *Cache) TakeStatusDirty() map[api.JobID]bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[api.JobID]bool, c.statusDirty.Len())
+	for id := range c.statusDirty {
+		out[id] = true
+	}
+	c.statusDirty.Clear()
+	return out
 }
 
 // ours reports whether this scheduler places the pod.

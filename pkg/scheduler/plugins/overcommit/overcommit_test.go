@@ -8,14 +8,16 @@ import (
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
-	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
 
 func TestOvercommitAdmitsWithinTheFactor(t *testing.T) {
-	minCPU := func(v string) corev1.ResourceList { return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(v)} }
+	minCPU := func(v string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(v)}
+	}
 	snap := api.Build(api.Objects{
 		Nodes:  []*corev1.Node{st.MakeNode("n").Alloc("cpu", "10").Obj()},
 		Pods:   []*corev1.Pod{st.MakePod("ns", "running").Req("cpu", "4").Node("n").Obj()},

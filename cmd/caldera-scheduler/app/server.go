@@ -1,0 +1,390 @@
+// Package app assembles caldera-scheduler: clients, informers feeding the
+// cache, the binder, the status writer, the scheduling loop, health and
+// metrics endpoints, and leader election.
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	schedv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/klog/v2"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	apischeme "github.com/caldera-sh/caldera/apis/scheme"
+	"github.com/caldera-sh/caldera/cmd/caldera-scheduler/app/options"
+	"github.com/caldera-sh/caldera/pkg/scheduler"
+	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
+	"github.com/caldera-sh/caldera/pkg/scheduler/binder"
+	"github.com/caldera-sh/caldera/pkg/scheduler/cache"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/metrics"
+	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
+	"github.com/caldera-sh/caldera/pkg/scheduler/status"
+)
+
+// NewSchedulerCommand returns the caldera-scheduler command.
+func NewSchedulerCommand(ctx context.Context) *cobra.Command {
+	o := &options.Options{}
+	cmd := &cobra.Command{
+		Use:   "caldera-scheduler",
+		Short: "Caldera's job-centric batch scheduler: gangs, queues, fair share",
+		Long: `caldera-scheduler places the pods of batch jobs whole (gang scheduling), from
+hierarchical queues with capacities and fair shares, with pod constraints
+evaluated exactly as kube-scheduler evaluates them. It serves pods whose
+schedulerName is "volcano" by default and accepts a Volcano scheduler
+configuration file.`,
+		SilenceUsage: true,
+		Args:         cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := o.Config(cmd.Flags(), profile.NameRegistry())
+			if err != nil {
+				return err
+			}
+			return Run(ctx, cfg, o.Master)
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	cmd.Flags().AddGoFlagSet(klogFlags)
+	return cmd
+}
+
+// Run runs the scheduler until ctx ends.
+func Run(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master string) error {
+	logger := klog.FromContext(ctx)
+	restCfg, err := clientConfig(cfg.ClientConnection, master)
+	if err != nil {
+		return err
+	}
+	clientset, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return fmt.Errorf("creating client: %w", err)
+	}
+	scheme, err := apischeme.New()
+	if err != nil {
+		return err
+	}
+	crClient, err := client.New(restCfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("creating client: %w", err)
+	}
+	prof, err := profile.Build(cfg, &framework.Handle{})
+	if err != nil {
+		return err
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := metrics.New()
+	if err := m.Register(reg); err != nil {
+		return fmt.Errorf("registering metrics: %w", err)
+	}
+
+	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: clientset.EventsV1()})
+	recorder := broadcaster.NewRecorder(scheme, "caldera-scheduler")
+
+	var sched *scheduler.Scheduler
+	c := cache.New(cache.Options{
+		SchedulerNames: cfg.SchedulerNames,
+		Notify:         func() { sched.Notify() },
+		Logger:         logger,
+	})
+	b := binder.New(binder.KubeBinder{Client: clientset}, c, binder.Options{
+		Concurrency: int(*cfg.Binder.Concurrency),
+		Timeout:     cfg.Binder.Timeout.Duration,
+		OnResult: func(r binder.Result) {
+			m.ObserveBind(r)
+			if r.Err == nil && r.Task.Pod != nil {
+				recorder.Eventf(r.Task.Pod, nil, corev1.EventTypeNormal, "Scheduled", "Binding",
+					"Successfully assigned %s/%s to %s", r.Task.Namespace, r.Task.Name, r.Node)
+			}
+		},
+	})
+	writer := status.NewWriter(crClient, recorder)
+	sched = scheduler.New(c, scheduler.Options{
+		Actions:        prof.Actions,
+		Tiers:          prof.Tiers,
+		CoalesceWindow: cfg.Cycle.CoalesceWindow.Duration,
+		Heartbeat:      cfg.Cycle.Heartbeat.Duration,
+		Binder:         b,
+		Status:         writer,
+		Observer:       m,
+	})
+
+	factory := informers.NewSharedInformerFactoryWithOptions(clientset, 0)
+	// Pods that have ended hold nothing; leaving them out of the watch (as
+	// kube-scheduler does) keeps memory in proportion to live pods.
+	podFactory := informers.NewSharedInformerFactoryWithOptions(clientset, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.AndSelectors(
+			fields.OneTermNotEqualSelector("status.phase", string(corev1.PodSucceeded)),
+			fields.OneTermNotEqualSelector("status.phase", string(corev1.PodFailed)),
+		).String()
+	}))
+	if err := wireCoreInformers(c, factory, podFactory); err != nil {
+		return err
+	}
+	crdCache, err := ctrlcache.New(restCfg, ctrlcache.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("creating cache: %w", err)
+	}
+	if err := wireCRDInformers(ctx, c, crdCache); err != nil {
+		return err
+	}
+
+	var ready atomic.Bool
+	servers, err := startServers(ctx, cfg, reg, &ready)
+	if err != nil {
+		return err
+	}
+	defer servers()
+
+	factory.Start(ctx.Done())
+	podFactory.Start(ctx.Done())
+	go func() {
+		if err := crdCache.Start(ctx); err != nil {
+			logger.Error(err, "CRD informers stopped")
+		}
+	}()
+	logger.Info("Waiting for informers to sync")
+	factory.WaitForCacheSync(ctx.Done())
+	podFactory.WaitForCacheSync(ctx.Done())
+	if !crdCache.WaitForCacheSync(ctx) {
+		return errors.New("CRD informers did not sync")
+	}
+	logger.Info("Informers synced", "cache", c.Stats())
+
+	run := func(ctx context.Context) {
+		broadcaster.StartRecordingToSink(ctx.Done())
+		go b.Run(ctx)
+		go writer.Run(ctx, 4)
+		ready.Store(true)
+		logger.Info("Scheduling", "schedulerNames", cfg.SchedulerNames, "actions", cfg.Actions)
+		sched.Notify()
+		sched.Run(ctx)
+	}
+	if cfg.LeaderElection.LeaderElect == nil || !*cfg.LeaderElection.LeaderElect {
+		run(ctx)
+		return nil
+	}
+	return lead(ctx, cfg.LeaderElection, clientset, run)
+}
+
+func clientConfig(cc configv1alpha1.ClientConnectionConfiguration, master string) (*rest.Config, error) {
+	var cfg *rest.Config
+	var err error
+	if cc.Kubeconfig == "" && master == "" {
+		cfg, err = rest.InClusterConfig()
+	} else {
+		cfg, err = clientcmd.BuildConfigFromFlags(master, cc.Kubeconfig)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("client configuration: %w", err)
+	}
+	if cc.QPS != nil {
+		cfg.QPS = *cc.QPS
+	}
+	if cc.Burst != nil {
+		cfg.Burst = int(*cc.Burst)
+	}
+	cfg.ContentType = cc.ContentType
+	cfg.AcceptContentTypes = cc.AcceptContentTypes
+	cfg.UserAgent = "caldera-scheduler"
+	return cfg, nil
+}
+
+func wireCoreInformers(c *cache.Cache, factory, podFactory informers.SharedInformerFactory) error {
+	if _, err := podFactory.Core().V1().Pods().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.UpdatePod(obj.(*corev1.Pod)) },
+		UpdateFunc: func(_, obj any) { c.UpdatePod(obj.(*corev1.Pod)) },
+		DeleteFunc: func(obj any) {
+			if pod, ok := unwrap[*corev1.Pod](obj); ok {
+				c.DeletePod(pod)
+			}
+		},
+	}); err != nil {
+		return err
+	}
+	if _, err := factory.Core().V1().Nodes().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.UpdateNode(obj.(*corev1.Node)) },
+		UpdateFunc: func(_, obj any) { c.UpdateNode(obj.(*corev1.Node)) },
+		DeleteFunc: func(obj any) {
+			if n, ok := unwrap[*corev1.Node](obj); ok {
+				c.DeleteNode(n)
+			}
+		},
+	}); err != nil {
+		return err
+	}
+	_, err := factory.Scheduling().V1().PriorityClasses().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.UpdatePriorityClass(obj.(*schedv1.PriorityClass)) },
+		UpdateFunc: func(_, obj any) { c.UpdatePriorityClass(obj.(*schedv1.PriorityClass)) },
+		DeleteFunc: func(obj any) {
+			if pc, ok := unwrap[*schedv1.PriorityClass](obj); ok {
+				c.DeletePriorityClass(pc)
+			}
+		},
+	})
+	return err
+}
+
+func wireCRDInformers(ctx context.Context, c *cache.Cache, crdCache ctrlcache.Cache) error {
+	pgInformer, err := crdCache.GetInformer(ctx, &schedulingv1beta1.PodGroup{})
+	if err != nil {
+		return fmt.Errorf("PodGroup informer: %w", err)
+	}
+	if _, err := pgInformer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.UpdatePodGroup(obj.(*schedulingv1beta1.PodGroup)) },
+		UpdateFunc: func(_, obj any) { c.UpdatePodGroup(obj.(*schedulingv1beta1.PodGroup)) },
+		DeleteFunc: func(obj any) {
+			if pg, ok := unwrap[*schedulingv1beta1.PodGroup](obj); ok {
+				c.DeletePodGroup(pg)
+			}
+		},
+	}); err != nil {
+		return err
+	}
+	qInformer, err := crdCache.GetInformer(ctx, &schedulingv1beta1.Queue{})
+	if err != nil {
+		return fmt.Errorf("Queue informer: %w", err)
+	}
+	_, err = qInformer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.UpdateQueue(obj.(*schedulingv1beta1.Queue)) },
+		UpdateFunc: func(_, obj any) { c.UpdateQueue(obj.(*schedulingv1beta1.Queue)) },
+		DeleteFunc: func(obj any) {
+			if q, ok := unwrap[*schedulingv1beta1.Queue](obj); ok {
+				c.DeleteQueue(q)
+			}
+		},
+	})
+	return err
+}
+
+// unwrap returns the object of a delete event, also when the informer only
+// knew its last state (a tombstone).
+func unwrap[T any](obj any) (T, bool) {
+	if t, ok := obj.(T); ok {
+		return t, true
+	}
+	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		t, ok := tomb.Obj.(T)
+		return t, ok
+	}
+	var zero T
+	return zero, false
+}
+
+// startServers serves /healthz and /readyz, and /metrics (with pprof when
+// enabled); it returns a function that stops them.
+func startServers(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, reg *prometheus.Registry, ready *atomic.Bool) (func(), error) {
+	health := http.NewServeMux()
+	health.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	health.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !ready.Load() {
+			http.Error(w, "not ready: waiting for informers or leadership", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	if cfg.EnableProfiling != nil && *cfg.EnableProfiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	var servers []*http.Server
+	serve := func(addr string, h http.Handler) error {
+		if addr == "" || addr == "0" {
+			return nil
+		}
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("listening on %s: %w", addr, err)
+		}
+		s := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		servers = append(servers, s)
+		go func() { _ = s.Serve(l) }()
+		return nil
+	}
+	if cfg.HealthzBindAddress == cfg.MetricsBindAddress {
+		health.Handle("/", mux)
+		if err := serve(cfg.HealthzBindAddress, health); err != nil {
+			return nil, err
+		}
+	} else {
+		if err := serve(cfg.HealthzBindAddress, health); err != nil {
+			return nil, err
+		}
+		if err := serve(cfg.MetricsBindAddress, mux); err != nil {
+			return nil, err
+		}
+	}
+	return func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		for _, s := range servers {
+			_ = s.Shutdown(sctx)
+		}
+	}, nil
+}
+
+// lead runs run while this replica holds the lease.
+func lead(ctx context.Context, le configv1alpha1.LeaderElectionConfiguration, clientset kubernetes.Interface, run func(context.Context)) error {
+	id, err := os.Hostname()
+	if err != nil {
+		return err
+	}
+	id = fmt.Sprintf("%s_%d", id, os.Getpid())
+	lock, err := resourcelock.New(le.ResourceLock, le.ResourceNamespace, le.ResourceName,
+		clientset.CoreV1(), clientset.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: id})
+	if err != nil {
+		return fmt.Errorf("leader election lock: %w", err)
+	}
+	logger := klog.FromContext(ctx)
+	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		LeaseDuration:   le.LeaseDuration.Duration,
+		RenewDeadline:   le.RenewDeadline.Duration,
+		RetryPeriod:     le.RetryPeriod.Duration,
+		ReleaseOnCancel: true,
+		Name:            le.ResourceName,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: run,
+			OnStoppedLeading: func() { logger.Info("Lost leadership") },
+		},
+	})
+	if ctx.Err() == nil {
+		// Another replica may be scheduling now: stop rather than race it.
+		return errors.New("lost leadership")
+	}
+	return nil
+}

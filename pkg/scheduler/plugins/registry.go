@@ -1,0 +1,24 @@
+// Package plugins lists the scheduler's plugins.
+package plugins
+
+import (
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/binpack"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/drf"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/gang"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/overcommit"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/priority"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/proportion"
+)
+
+// NewRegistry returns every plugin this build provides.
+func NewRegistry() framework.Registry {
+	return framework.Registry{
+		binpack.Name:    binpack.New,
+		drf.Name:        drf.New,
+		gang.Name:       gang.New,
+		overcommit.Name: overcommit.New,
+		priority.Name:   priority.New,
+		proportion.Name: proportion.New,
+	}
+}

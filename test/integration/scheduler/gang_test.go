@@ -1,0 +1,153 @@
+//go:build integration
+
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/pkg/controlplane"
+)
+
+func cpuNode(name, cpu string) controlplane.NodeSpec {
+	return controlplane.NodeSpec{Name: name, Capacity: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("64Gi"),
+	}}
+}
+
+func createNamespace(t *testing.T, name string) {
+	t.Helper()
+	if err := fw.Client.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func createQueue(t *testing.T, q *schedulingv1beta1.Queue) {
+	t.Helper()
+	if err := fw.Client.Create(t.Context(), q); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
+}
+
+func createGang(t *testing.T, ns, name, queue string, pods int, cpu string) {
+	t.Helper()
+	pg := &schedulingv1beta1.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       schedulingv1beta1.PodGroupSpec{MinMember: int32(pods), Queue: queue},
+	}
+	if err := fw.Client.Create(t.Context(), pg); err != nil {
+		t.Fatal(err)
+	}
+	for i := range pods {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{
+				Namespace: ns, Name: fmt.Sprintf("%s-%d", name, i),
+				Annotations: map[string]string{schedulingv1beta1.KubeGroupNameAnnotation: name},
+			},
+			Spec: corev1.PodSpec{
+				SchedulerName: "volcano",
+				Containers: []corev1.Container{{Name: "main", Image: "busybox", Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)},
+				}}},
+			},
+		}
+		if err := fw.Client.Create(t.Context(), pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func boundPods(t *testing.T, ns string) (bound, total int) {
+	t.Helper()
+	var pods corev1.PodList
+	if err := fw.Client.List(t.Context(), &pods, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if p.Spec.NodeName != "" {
+			bound++
+		}
+	}
+	return bound, len(pods.Items)
+}
+
+// eventually polls cond until it holds or the timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	defer cancel()
+	last := ""
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		last = state
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s: not reached within %s; last state: %s", what, timeout, last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func TestGangWaitsWholeForRoom(t *testing.T) {
+	createNamespace(t, "gang")
+	createQueue(t, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "default"}})
+	if err := controlplane.CreateNodes(t.Context(), fw.Client, []controlplane.NodeSpec{
+		cpuNode("gang-0", "3"), cpuNode("gang-1", "3"), cpuNode("gang-2", "3"),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	stop := startScheduler(t)
+	defer stop()
+	createGang(t, "gang", "train", "default", 10, "1")
+
+	var pg schedulingv1beta1.PodGroup
+	key := client.ObjectKey{Namespace: "gang", Name: "train"}
+	eventually(t, 30*time.Second, "Unschedulable condition with the gang shortfall", func() (bool, string) {
+		if err := fw.Client.Get(t.Context(), key, &pg); err != nil {
+			return false, err.Error()
+		}
+		for _, c := range pg.Status.Conditions {
+			if c.Type == schedulingv1beta1.PodGroupUnschedulableType && c.Status == corev1.ConditionTrue {
+				return strings.Contains(c.Message, "9 of 10 tasks placeable"), c.Message
+			}
+		}
+		return false, fmt.Sprintf("phase %q, conditions %+v", pg.Status.Phase, pg.Status.Conditions)
+	})
+	if pg.Status.Phase != schedulingv1beta1.PodGroupInqueue {
+		t.Errorf("phase = %q, want Inqueue", pg.Status.Phase)
+	}
+	// The gang stays whole: nothing is bound now, nor after more cycles.
+	for range 2 {
+		if bound, total := boundPods(t, "gang"); bound != 0 || total != 10 {
+			t.Fatalf("%d of %d pods bound while the gang cannot fit", bound, total)
+		}
+		time.Sleep(time.Second)
+	}
+
+	if err := controlplane.CreateNodes(t.Context(), fw.Client, []controlplane.NodeSpec{cpuNode("gang-3", "3")}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "all 10 pods bound after a node is added", func() (bool, string) {
+		bound, total := boundPods(t, "gang")
+		return bound == 10, fmt.Sprintf("%d of %d bound", bound, total)
+	})
+	eventually(t, 30*time.Second, "PodGroup Running and Scheduled", func() (bool, string) {
+		if err := fw.Client.Get(t.Context(), key, &pg); err != nil {
+			return false, err.Error()
+		}
+		return pg.Status.Phase == schedulingv1beta1.PodGroupRunning && pg.Status.Running == 10,
+			fmt.Sprintf("phase %q running %d", pg.Status.Phase, pg.Status.Running)
+	})
+}
