@@ -146,3 +146,17 @@ type Action interface {
 	Name() string
 	Execute(ssn *Session)
 }
+
+// PreemptablePlugin narrows the tasks a preemptor may evict, within its
+// queue, to those this plugin allows.
+type PreemptablePlugin interface {
+	Plugin
+	Preemptable(preemptor *api.TaskInfo, candidates []*api.TaskInfo) []*api.TaskInfo
+}
+
+// ReclaimablePlugin narrows the tasks a starving queue may take back from
+// other queues to those this plugin allows.
+type ReclaimablePlugin interface {
+	Plugin
+	Reclaimable(reclaimer *api.TaskInfo, candidates []*api.TaskInfo) []*api.TaskInfo
+}

@@ -61,6 +61,8 @@ type Session struct {
 	prePredicate   [][]PrePredicatePlugin
 	predicate      [][]PredicatePlugin
 	nodeScore      [][]NodeScorePlugin
+	preemptable    [][]PreemptablePlugin
+	reclaimable    [][]ReclaimablePlugin
 
 	outcomes     map[api.JobID]*JobOutcome
 	touchedNodes map[string]bool
@@ -99,6 +101,8 @@ func OpenSession(ctx context.Context, snap *api.Snapshot, tiers []Tier, o Option
 	ssn.prePredicate = enabled[PrePredicatePlugin](tiers, PointPredicate)
 	ssn.predicate = enabled[PredicatePlugin](tiers, PointPredicate)
 	ssn.nodeScore = enabled[NodeScorePlugin](tiers, PointNodeOrder)
+	ssn.preemptable = enabled[PreemptablePlugin](tiers, PointPreemptable)
+	ssn.reclaimable = enabled[ReclaimablePlugin](tiers, PointReclaimable)
 	for _, p := range ssn.sessionPlugins {
 		p.OnSessionOpen(ssn)
 	}
@@ -345,6 +349,28 @@ func (ssn *Session) ScoreNodes(t *api.TaskInfo, nodes []*api.NodeInfo) []float64
 
 // HasScorers reports whether any plugin scores nodes.
 func (ssn *Session) HasScorers() bool { return len(ssn.nodeScore) > 0 }
+
+// Preemptable returns the candidates every enabled plugin lets the
+// preemptor evict.
+func (ssn *Session) Preemptable(preemptor *api.TaskInfo, candidates []*api.TaskInfo) []*api.TaskInfo {
+	for _, tier := range ssn.preemptable {
+		for _, p := range tier {
+			candidates = p.Preemptable(preemptor, candidates)
+		}
+	}
+	return candidates
+}
+
+// Reclaimable returns the candidates every enabled plugin lets the
+// reclaimer take back.
+func (ssn *Session) Reclaimable(reclaimer *api.TaskInfo, candidates []*api.TaskInfo) []*api.TaskInfo {
+	for _, tier := range ssn.reclaimable {
+		for _, p := range tier {
+			candidates = p.Reclaimable(reclaimer, candidates)
+		}
+	}
+	return candidates
+}
 
 func (ssn *Session) fireAllocate(t *api.TaskInfo) {
 	for _, p := range ssn.eventHandlers {

@@ -4,6 +4,7 @@ package plugins
 import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/binpack"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/conformance"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/drf"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/gang"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/overcommit"
@@ -14,11 +15,12 @@ import (
 // NewRegistry returns every plugin this build provides.
 func NewRegistry() framework.Registry {
 	return framework.Registry{
-		binpack.Name:    binpack.New,
-		drf.Name:        drf.New,
-		gang.Name:       gang.New,
-		overcommit.Name: overcommit.New,
-		priority.Name:   priority.New,
-		proportion.Name: proportion.New,
+		binpack.Name:     binpack.New,
+		conformance.Name: conformance.New,
+		drf.Name:         drf.New,
+		gang.Name:        gang.New,
+		overcommit.Name:  overcommit.New,
+		priority.Name:    priority.New,
+		proportion.Name:  proportion.New,
 	}
 }
