@@ -30,9 +30,11 @@ type Assumer interface {
 	Forget(uid types.UID)
 }
 
-// PreBinder prepares a pod's node before the bind, e.g. binds its volumes.
+// PreBinder prepares a pod's node before the bind, e.g. binds its volumes,
+// and releases what was reserved for a pod whose bind failed or was dropped.
 type PreBinder interface {
 	PreBind(ctx context.Context, task *api.TaskInfo, node string) error
+	Unreserve(ctx context.Context, task *api.TaskInfo)
 }
 
 // Result is what became of one bind.
@@ -143,6 +145,9 @@ func (b *Binder) bind(ctx context.Context, req request) {
 		err = b.bindOne(ctx, req)
 	}
 	if err != nil {
+		if b.opts.PreBinder != nil {
+			b.opts.PreBinder.Unreserve(ctx, t)
+		}
 		b.cache.Forget(t.UID)
 		if !aborted {
 			b.mu.Lock()

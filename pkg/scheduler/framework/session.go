@@ -64,6 +64,7 @@ type Session struct {
 	preemptable    [][]PreemptablePlugin
 	reclaimable    [][]ReclaimablePlugin
 
+	state        map[any]any
 	outcomes     map[api.JobID]*JobOutcome
 	touchedNodes map[string]bool
 	touchedJobs  map[api.JobID]bool
@@ -80,6 +81,7 @@ func OpenSession(ctx context.Context, snap *api.Snapshot, tiers []Tier, o Option
 		Now:          o.Now,
 		sink:         o.Sink,
 		tiers:        tiers,
+		state:        map[any]any{},
 		outcomes:     map[api.JobID]*JobOutcome{},
 		touchedNodes: map[string]bool{},
 		touchedJobs:  map[api.JobID]bool{},
