@@ -68,11 +68,7 @@ func (q *QueueInfo) Caps(name corev1.ResourceName) bool {
 	if q.Capability == nil {
 		return false
 	}
-	if name == corev1.ResourceCPU || name == corev1.ResourceMemory {
-		_, ok := q.Queue.Spec.Capability[name]
-		return ok
-	}
-	_, ok := q.Capability.Scalars[name]
+	_, ok := q.Queue.Spec.Capability[name]
 	return ok
 }
 

@@ -2,7 +2,6 @@ package api
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -14,33 +13,39 @@ import (
 // bytes, and every other resource (pods, ephemeral-storage, GPUs, ...) in
 // milli-units, so that fractional shares stay exact.
 //
+// CPU, memory and pod slots, which every pod has, are fields; the others sit
+// in a short slice sorted by name, so that comparisons on the scheduler's hot
+// paths walk a few entries instead of iterating a map.
+//
 // The zero value is an empty amount. Methods with a pointer receiver change
 // the receiver and return it, for chaining.
 type Resource struct {
 	MilliCPU int64
 	Memory   int64
-	// Scalars holds every other resource, in milli-units. Absent means 0.
-	Scalars map[corev1.ResourceName]int64
+	// MilliPods counts pod slots in milli-units (1000 per pod).
+	MilliPods int64
+	scalars   []scalar
+}
+
+type scalar struct {
+	name  corev1.ResourceName
+	milli int64
 }
 
 // NewResource converts a resource list.
 func NewResource(rl corev1.ResourceList) *Resource {
 	r := &Resource{}
 	for name, q := range rl {
-		r.set(name, q)
+		switch name {
+		case corev1.ResourceCPU:
+			r.MilliCPU = q.MilliValue()
+		case corev1.ResourceMemory:
+			r.Memory = q.Value()
+		default:
+			r.SetScalar(name, q.MilliValue())
+		}
 	}
 	return r
-}
-
-func (r *Resource) set(name corev1.ResourceName, q resource.Quantity) {
-	switch name {
-	case corev1.ResourceCPU:
-		r.MilliCPU = q.MilliValue()
-	case corev1.ResourceMemory:
-		r.Memory = q.Value()
-	default:
-		r.SetScalar(name, q.MilliValue())
-	}
 }
 
 // Get returns the amount of one resource in the units Resource stores it.
@@ -50,50 +55,113 @@ func (r *Resource) Get(name corev1.ResourceName) int64 {
 		return r.MilliCPU
 	case corev1.ResourceMemory:
 		return r.Memory
+	case corev1.ResourcePods:
+		return r.MilliPods
+	}
+	if i, ok := r.find(name); ok {
+		return r.scalars[i].milli
+	}
+	return 0
+}
+
+func (r *Resource) find(name corev1.ResourceName) (int, bool) {
+	for i := range r.scalars {
+		switch {
+		case r.scalars[i].name == name:
+			return i, true
+		case r.scalars[i].name > name:
+			return i, false
+		}
+	}
+	return len(r.scalars), false
+}
+
+// SetScalar sets a resource other than CPU and memory, in milli-units.
+func (r *Resource) SetScalar(name corev1.ResourceName, milli int64) {
+	switch name {
+	case corev1.ResourceCPU:
+		r.MilliCPU = milli
+		return
+	case corev1.ResourceMemory:
+		r.Memory = milli / 1000
+		return
+	case corev1.ResourcePods:
+		r.MilliPods = milli
+		return
+	}
+	i, ok := r.find(name)
+	if ok {
+		r.scalars[i].milli = milli
+		return
+	}
+	r.scalars = slices.Insert(r.scalars, i, scalar{name: name, milli: milli})
+}
+
+// Set sets one resource in the units Resource stores it.
+func (r *Resource) Set(name corev1.ResourceName, v int64) {
+	switch name {
+	case corev1.ResourceCPU:
+		r.MilliCPU = v
+	case corev1.ResourceMemory:
+		r.Memory = v
 	default:
-		return r.Scalars[name]
+		r.SetScalar(name, v)
 	}
 }
 
-// SetScalar sets a scalar resource in milli-units.
-func (r *Resource) SetScalar(name corev1.ResourceName, milli int64) {
-	if r.Scalars == nil {
-		r.Scalars = map[corev1.ResourceName]int64{}
+// EachScalar calls f for every resource other than CPU, memory and pods,
+// in name order.
+func (r *Resource) EachScalar(f func(name corev1.ResourceName, milli int64)) {
+	for _, s := range r.scalars {
+		f(s.name, s.milli)
 	}
-	r.Scalars[name] = milli
 }
 
 // Clone returns a deep copy.
 func (r *Resource) Clone() *Resource {
-	c := &Resource{MilliCPU: r.MilliCPU, Memory: r.Memory}
-	if len(r.Scalars) > 0 {
-		c.Scalars = maps.Clone(r.Scalars)
-	}
-	return c
+	c := *r
+	c.scalars = slices.Clone(r.scalars)
+	return &c
 }
 
-// Add adds o to r.
-func (r *Resource) Add(o *Resource) *Resource {
-	r.MilliCPU += o.MilliCPU
-	r.Memory += o.Memory
-	for name, v := range o.Scalars {
-		if r.Scalars == nil {
-			r.Scalars = make(map[corev1.ResourceName]int64, len(o.Scalars))
+// combine applies f to each amount of r and the same amount of o.
+func (r *Resource) combine(o *Resource, f func(a, b int64) int64) *Resource {
+	r.MilliCPU = f(r.MilliCPU, o.MilliCPU)
+	r.Memory = f(r.Memory, o.Memory)
+	r.MilliPods = f(r.MilliPods, o.MilliPods)
+	for _, s := range o.scalars {
+		i, ok := r.find(s.name)
+		if !ok {
+			r.scalars = slices.Insert(r.scalars, i, scalar{name: s.name})
 		}
-		r.Scalars[name] += v
+		r.scalars[i].milli = f(r.scalars[i].milli, s.milli)
 	}
 	return r
 }
 
+// Add adds o to r.
+func (r *Resource) Add(o *Resource) *Resource {
+	return r.combine(o, func(a, b int64) int64 { return a + b })
+}
+
 // Sub subtracts o from r; amounts may go negative (an overcommitted node).
 func (r *Resource) Sub(o *Resource) *Resource {
-	r.MilliCPU -= o.MilliCPU
-	r.Memory -= o.Memory
-	for name, v := range o.Scalars {
-		if r.Scalars == nil {
-			r.Scalars = make(map[corev1.ResourceName]int64, len(o.Scalars))
-		}
-		r.Scalars[name] -= v
+	return r.combine(o, func(a, b int64) int64 { return a - b })
+}
+
+// SetMax raises each amount of r to the amount in o where o is larger.
+func (r *Resource) SetMax(o *Resource) *Resource {
+	return r.combine(o, func(a, b int64) int64 { return max(a, b) })
+}
+
+// SetMin lowers each amount of r to the amount in o where o is smaller;
+// a resource o lacks counts as 0 in o.
+func (r *Resource) SetMin(o *Resource) *Resource {
+	r.MilliCPU = min(r.MilliCPU, o.MilliCPU)
+	r.Memory = min(r.Memory, o.Memory)
+	r.MilliPods = min(r.MilliPods, o.MilliPods)
+	for i := range r.scalars {
+		r.scalars[i].milli = min(r.scalars[i].milli, o.Get(r.scalars[i].name))
 	}
 	return r
 }
@@ -102,42 +170,31 @@ func (r *Resource) Sub(o *Resource) *Resource {
 func (r *Resource) Multiply(f float64) *Resource {
 	r.MilliCPU = int64(float64(r.MilliCPU) * f)
 	r.Memory = int64(float64(r.Memory) * f)
-	for name, v := range r.Scalars {
-		r.Scalars[name] = int64(float64(v) * f)
+	r.MilliPods = int64(float64(r.MilliPods) * f)
+	for i := range r.scalars {
+		r.scalars[i].milli = int64(float64(r.scalars[i].milli) * f)
 	}
 	return r
 }
 
-// SetMax raises each amount of r to the amount in o where o is larger.
-func (r *Resource) SetMax(o *Resource) *Resource {
-	r.MilliCPU = max(r.MilliCPU, o.MilliCPU)
-	r.Memory = max(r.Memory, o.Memory)
-	for name, v := range o.Scalars {
-		if v > r.Scalars[name] {
-			r.SetScalar(name, v)
-		}
-	}
-	return r
-}
-
-// SetMin lowers each amount of r to the amount in o where o is smaller;
-// a resource o lacks counts as 0 in o.
-func (r *Resource) SetMin(o *Resource) *Resource {
-	r.MilliCPU = min(r.MilliCPU, o.MilliCPU)
-	r.Memory = min(r.Memory, o.Memory)
-	for name, v := range r.Scalars {
-		r.Scalars[name] = min(v, o.Scalars[name])
+// ClampNegatives raises every negative amount to zero.
+func (r *Resource) ClampNegatives() *Resource {
+	r.MilliCPU = max(r.MilliCPU, 0)
+	r.Memory = max(r.Memory, 0)
+	r.MilliPods = max(r.MilliPods, 0)
+	for i := range r.scalars {
+		r.scalars[i].milli = max(r.scalars[i].milli, 0)
 	}
 	return r
 }
 
 // IsEmpty reports whether every amount is zero or less.
 func (r *Resource) IsEmpty() bool {
-	if r.MilliCPU > 0 || r.Memory > 0 {
+	if r.MilliCPU > 0 || r.Memory > 0 || r.MilliPods > 0 {
 		return false
 	}
-	for _, v := range r.Scalars {
-		if v > 0 {
+	for _, s := range r.scalars {
+		if s.milli > 0 {
 			return false
 		}
 	}
@@ -147,20 +204,46 @@ func (r *Resource) IsEmpty() bool {
 // LessEqual reports whether every amount of r is at most the same amount of
 // o. A resource absent from o counts as 0 there.
 func (r *Resource) LessEqual(o *Resource) bool {
-	if r.MilliCPU > o.MilliCPU || r.Memory > o.Memory {
+	if r.MilliCPU > o.MilliCPU || r.Memory > o.Memory || r.MilliPods > o.MilliPods {
 		return false
 	}
-	for name, v := range r.Scalars {
-		if v > 0 && v > o.Scalars[name] {
+	j := 0
+	for _, s := range r.scalars {
+		if s.milli <= 0 {
+			continue
+		}
+		for j < len(o.scalars) && o.scalars[j].name < s.name {
+			j++
+		}
+		if j == len(o.scalars) || o.scalars[j].name != s.name || s.milli > o.scalars[j].milli {
 			return false
 		}
 	}
 	return true
 }
 
-// LessEqualIn is LessEqual restricted to the resources r requests (> 0):
-// a resource o does not list is treated as unlimited. Queue limits use it,
-// since a capability that names only GPUs does not cap CPU.
+// LessEqualWith reports whether r fits in o plus extra minus less, in every
+// resource r asks for: the check of a task against a node's future idle
+// resources, without building the sum.
+func (r *Resource) LessEqualWith(o, extra, less *Resource) bool {
+	fits := func(v, a, b, c int64) bool { return v <= 0 || v <= a+b-c }
+	if !fits(r.MilliCPU, o.MilliCPU, extra.MilliCPU, less.MilliCPU) ||
+		!fits(r.Memory, o.Memory, extra.Memory, less.Memory) ||
+		!fits(r.MilliPods, o.MilliPods, extra.MilliPods, less.MilliPods) {
+		return false
+	}
+	for _, s := range r.scalars {
+		if !fits(s.milli, o.Get(s.name), extra.Get(s.name), less.Get(s.name)) {
+			return false
+		}
+	}
+	return true
+}
+
+// LessEqualIn is LessEqual restricted to the resources r requests (> 0) and
+// limited reports as limited: other resources are treated as unlimited.
+// Queue limits use it, since a capability that names only GPUs does not cap
+// CPU.
 func (r *Resource) LessEqualIn(o *Resource, limited func(corev1.ResourceName) bool) bool {
 	if r.MilliCPU > 0 && limited(corev1.ResourceCPU) && r.MilliCPU > o.MilliCPU {
 		return false
@@ -168,8 +251,11 @@ func (r *Resource) LessEqualIn(o *Resource, limited func(corev1.ResourceName) bo
 	if r.Memory > 0 && limited(corev1.ResourceMemory) && r.Memory > o.Memory {
 		return false
 	}
-	for name, v := range r.Scalars {
-		if v > 0 && limited(name) && v > o.Scalars[name] {
+	if r.MilliPods > 0 && limited(corev1.ResourcePods) && r.MilliPods > o.MilliPods {
+		return false
+	}
+	for _, s := range r.scalars {
+		if s.milli > 0 && limited(s.name) && s.milli > o.Get(s.name) {
 			return false
 		}
 	}
@@ -179,15 +265,18 @@ func (r *Resource) LessEqualIn(o *Resource, limited func(corev1.ResourceName) bo
 // Insufficient lists the resources where r exceeds o, sorted.
 func (r *Resource) Insufficient(o *Resource) []corev1.ResourceName {
 	var out []corev1.ResourceName
-	if r.MilliCPU > o.MilliCPU {
+	if r.MilliCPU > 0 && r.MilliCPU > o.MilliCPU {
 		out = append(out, corev1.ResourceCPU)
 	}
-	if r.Memory > o.Memory {
+	if r.Memory > 0 && r.Memory > o.Memory {
 		out = append(out, corev1.ResourceMemory)
 	}
-	for name, v := range r.Scalars {
-		if v > 0 && v > o.Scalars[name] {
-			out = append(out, name)
+	if r.MilliPods > 0 && r.MilliPods > o.MilliPods {
+		out = append(out, corev1.ResourcePods)
+	}
+	for _, s := range r.scalars {
+		if s.milli > 0 && s.milli > o.Get(s.name) {
+			out = append(out, s.name)
 		}
 	}
 	slices.Sort(out)
@@ -203,9 +292,12 @@ func (r *Resource) Names() []corev1.ResourceName {
 	if r.Memory != 0 {
 		out = append(out, corev1.ResourceMemory)
 	}
-	for name, v := range r.Scalars {
-		if v != 0 {
-			out = append(out, name)
+	if r.MilliPods != 0 {
+		out = append(out, corev1.ResourcePods)
+	}
+	for _, s := range r.scalars {
+		if s.milli != 0 {
+			out = append(out, s.name)
 		}
 	}
 	slices.Sort(out)
@@ -214,16 +306,16 @@ func (r *Resource) Names() []corev1.ResourceName {
 
 // Equal reports whether both hold the same amounts (absent equals 0).
 func (r *Resource) Equal(o *Resource) bool {
-	if r.MilliCPU != o.MilliCPU || r.Memory != o.Memory {
+	if r.MilliCPU != o.MilliCPU || r.Memory != o.Memory || r.MilliPods != o.MilliPods {
 		return false
 	}
-	for name, v := range r.Scalars {
-		if v != o.Scalars[name] {
+	for _, s := range r.scalars {
+		if s.milli != o.Get(s.name) {
 			return false
 		}
 	}
-	for name, v := range o.Scalars {
-		if v != r.Scalars[name] {
+	for _, s := range o.scalars {
+		if s.milli != r.Get(s.name) {
 			return false
 		}
 	}
@@ -251,7 +343,7 @@ func (r *Resource) Quantity(name corev1.ResourceName) *resource.Quantity {
 	case corev1.ResourceMemory:
 		return resource.NewQuantity(r.Memory, resource.BinarySI)
 	default:
-		v := r.Scalars[name]
+		v := r.Get(name)
 		if v%1000 == 0 {
 			return resource.NewQuantity(v/1000, resource.DecimalSI)
 		}
@@ -285,22 +377,8 @@ func (r *Resource) Share(total *Resource) float64 {
 	}
 	ratio(r.MilliCPU, total.MilliCPU)
 	ratio(r.Memory, total.Memory)
-	for name, v := range r.Scalars {
-		if name != corev1.ResourcePods {
-			ratio(v, total.Scalars[name])
-		}
+	for _, s := range r.scalars {
+		ratio(s.milli, total.Get(s.name))
 	}
 	return share
-}
-
-// ClampNegatives raises every negative amount to zero.
-func (r *Resource) ClampNegatives() *Resource {
-	r.MilliCPU = max(r.MilliCPU, 0)
-	r.Memory = max(r.Memory, 0)
-	for name, v := range r.Scalars {
-		if v < 0 {
-			r.Scalars[name] = 0
-		}
-	}
-	return r
 }

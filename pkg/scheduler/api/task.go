@@ -93,7 +93,7 @@ func NewTaskInfo(pod *corev1.Pod, job JobID) *TaskInfo {
 	req := NewResource(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
 	bestEffort := req.MilliCPU == 0 && req.Memory == 0
 	// Every pod takes one of the node's pod slots, as kube-scheduler counts.
-	req.SetScalar(corev1.ResourcePods, req.Scalars[corev1.ResourcePods]+1000)
+	req.MilliPods += 1000
 	t := &TaskInfo{
 		UID:        pod.UID,
 		Job:        job,

@@ -7,8 +7,11 @@ import (
 // Candidates filters the snapshot's nodes for a task: fits are nodes whose
 // idle resources hold it and every predicate accepts; futureFits hold it
 // only once releasing resources are free. fitErrs counts the rejections.
+// The returned slices are reused: they are valid until the next call.
 func (ssn *Session) Candidates(t *api.TaskInfo) (fits, futureFits []*api.NodeInfo, fitErrs *FitErrors) {
 	fitErrs = &FitErrors{}
+	fits, futureFits = ssn.fitsBuf[:0], ssn.futureBuf[:0]
+	defer func() { ssn.fitsBuf, ssn.futureBuf = fits, futureFits }()
 	if s := ssn.PrePredicate(t); s != nil {
 		for range ssn.Snapshot.NodeList {
 			fitErrs.Add(s)
@@ -23,22 +26,33 @@ func (ssn *Session) Candidates(t *api.TaskInfo) (fits, futureFits []*api.NodeInf
 		switch {
 		case t.Resreq.LessEqual(n.Idle):
 			fits = append(fits, n)
-		case t.Resreq.LessEqual(n.FutureIdle()):
+		case t.Resreq.LessEqualWith(n.Idle, n.Releasing, n.Pipelined):
 			futureFits = append(futureFits, n)
 		default:
-			fitErrs.Add(NewStatus("Resources", insufficient(t.Resreq, n.Idle)...))
+			fitErrs.Add(ssn.insufficient(t.Resreq, n.Idle))
 		}
 	}
 	return fits, futureFits, fitErrs
 }
 
-func insufficient(req, idle *api.Resource) []string {
+// insufficient is the status of a node without room for req, with one
+// shared status per set of missing resources.
+func (ssn *Session) insufficient(req, idle *api.Resource) *Status {
 	names := req.Insufficient(idle)
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = "Insufficient " + string(n)
+	key := ""
+	for _, n := range names {
+		key += string(n) + ","
 	}
-	return out
+	if s, ok := ssn.resourceStatus[key]; ok {
+		return s
+	}
+	reasons := make([]string, len(names))
+	for i, n := range names {
+		reasons[i] = "Insufficient " + string(n)
+	}
+	s := NewStatus("Resources", reasons...)
+	ssn.resourceStatus[key] = s
+	return s
 }
 
 // BestNode returns the highest-scoring node; ties go to the earliest node in

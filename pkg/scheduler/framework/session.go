@@ -64,27 +64,32 @@ type Session struct {
 	preemptable    [][]PreemptablePlugin
 	reclaimable    [][]ReclaimablePlugin
 
-	state        map[any]any
-	outcomes     map[api.JobID]*JobOutcome
-	touchedNodes map[string]bool
-	touchedJobs  map[api.JobID]bool
-	bound        int
+	state map[any]any
+	// fitsBuf and futureBuf are Candidates' reused results.
+	fitsBuf, futureBuf []*api.NodeInfo
+	// resourceStatus shares the statuses of nodes short of resources.
+	resourceStatus map[string]*Status
+	outcomes       map[api.JobID]*JobOutcome
+	touchedNodes   map[string]bool
+	touchedJobs    map[api.JobID]bool
+	bound          int
 }
 
 // OpenSession starts a cycle: it resolves each plugin's extension points and
 // lets session plugins compute their per-cycle state.
 func OpenSession(ctx context.Context, snap *api.Snapshot, tiers []Tier, o Options) *Session {
 	ssn := &Session{
-		Ctx:          ctx,
-		Logger:       klog.FromContext(ctx),
-		Snapshot:     snap,
-		Now:          o.Now,
-		sink:         o.Sink,
-		tiers:        tiers,
-		state:        map[any]any{},
-		outcomes:     map[api.JobID]*JobOutcome{},
-		touchedNodes: map[string]bool{},
-		touchedJobs:  map[api.JobID]bool{},
+		Ctx:            ctx,
+		Logger:         klog.FromContext(ctx),
+		Snapshot:       snap,
+		Now:            o.Now,
+		sink:           o.Sink,
+		tiers:          tiers,
+		state:          map[any]any{},
+		resourceStatus: map[string]*Status{},
+		outcomes:       map[api.JobID]*JobOutcome{},
+		touchedNodes:   map[string]bool{},
+		touchedJobs:    map[api.JobID]bool{},
 	}
 	ssn.sessionPlugins = all[SessionPlugin](tiers)
 	ssn.eventHandlers = all[EventHandlerPlugin](tiers)

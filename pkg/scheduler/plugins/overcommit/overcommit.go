@@ -60,12 +60,9 @@ func (p *Plugin) Name() string { return Name }
 // the factors, less what tasks use and what admitted jobs still need.
 func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 	total := ssn.Snapshot.TotalAllocatable()
-	idle := &api.Resource{
-		MilliCPU: int64(float64(total.MilliCPU) * p.factorOf(corev1.ResourceCPU)),
-		Memory:   int64(float64(total.Memory) * p.factorOf(corev1.ResourceMemory)),
-	}
-	for name, v := range total.Scalars {
-		idle.SetScalar(name, int64(float64(v)*p.factorOf(name)))
+	idle := &api.Resource{}
+	for _, name := range total.Names() {
+		idle.Set(name, int64(float64(total.Get(name))*p.factorOf(name)))
 	}
 	for _, n := range ssn.Snapshot.NodeList {
 		idle.Sub(n.Used)

@@ -87,7 +87,7 @@ func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 		if c := a.queue.Capability; c != nil {
 			for _, name := range c.Names() {
 				if a.queue.Caps(name) && c.Get(name) < a.capability.Get(name) {
-					set(a.capability, name, c.Get(name))
+					a.capability.Set(name, c.Get(name))
 				}
 			}
 		}
@@ -157,17 +157,6 @@ func (p *Plugin) divide() {
 		if increased.Share(p.total) == 0 || remaining.Share(p.total) == 0 {
 			return
 		}
-	}
-}
-
-func set(r *api.Resource, name corev1.ResourceName, v int64) {
-	switch name {
-	case corev1.ResourceCPU:
-		r.MilliCPU = v
-	case corev1.ResourceMemory:
-		r.Memory = v
-	default:
-		r.SetScalar(name, v)
 	}
 }
 
@@ -269,6 +258,6 @@ func exceeded(r, limit, dims *api.Resource) []corev1.ResourceName {
 
 func withoutPods(r *api.Resource) string {
 	c := r.Clone()
-	delete(c.Scalars, corev1.ResourcePods)
+	c.MilliPods = 0
 	return c.String()
 }
