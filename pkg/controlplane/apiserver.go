@@ -31,7 +31,8 @@ type APIServerOptions struct {
 	Port int
 	// ExtraArgs are appended to the command line (later flags win).
 	ExtraArgs []string
-	// StartTimeout bounds the wait for /readyz; 0 means 60s.
+	// StartTimeout bounds the wait for /readyz; 0 means 120s (a busy
+	// two-core machine can take over a minute).
 	StartTimeout time.Duration
 }
 
@@ -111,7 +112,7 @@ func StartAPIServer(ctx context.Context, etcd *Etcd, o APIServerOptions) (*APISe
 
 	timeout := o.StartTimeout
 	if timeout == 0 {
-		timeout = 60 * time.Second
+		timeout = 120 * time.Second
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -107,7 +107,7 @@ func (f *Framework) Stop() error {
 // while the tests run. The control plane's files are removed when the tests
 // pass and kept (their path printed) when they fail.
 func Main(m *testing.M, o Options, fw **Framework) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	f, err := Start(ctx, o)
 	cancel()
 	if err != nil {

@@ -1,0 +1,324 @@
+package podfit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/informers"
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/component-base/featuregate"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	k8sframework "k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/parallelize"
+	plfeature "k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	schedmetrics "k8s.io/kubernetes/pkg/scheduler/metrics"
+
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+)
+
+// Options are what the upstream plugins need from outside the snapshot.
+type Options struct {
+	// InformerFactory serves the objects the plugins look up: claims,
+	// volumes, storage classes, CSI nodes and drivers, storage capacities,
+	// volume attachments, namespaces, and the services and workloads that
+	// give topology spread its default selector. The plugins register their
+	// informers in New: start the factory and wait for its caches after
+	// New returns. Required.
+	InformerFactory informers.SharedInformerFactory
+	// ClientSet is what VolumeBinding's PreBind binds and provisions claims
+	// with. Required.
+	ClientSet clientset.Interface
+	// FeatureGate gives the plugins' feature set; nil means kube-scheduler's
+	// defaults (k8s.io/apiserver's DefaultFeatureGate, which this package
+	// only reads). The upstream framework and NodeInfo read a few gates
+	// from that global directly, so a different gate must agree with it.
+	FeatureGate featuregate.FeatureGate
+	// Parallelism bounds the goroutines of PreFilter and Score over nodes;
+	// 0 means kube-scheduler's default (16).
+	Parallelism int
+}
+
+// Evaluator runs kube-scheduler's pod-level plugins over the scheduler's
+// snapshot. A cycle calls SetNodes once, then, for each pod it tries to
+// place, PreFilter, Filter on candidate nodes, Score, and Reserve on the
+// chosen node; the binder later calls PreBind (or Unreserve when the gang
+// is discarded).
+//
+// Filter may run concurrently for different nodes; the other methods must
+// not run concurrently with each other or with changes to the nodes.
+type Evaluator struct {
+	fw     k8sframework.Framework
+	lister *lister
+	images imageIndex
+	// nodes is the cycle's node list, in the order SetNodes got it.
+	nodes []*api.NodeInfo
+}
+
+// New builds the plugins. ctx bounds the framework's background work
+// (kube-scheduler's metric recorder); cancel it to release them.
+func New(ctx context.Context, o Options) (*Evaluator, error) {
+	if o.InformerFactory == nil {
+		return nil, errors.New("podfit: Options.InformerFactory is required")
+	}
+	if o.ClientSet == nil {
+		return nil, errors.New("podfit: Options.ClientSet is required")
+	}
+	gate := o.FeatureGate
+	if gate == nil {
+		gate = utilfeature.DefaultFeatureGate
+	}
+	parallelism := o.Parallelism
+	if parallelism <= 0 {
+		parallelism = parallelize.DefaultParallelism
+	}
+	profile, err := newProfile()
+	if err != nil {
+		return nil, err
+	}
+	// The framework instruments every plugin with kube-scheduler's metric
+	// vectors, which exist only once registered. Register is idempotent
+	// (guarded by the upstream package); the metrics land in
+	// component-base's legacy registry, where Caldera may expose them.
+	schedmetrics.Register()
+
+	e := &Evaluator{lister: &lister{}}
+	e.fw, err = frameworkruntime.NewFramework(ctx, newRegistry(plfeature.NewSchedulerFeaturesFromGates(gate)), profile,
+		frameworkruntime.WithClientSet(o.ClientSet),
+		frameworkruntime.WithInformerFactory(o.InformerFactory),
+		frameworkruntime.WithSnapshotSharedLister(e.lister),
+		frameworkruntime.WithSharedCSIManager(nodevolumelimits.NewCSIManager(o.InformerFactory.Storage().V1().CSINodes().Lister())),
+		frameworkruntime.WithParallelism(parallelism),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("podfit: building kube-scheduler's plugins: %w", err)
+	}
+	return e, nil
+}
+
+// Plugins lists the upstream plugins run at each extension point, in order.
+func (e *Evaluator) Plugins() map[string][]string {
+	p := e.fw.ListPlugins()
+	out := map[string][]string{}
+	for point, set := range map[string]config.PluginSet{
+		"PreFilter": p.PreFilter, "Filter": p.Filter, "PreScore": p.PreScore,
+		"Score": p.Score, "Reserve": p.Reserve, "PreBind": p.PreBind,
+	} {
+		for _, pl := range set.Enabled {
+			out[point] = append(out[point], pl.Name)
+		}
+	}
+	return out
+}
+
+// SetNodes gives the cycle's nodes. The plugins read the nodes' K8s
+// NodeInfos in place: placements and removals the scheduler makes on them
+// afterwards (AddPod, RemovePod) are seen by the next PreFilter. Call it
+// again when nodes are added, removed or replaced by copies. It also fills
+// in each K8s NodeInfo's image states.
+func (e *Evaluator) SetNodes(nodes []*api.NodeInfo) {
+	e.nodes = nodes
+	e.lister.set(nodes)
+	e.images.apply(nodes)
+}
+
+// PodState is one pod's state within a cycle: what PreFilter computed from
+// the cluster, which Filter, Score, Reserve and PreBind read.
+type PodState struct {
+	pod   *corev1.Pod
+	state *k8sframework.CycleState
+	// allowed restricts the candidate nodes (nil: every node), as a
+	// PreFilter plugin asked (NodeName, NodeAffinity's matchFields).
+	allowed    sets.Set[string]
+	notAllowed *Status
+	// assumed is the pod with its node set, once reserved.
+	assumed *corev1.Pod
+}
+
+// Pod returns the pod the state is for.
+func (s *PodState) Pod() *corev1.Pod { return s.pod }
+
+// NodeNames returns the only nodes the pod may go to, sorted, or nil when
+// PreFilter did not restrict them.
+func (s *PodState) NodeNames() []string {
+	if s.allowed == nil {
+		return nil
+	}
+	return sets.List(s.allowed)
+}
+
+// Allows reports whether PreFilter left the node as a candidate.
+func (s *PodState) Allows(nodeName string) bool {
+	return s.allowed == nil || s.allowed.Has(nodeName)
+}
+
+// PreFilter computes the pod's state against the current nodes. A non-nil
+// status means the pod fits no node (and the PodState is nil): the status
+// is then every node's reason.
+func (e *Evaluator) PreFilter(ctx context.Context, pod *corev1.Pod) (*PodState, *Status) {
+	if len(pod.Spec.ResourceClaims) > 0 {
+		// kube-scheduler's DynamicResources plugin is not run; refusing is
+		// better than placing the pod as if it had no claims.
+		return nil, &Status{Plugin: names.DynamicResources, Code: UnschedulableAndUnresolvable,
+			Reasons: []string{"pod has resource claims; Caldera does not allocate devices (DRA) yet"}}
+	}
+	state := k8sframework.NewCycleState()
+	result, st, restricting := e.fw.RunPreFilterPlugins(ctx, state, pod)
+	if !st.IsSuccess() {
+		s := fromUpstream(st)
+		if s.Plugin == "" && restricting.Len() > 0 {
+			s.Plugin = strings.Join(sets.List(restricting), ",")
+		}
+		return nil, s
+	}
+	s := &PodState{pod: pod, state: state}
+	if !result.AllNodes() {
+		s.allowed = result.NodeNames
+		s.notAllowed = &Status{
+			Plugin:  strings.Join(sets.List(restricting), ","),
+			Code:    UnschedulableAndUnresolvable,
+			Reasons: []string{fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(restricting))},
+		}
+	}
+	return s, nil
+}
+
+// Filter reports whether the pod fits the node: nil when it does, else the
+// first plugin that rejected it and its reasons.
+func (e *Evaluator) Filter(ctx context.Context, s *PodState, node *api.NodeInfo) *Status {
+	if s.allowed != nil && !s.allowed.Has(node.Name) {
+		return s.notAllowed
+	}
+	st := e.fw.RunFilterPlugins(ctx, s.state, s.pod, node.K8s)
+	if st == nil {
+		return nil
+	}
+	return fromUpstream(st)
+}
+
+// Score returns the pod's weighted total score on each node, normalised
+// across the given nodes as kube-scheduler does: pass the nodes that passed
+// Filter.
+func (e *Evaluator) Score(ctx context.Context, s *PodState, nodes []*api.NodeInfo) ([]int64, error) {
+	infos := make([]fwk.NodeInfo, len(nodes))
+	for i, n := range nodes {
+		infos[i] = n.K8s
+	}
+	if st := e.fw.RunPreScorePlugins(ctx, s.state, s.pod, infos); !st.IsSuccess() {
+		return nil, fmt.Errorf("scoring pod %s/%s: %w", s.pod.Namespace, s.pod.Name, st.AsError())
+	}
+	scores, st := e.fw.RunScorePlugins(ctx, s.state, s.pod, infos)
+	if !st.IsSuccess() {
+		return nil, fmt.Errorf("scoring pod %s/%s: %w", s.pod.Namespace, s.pod.Name, st.AsError())
+	}
+	out := make([]int64, len(scores))
+	for i := range scores {
+		out[i] = scores[i].TotalScore
+	}
+	return out, nil
+}
+
+// Reserve tells the plugins that the pod goes to the node (VolumeBinding
+// assumes the pod's claims bound there, so the next pods see it). On
+// failure the reservation is undone.
+func (e *Evaluator) Reserve(ctx context.Context, s *PodState, nodeName string) *Status {
+	if s.assumed != nil {
+		return errorStatus("", fmt.Errorf("pod %s/%s is already reserved on %s", s.pod.Namespace, s.pod.Name, s.assumed.Spec.NodeName))
+	}
+	// As kube-scheduler does: the reserve and bind plugins see the pod
+	// with its node set.
+	assumed := s.pod.DeepCopy()
+	assumed.Spec.NodeName = nodeName
+	if st := e.fw.RunReservePluginsReserve(ctx, s.state, assumed, nodeName); !st.IsSuccess() {
+		e.fw.RunReservePluginsUnreserve(ctx, s.state, assumed, nodeName)
+		return fromUpstream(st)
+	}
+	s.assumed = assumed
+	return nil
+}
+
+// Unreserve undoes Reserve, for a gang that is discarded or a bind that
+// failed. Unreserving a pod that is not reserved does nothing.
+func (e *Evaluator) Unreserve(ctx context.Context, s *PodState) {
+	if s.assumed == nil {
+		return
+	}
+	e.fw.RunReservePluginsUnreserve(ctx, s.state, s.assumed, s.assumed.Spec.NodeName)
+	s.assumed = nil
+}
+
+// PreBind does what must happen before the pod is bound to the node it was
+// reserved on: VolumeBinding binds its claims to volumes, or asks for them
+// to be provisioned there, and waits until they are bound. It blocks up to
+// VolumeBinding's bind timeout; run it on the binder's goroutines. The pod
+// must exist in the informer factory's pod cache (VolumeBinding stops
+// waiting once the pod is deleted).
+func (e *Evaluator) PreBind(ctx context.Context, s *PodState, nodeName string) *Status {
+	if s.assumed == nil || s.assumed.Spec.NodeName != nodeName {
+		return errorStatus("", fmt.Errorf("pod %s/%s is not reserved on %s", s.pod.Namespace, s.pod.Name, nodeName))
+	}
+	st := e.fw.RunPreBindPreFlights(ctx, s.state, s.assumed, nodeName)
+	if st.IsSkip() {
+		return nil
+	}
+	if !st.IsSuccess() {
+		return fromUpstream(st)
+	}
+	return fromUpstream(e.fw.RunPreBindPlugins(ctx, s.state, s.assumed, nodeName))
+}
+
+// AddPod updates the pod's PreFilter state as if other were added to the
+// node (it does not change the node). With RemovePod it lets preemption
+// ask "would the pod fit if these pods were gone" without a new PreFilter.
+func (e *Evaluator) AddPod(ctx context.Context, s *PodState, other *corev1.Pod, node *api.NodeInfo) *Status {
+	info, err := k8sframework.NewPodInfo(other)
+	if err != nil {
+		return errorStatus("", err)
+	}
+	return fromUpstream(e.fw.RunPreFilterExtensionAddPod(ctx, s.state, s.pod, info, node.K8s))
+}
+
+// RemovePod updates the pod's PreFilter state as if other were removed
+// from the node (it does not change the node).
+func (e *Evaluator) RemovePod(ctx context.Context, s *PodState, other *corev1.Pod, node *api.NodeInfo) *Status {
+	info, err := k8sframework.NewPodInfo(other)
+	if err != nil {
+		return errorStatus("", err)
+	}
+	return fromUpstream(e.fw.RunPreFilterExtensionRemovePod(ctx, s.state, s.pod, info, node.K8s))
+}
+
+// Feasible returns the nodes (in SetNodes order) the pod fits, and for each
+// other node why not. It is PreFilter and Filter over every node.
+func (e *Evaluator) Feasible(ctx context.Context, pod *corev1.Pod) ([]string, map[string]*Status) {
+	failed := map[string]*Status{}
+	s, st := e.PreFilter(ctx, pod)
+	if st != nil {
+		for _, n := range e.nodes {
+			failed[n.Name] = st
+		}
+		return nil, failed
+	}
+	var fit []string
+	for _, n := range e.nodes {
+		if st := e.Filter(ctx, s, n); st != nil {
+			failed[n.Name] = st
+			continue
+		}
+		fit = append(fit, n.Name)
+	}
+	return fit, failed
+}
+
+// Close releases the plugins.
+func (e *Evaluator) Close() error {
+	return e.fw.Close()
+}

@@ -1,0 +1,188 @@
+package podfit
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	fwk "k8s.io/kube-scheduler/framework"
+	k8sframework "k8s.io/kubernetes/pkg/scheduler/framework"
+
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+)
+
+// lister is the plugins' view of the cluster: kube-scheduler's SharedLister
+// over the NodeInfos of the cycle's snapshot. It holds the K8s NodeInfo
+// pointers themselves, not copies, so that the plugins see every tentative
+// placement the scheduler makes after SetNodes; the derived lists (nodes
+// with affinity pods, PVCs in use) are therefore computed on each call.
+type lister struct {
+	nodes  []*k8sframework.NodeInfo
+	list   []fwk.NodeInfo
+	byName map[string]*k8sframework.NodeInfo
+}
+
+var (
+	_ fwk.SharedLister      = &lister{}
+	_ fwk.NodeInfoLister    = &lister{}
+	_ fwk.StorageInfoLister = &lister{}
+)
+
+// set replaces the node list. The slices are rebuilt, the map reused.
+func (l *lister) set(nodes []*api.NodeInfo) {
+	l.nodes = make([]*k8sframework.NodeInfo, len(nodes))
+	l.list = make([]fwk.NodeInfo, len(nodes))
+	if l.byName == nil {
+		l.byName = make(map[string]*k8sframework.NodeInfo, len(nodes))
+	}
+	clear(l.byName)
+	for i, n := range nodes {
+		l.nodes[i] = n.K8s
+		l.list[i] = n.K8s
+		l.byName[n.Name] = n.K8s
+	}
+}
+
+func (l *lister) NodeInfos() fwk.NodeInfoLister       { return l }
+func (l *lister) StorageInfos() fwk.StorageInfoLister { return l }
+
+// List returns every node of the cycle; callers must not change the slice.
+func (l *lister) List() ([]fwk.NodeInfo, error) { return l.list, nil }
+
+func (l *lister) HavePodsWithAffinityList() ([]fwk.NodeInfo, error) {
+	return l.filter(func(n *k8sframework.NodeInfo) bool { return len(n.PodsWithAffinity) > 0 }), nil
+}
+
+func (l *lister) HavePodsWithRequiredAntiAffinityList() ([]fwk.NodeInfo, error) {
+	return l.filter(func(n *k8sframework.NodeInfo) bool { return len(n.PodsWithRequiredAntiAffinity) > 0 }), nil
+}
+
+func (l *lister) HavePodsWithRequiredNonHostScopedAntiAffinityList() ([]fwk.NodeInfo, error) {
+	return l.filter(func(n *k8sframework.NodeInfo) bool { return len(n.PodsWithRequiredNonHostScopedAntiAffinity) > 0 }), nil
+}
+
+// filter scans the nodes; it runs once per PreFilter or PreScore of a pod,
+// which already costs a pass over the nodes, and keeps the lists exact
+// without hooks into every placement.
+func (l *lister) filter(keep func(*k8sframework.NodeInfo) bool) []fwk.NodeInfo {
+	var out []fwk.NodeInfo
+	for _, n := range l.nodes {
+		if keep(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (l *lister) Get(nodeName string) (fwk.NodeInfo, error) {
+	if n, ok := l.byName[nodeName]; ok && n.Node() != nil {
+		return n, nil
+	}
+	return nil, fmt.Errorf("nodeinfo not found for node name %q", nodeName)
+}
+
+// IsPVCUsedByPods reports whether a pod on any node uses the claim
+// ("namespace/name"). Only pods with ReadWriteOncePod claims ask.
+func (l *lister) IsPVCUsedByPods(key string) bool {
+	for _, n := range l.nodes {
+		if n.PVCRefCounts[key] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Kubernetes' workload API (PodGroup, CompositePodGroup) is not used by the
+// plugins podfit runs; Caldera's own PodGroups are handled by its gang
+// plugin. The listers answer "not found".
+
+func (l *lister) PodGroupStates() fwk.PodGroupStateLister { return noPodGroupStates{} }
+func (l *lister) PodGroups() fwk.PodGroupLister           { return noPodGroups{} }
+func (l *lister) CompositePodGroupStates() fwk.CompositePodGroupStateLister {
+	return noCompositePodGroupStates{}
+}
+func (l *lister) CompositePodGroups() fwk.CompositePodGroupLister { return noCompositePodGroups{} }
+
+type noPodGroupStates struct{}
+
+func (noPodGroupStates) Get(namespace, name string) (fwk.PodGroupState, error) {
+	return nil, fmt.Errorf("pod group state %s/%s not found: podfit keeps no pod groups", namespace, name)
+}
+
+type noPodGroups struct{}
+
+func (noPodGroups) Get(namespace, name string) (*schedulingv1beta1.PodGroup, error) {
+	return nil, fmt.Errorf("pod group %s/%s not found: podfit keeps no pod groups", namespace, name)
+}
+
+type noCompositePodGroupStates struct{}
+
+func (noCompositePodGroupStates) Get(namespace, name string) (fwk.CompositePodGroupState, error) {
+	return nil, fmt.Errorf("composite pod group state %s/%s not found: podfit keeps no pod groups", namespace, name)
+}
+
+type noCompositePodGroups struct{}
+
+func (noCompositePodGroups) Get(namespace, name string) (*schedulingv1alpha3.CompositePodGroup, error) {
+	return nil, fmt.Errorf("composite pod group %s/%s not found: podfit keeps no pod groups", namespace, name)
+}
+
+// imageIndex gives each node kube-scheduler's image states (image size and
+// on how many nodes it is present), which ImageLocality scores by and which
+// api.NodeInfo does not keep. It is rebuilt only when a node object changes.
+type imageIndex struct {
+	nodes  map[string]*corev1.Node
+	states map[string]map[string]*fwk.ImageStateSummary
+}
+
+func (x *imageIndex) apply(nodes []*api.NodeInfo) {
+	if x.stale(nodes) {
+		x.rebuild(nodes)
+	}
+	for _, n := range nodes {
+		n.K8s.ImageStates = x.states[n.Name]
+	}
+}
+
+func (x *imageIndex) stale(nodes []*api.NodeInfo) bool {
+	if len(nodes) != len(x.nodes) {
+		return true
+	}
+	for _, n := range nodes {
+		if x.nodes[n.Name] != n.Node {
+			return true
+		}
+	}
+	return false
+}
+
+func (x *imageIndex) rebuild(nodes []*api.NodeInfo) {
+	x.nodes = make(map[string]*corev1.Node, len(nodes))
+	x.states = make(map[string]map[string]*fwk.ImageStateSummary, len(nodes))
+	present := map[string]int{}
+	for _, n := range nodes {
+		x.nodes[n.Name] = n.Node
+		seen := map[string]bool{}
+		for _, img := range n.Node.Status.Images {
+			for _, name := range img.Names {
+				if !seen[name] {
+					seen[name] = true
+					present[name]++
+				}
+			}
+		}
+	}
+	for _, n := range nodes {
+		if len(n.Node.Status.Images) == 0 {
+			continue
+		}
+		states := make(map[string]*fwk.ImageStateSummary)
+		for _, img := range n.Node.Status.Images {
+			for _, name := range img.Names {
+				states[name] = &fwk.ImageStateSummary{Size: img.SizeBytes, NumNodes: present[name]}
+			}
+		}
+		x.states[n.Name] = states
+	}
+}

@@ -1,0 +1,147 @@
+package podfit
+
+import (
+	"fmt"
+	"slices"
+
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultbinder"
+	plfeature "k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/imagelocality"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/interpodaffinity"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodeaffinity"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodedeclaredfeatures"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodename"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodeports"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodeunschedulable"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/podtopologyspread"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/queuesort"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/tainttoleration"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/volumebinding"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/volumerestrictions"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/volumezone"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+)
+
+// profileName names the upstream profile; it only shows in kube-scheduler's
+// metric labels.
+const profileName = "caldera"
+
+// podPlugins are the kube-scheduler plugins whose filter, score, reserve and
+// pre-bind extension points decide what a pod's own constraints mean. Each
+// runs at every extension point it implements, in the order and with the
+// weight and arguments of kube-scheduler's default profile.
+var podPlugins = []string{
+	names.NodeUnschedulable,
+	names.NodeName,
+	names.TaintToleration,
+	names.NodeAffinity,
+	names.NodePorts,
+	names.NodeResourcesFit,
+	names.VolumeRestrictions,
+	names.NodeVolumeLimits,
+	names.VolumeBinding,
+	names.VolumeZone,
+	names.PodTopologySpread,
+	names.InterPodAffinity,
+	names.NodeResourcesBalancedAllocation,
+	names.ImageLocality,
+	// GA in 1.37: a pod that needs a node feature (inferred from its spec)
+	// only fits nodes that declare it.
+	names.NodeDeclaredFeatures,
+}
+
+// inertPlugins must be in every upstream profile (exactly one queue sort,
+// at least one binder) but are never run here: Caldera orders its own
+// queues and binds through its own binder.
+var inertPlugins = []string{names.PrioritySort, names.DefaultBinder}
+
+// excludedPlugins are in kube-scheduler's default profile (with the default
+// feature gates, or behind gates that are off by default) and deliberately
+// not run; docs/design/podfit.md says why for each.
+var excludedPlugins = []string{
+	names.SchedulingGates,   // Caldera holds gated pods back itself.
+	names.DefaultPreemption, // Caldera's preempt and reclaim actions decide evictions.
+	names.DynamicResources,  // needs a DRA manager; pods with claims are refused instead.
+	names.GangScheduling,    // Caldera's gang plugin owns gangs.
+	names.TopologyPlacementGenerator,
+	names.PodGroupPodsCount,
+	names.DeferredPodScheduling, // in-place resize preemption, alpha.
+}
+
+// newRegistry returns the factories of the plugins the profile names, with
+// the feature set passed in rather than read from the global gate. The
+// factories are the ones plugins.NewInTreeRegistry uses.
+func newRegistry(fts plfeature.Features) frameworkruntime.Registry {
+	return frameworkruntime.Registry{
+		nodeunschedulable.Name:               frameworkruntime.FactoryAdapter(fts, nodeunschedulable.New),
+		nodename.Name:                        frameworkruntime.FactoryAdapter(fts, nodename.New),
+		tainttoleration.Name:                 frameworkruntime.FactoryAdapter(fts, tainttoleration.New),
+		nodeaffinity.Name:                    frameworkruntime.FactoryAdapter(fts, nodeaffinity.New),
+		nodeports.Name:                       frameworkruntime.FactoryAdapter(fts, nodeports.New),
+		noderesources.Name:                   frameworkruntime.FactoryAdapter(fts, noderesources.NewFit),
+		volumerestrictions.Name:              frameworkruntime.FactoryAdapter(fts, volumerestrictions.New),
+		nodevolumelimits.CSIName:             frameworkruntime.FactoryAdapter(fts, nodevolumelimits.NewCSI),
+		volumebinding.Name:                   frameworkruntime.FactoryAdapter(fts, volumebinding.New),
+		volumezone.Name:                      frameworkruntime.FactoryAdapter(fts, volumezone.New),
+		podtopologyspread.Name:               frameworkruntime.FactoryAdapter(fts, podtopologyspread.New),
+		interpodaffinity.Name:                frameworkruntime.FactoryAdapter(fts, interpodaffinity.New),
+		noderesources.BalancedAllocationName: frameworkruntime.FactoryAdapter(fts, noderesources.NewBalancedAllocation),
+		imagelocality.Name:                   imagelocality.New,
+		nodedeclaredfeatures.Name:            frameworkruntime.FactoryAdapter(fts, nodedeclaredfeatures.New),
+		queuesort.Name:                       queuesort.New,
+		defaultbinder.Name:                   defaultbinder.New,
+	}
+}
+
+// newProfile derives the profile from kube-scheduler's own default
+// configuration, so that plugin order, score weights and plugin arguments
+// (topology spread system defaults, the fit scoring strategy, the volume
+// bind timeout, ...) are exactly kube-scheduler's. It keeps podPlugins and
+// inertPlugins and fails on any default plugin it does not know, so that a
+// Kubernetes upgrade that adds one is noticed rather than silently skipped.
+func newProfile() (*config.KubeSchedulerProfile, error) {
+	cfg, err := latest.Default()
+	if err != nil {
+		return nil, fmt.Errorf("kube-scheduler default configuration: %w", err)
+	}
+	if len(cfg.Profiles) == 0 || cfg.Profiles[0].Plugins == nil {
+		return nil, fmt.Errorf("kube-scheduler default configuration has no profile with plugins")
+	}
+	def := cfg.Profiles[0]
+	keep := func(name string) bool {
+		return slices.Contains(podPlugins, name) || slices.Contains(inertPlugins, name)
+	}
+	var enabled []config.Plugin
+	for _, p := range def.Plugins.MultiPoint.Enabled {
+		switch {
+		case keep(p.Name):
+			enabled = append(enabled, p)
+		case slices.Contains(excludedPlugins, p.Name):
+		default:
+			return nil, fmt.Errorf("kube-scheduler's default profile enables plugin %q, which podfit neither runs nor excludes", p.Name)
+		}
+	}
+	for _, name := range podPlugins {
+		if !slices.ContainsFunc(enabled, func(p config.Plugin) bool { return p.Name == name }) {
+			return nil, fmt.Errorf("plugin %q is not in kube-scheduler's default profile", name)
+		}
+	}
+	var pluginConfig []config.PluginConfig
+	for _, pc := range def.PluginConfig {
+		if keep(pc.Name) {
+			pluginConfig = append(pluginConfig, pc)
+		}
+	}
+	return &config.KubeSchedulerProfile{
+		SchedulerName: profileName,
+		Plugins: &config.Plugins{
+			MultiPoint: config.PluginSet{Enabled: enabled},
+		},
+		PluginConfig: pluginConfig,
+	}, nil
+}

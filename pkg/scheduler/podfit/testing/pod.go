@@ -1,0 +1,234 @@
+package testing
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// PodWrapper builds a Pod.
+type PodWrapper struct {
+	corev1.Pod
+}
+
+// MakePod starts a pod with one container "main" and a UID derived from its
+// namespace and name. Arguments are in the order of pkg/scheduler/testing.
+func MakePod(namespace, name string) *PodWrapper {
+	return &PodWrapper{corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID(namespace + "/" + name)},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "main", Image: "busybox"}},
+		},
+	}}
+}
+
+// Obj returns the built pod.
+func (p *PodWrapper) Obj() *corev1.Pod { return &p.Pod }
+
+// UID sets metadata.uid.
+func (p *PodWrapper) UID(uid string) *PodWrapper {
+	p.ObjectMeta.UID = types.UID(uid)
+	return p
+}
+
+// Label sets a label.
+func (p *PodWrapper) Label(k, v string) *PodWrapper {
+	if p.Labels == nil {
+		p.Labels = map[string]string{}
+	}
+	p.Labels[k] = v
+	return p
+}
+
+// Req adds requests (name, quantity pairs) to the first container.
+func (p *PodWrapper) Req(kv ...string) *PodWrapper {
+	c := &p.Spec.Containers[0]
+	if c.Resources.Requests == nil {
+		c.Resources.Requests = corev1.ResourceList{}
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		c.Resources.Requests[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
+	}
+	return p
+}
+
+// Image sets the first container's image.
+func (p *PodWrapper) Image(image string) *PodWrapper {
+	p.Spec.Containers[0].Image = image
+	return p
+}
+
+// Node sets spec.nodeName.
+func (p *PodWrapper) Node(name string) *PodWrapper {
+	p.Spec.NodeName = name
+	return p
+}
+
+// SchedulerName sets spec.schedulerName.
+func (p *PodWrapper) SchedulerName(name string) *PodWrapper {
+	p.Spec.SchedulerName = name
+	return p
+}
+
+// Phase sets status.phase.
+func (p *PodWrapper) Phase(phase corev1.PodPhase) *PodWrapper {
+	p.Status.Phase = phase
+	return p
+}
+
+// HostPort adds a TCP container port published on the host.
+func (p *PodWrapper) HostPort(port int32) *PodWrapper {
+	c := &p.Spec.Containers[0]
+	c.Ports = append(c.Ports, corev1.ContainerPort{ContainerPort: port, HostPort: port, Protocol: corev1.ProtocolTCP})
+	return p
+}
+
+// Toleration adds a toleration; an empty value tolerates with Exists.
+func (p *PodWrapper) Toleration(key, value string, effect corev1.TaintEffect) *PodWrapper {
+	t := corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists, Effect: effect}
+	if value != "" {
+		t.Operator, t.Value = corev1.TolerationOpEqual, value
+	}
+	p.Spec.Tolerations = append(p.Spec.Tolerations, t)
+	return p
+}
+
+// NodeSelector sets a spec.nodeSelector entry.
+func (p *PodWrapper) NodeSelector(k, v string) *PodWrapper {
+	if p.Spec.NodeSelector == nil {
+		p.Spec.NodeSelector = map[string]string{}
+	}
+	p.Spec.NodeSelector[k] = v
+	return p
+}
+
+func (p *PodWrapper) affinity() *corev1.Affinity {
+	if p.Spec.Affinity == nil {
+		p.Spec.Affinity = &corev1.Affinity{}
+	}
+	return p.Spec.Affinity
+}
+
+// NodeAffinityIn adds a required node-selector term "key In values".
+func (p *PodWrapper) NodeAffinityIn(key string, values ...string) *PodWrapper {
+	a := p.affinity()
+	if a.NodeAffinity == nil {
+		a.NodeAffinity = &corev1.NodeAffinity{}
+	}
+	if a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{}
+	}
+	req := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	req.NodeSelectorTerms = append(req.NodeSelectorTerms, corev1.NodeSelectorTerm{
+		MatchExpressions: []corev1.NodeSelectorRequirement{{Key: key, Operator: corev1.NodeSelectorOpIn, Values: values}},
+	})
+	return p
+}
+
+// PreferredNodeAffinityIn adds a preferred node-selector term "key In values".
+func (p *PodWrapper) PreferredNodeAffinityIn(weight int32, key string, values ...string) *PodWrapper {
+	a := p.affinity()
+	if a.NodeAffinity == nil {
+		a.NodeAffinity = &corev1.NodeAffinity{}
+	}
+	a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution = append(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution,
+		corev1.PreferredSchedulingTerm{Weight: weight, Preference: corev1.NodeSelectorTerm{
+			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: key, Operator: corev1.NodeSelectorOpIn, Values: values}},
+		}})
+	return p
+}
+
+func podAffinityTerm(topologyKey, labelKey, labelValue string) corev1.PodAffinityTerm {
+	return corev1.PodAffinityTerm{
+		TopologyKey:   topologyKey,
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{labelKey: labelValue}},
+	}
+}
+
+// PodAffinity requires the pod to share the topology domain with a pod
+// labelled labelKey=labelValue.
+func (p *PodWrapper) PodAffinity(topologyKey, labelKey, labelValue string) *PodWrapper {
+	a := p.affinity()
+	if a.PodAffinity == nil {
+		a.PodAffinity = &corev1.PodAffinity{}
+	}
+	a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution = append(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution,
+		podAffinityTerm(topologyKey, labelKey, labelValue))
+	return p
+}
+
+// PodAntiAffinity forbids the pod to share the topology domain with a pod
+// labelled labelKey=labelValue.
+func (p *PodWrapper) PodAntiAffinity(topologyKey, labelKey, labelValue string) *PodWrapper {
+	a := p.affinity()
+	if a.PodAntiAffinity == nil {
+		a.PodAntiAffinity = &corev1.PodAntiAffinity{}
+	}
+	a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution = append(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution,
+		podAffinityTerm(topologyKey, labelKey, labelValue))
+	return p
+}
+
+// PreferredPodAntiAffinity prefers the pod not to share the topology domain
+// with a pod labelled labelKey=labelValue.
+func (p *PodWrapper) PreferredPodAntiAffinity(weight int32, topologyKey, labelKey, labelValue string) *PodWrapper {
+	a := p.affinity()
+	if a.PodAntiAffinity == nil {
+		a.PodAntiAffinity = &corev1.PodAntiAffinity{}
+	}
+	a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution = append(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution,
+		corev1.WeightedPodAffinityTerm{Weight: weight, PodAffinityTerm: podAffinityTerm(topologyKey, labelKey, labelValue)})
+	return p
+}
+
+// Spread adds a topology spread constraint over pods labelled
+// labelKey=labelValue.
+func (p *PodWrapper) Spread(maxSkew int32, topologyKey string, when corev1.UnsatisfiableConstraintAction, labelKey, labelValue string) *PodWrapper {
+	p.Spec.TopologySpreadConstraints = append(p.Spec.TopologySpreadConstraints, corev1.TopologySpreadConstraint{
+		MaxSkew:           maxSkew,
+		TopologyKey:       topologyKey,
+		WhenUnsatisfiable: when,
+		LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{labelKey: labelValue}},
+	})
+	return p
+}
+
+// PVC mounts the claim as a volume.
+func (p *PodWrapper) PVC(claim string) *PodWrapper {
+	p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{
+		Name:         claim,
+		VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}},
+	})
+	return p
+}
+
+// SpreadNodeAffinityPolicy sets the node-affinity inclusion policy of the
+// last spread constraint.
+func (p *PodWrapper) SpreadNodeAffinityPolicy(policy corev1.NodeInclusionPolicy) *PodWrapper {
+	c := &p.Spec.TopologySpreadConstraints[len(p.Spec.TopologySpreadConstraints)-1]
+	c.NodeAffinityPolicy = &policy
+	return p
+}
+
+// Annotation sets an annotation.
+func (p *PodWrapper) Annotation(k, v string) *PodWrapper {
+	if p.Annotations == nil {
+		p.Annotations = map[string]string{}
+	}
+	p.Annotations[k] = v
+	return p
+}
+
+// Limit adds limits (name, quantity pairs) to the first container; extended
+// resources such as GPUs need limits equal to their requests.
+func (p *PodWrapper) Limit(kv ...string) *PodWrapper {
+	c := &p.Spec.Containers[0]
+	if c.Resources.Limits == nil {
+		c.Resources.Limits = corev1.ResourceList{}
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		c.Resources.Limits[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
+	}
+	return p
+}
