@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -44,6 +45,8 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/cache"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/metrics"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/predicates"
+	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
 	"github.com/caldera-sh/caldera/pkg/scheduler/status"
 )
@@ -95,9 +98,26 @@ func Run(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master
 	if err != nil {
 		return fmt.Errorf("creating client: %w", err)
 	}
-	prof, err := profile.Build(cfg, &framework.Handle{})
+	factory := newInformerFactory(clientset)
+	handle := &framework.Handle{}
+	fitOpts, needFit, err := profile.PodFitOptions(cfg)
 	if err != nil {
 		return err
+	}
+	if needFit {
+		handle.PodFit, err = podfit.New(ctx, podfit.Options{InformerFactory: factory, ClientSet: clientset, Profile: fitOpts})
+		if err != nil {
+			return err
+		}
+		defer handle.PodFit.Close()
+	}
+	prof, err := profile.Build(cfg, handle)
+	if err != nil {
+		return err
+	}
+	var preBinder binder.PreBinder
+	if pb, ok := prof.Plugin(predicates.Name).(binder.PreBinder); ok {
+		preBinder = pb
 	}
 
 	reg := prometheus.NewRegistry()
@@ -119,6 +139,7 @@ func Run(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master
 	b := binder.New(binder.KubeBinder{Client: clientset}, c, binder.Options{
 		Concurrency: int(*cfg.Binder.Concurrency),
 		Timeout:     cfg.Binder.Timeout.Duration,
+		PreBinder:   preBinder,
 		OnResult: func(r binder.Result) {
 			m.ObserveBind(r)
 			if r.Err == nil && r.Task.Pod != nil {
@@ -138,16 +159,7 @@ func Run(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master
 		Observer:       m,
 	})
 
-	factory := informers.NewSharedInformerFactoryWithOptions(clientset, 0)
-	// Pods that have ended hold nothing; leaving them out of the watch (as
-	// kube-scheduler does) keeps memory in proportion to live pods.
-	podFactory := informers.NewSharedInformerFactoryWithOptions(clientset, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.FieldSelector = fields.AndSelectors(
-			fields.OneTermNotEqualSelector("status.phase", string(corev1.PodSucceeded)),
-			fields.OneTermNotEqualSelector("status.phase", string(corev1.PodFailed)),
-		).String()
-	}))
-	if err := wireCoreInformers(c, factory, podFactory); err != nil {
+	if err := wireCoreInformers(c, factory); err != nil {
 		return err
 	}
 	crdCache, err := ctrlcache.New(restCfg, ctrlcache.Options{Scheme: scheme})
@@ -166,7 +178,6 @@ func Run(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master
 	defer servers()
 
 	factory.Start(ctx.Done())
-	podFactory.Start(ctx.Done())
 	go func() {
 		if err := crdCache.Start(ctx); err != nil {
 			logger.Error(err, "CRD informers stopped")
@@ -174,7 +185,6 @@ func Run(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master
 	}()
 	logger.Info("Waiting for informers to sync")
 	factory.WaitForCacheSync(ctx.Done())
-	podFactory.WaitForCacheSync(ctx.Done())
 	if !crdCache.WaitForCacheSync(ctx) {
 		return errors.New("CRD informers did not sync")
 	}
@@ -219,8 +229,27 @@ func clientConfig(cc configv1alpha1.ClientConnectionConfiguration, master string
 	return cfg, nil
 }
 
-func wireCoreInformers(c *cache.Cache, factory, podFactory informers.SharedInformerFactory) error {
-	if _, err := podFactory.Core().V1().Pods().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+// newInformerFactory returns the informer factory of every built-in type the
+// scheduler and kube-scheduler's plugins read. Its pod informer leaves out
+// pods that have ended, as kube-scheduler's does: they hold nothing, and
+// memory stays in proportion to live pods.
+func newInformerFactory(clientset kubernetes.Interface) informers.SharedInformerFactory {
+	factory := informers.NewSharedInformerFactory(clientset, 0)
+	factory.InformerFor(&corev1.Pod{}, func(cs kubernetes.Interface, resync time.Duration) toolscache.SharedIndexInformer {
+		return coreinformers.NewFilteredPodInformer(cs, metav1.NamespaceAll, resync,
+			toolscache.Indexers{toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc},
+			func(o *metav1.ListOptions) {
+				o.FieldSelector = fields.AndSelectors(
+					fields.OneTermNotEqualSelector("status.phase", string(corev1.PodSucceeded)),
+					fields.OneTermNotEqualSelector("status.phase", string(corev1.PodFailed)),
+				).String()
+			})
+	})
+	return factory
+}
+
+func wireCoreInformers(c *cache.Cache, factory informers.SharedInformerFactory) error {
+	if _, err := factory.Core().V1().Pods().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.UpdatePod(obj.(*corev1.Pod)) },
 		UpdateFunc: func(_, obj any) { c.UpdatePod(obj.(*corev1.Pod)) },
 		DeleteFunc: func(obj any) {

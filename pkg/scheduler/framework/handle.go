@@ -1,7 +1,13 @@
 package framework
 
+import "github.com/caldera-sh/caldera/pkg/scheduler/podfit"
+
 // Handle carries the scheduler's long-lived services to plugin factories.
 // Plugins keep what they need from it; per-cycle state lives in the plugin
-// between OnSessionOpen and OnSessionClose, never here.
+// between OnSessionOpen and OnSessionClose or in the session's cycle state,
+// never here.
 type Handle struct {
+	// PodFit runs kube-scheduler's filter and score plugins; nil when the
+	// configuration has neither predicates nor nodeorder.
+	PodFit *podfit.Evaluator
 }

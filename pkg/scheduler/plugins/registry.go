@@ -7,7 +7,9 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/conformance"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/drf"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/gang"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/nodeorder"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/overcommit"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/predicates"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/priority"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/proportion"
 )
@@ -19,7 +21,9 @@ func NewRegistry() framework.Registry {
 		conformance.Name: conformance.New,
 		drf.Name:         drf.New,
 		gang.Name:        gang.New,
+		nodeorder.Name:   nodeorder.New,
 		overcommit.Name:  overcommit.New,
+		predicates.Name:  predicates.New,
 		priority.Name:    priority.New,
 		proportion.Name:  proportion.New,
 	}

@@ -45,6 +45,8 @@ type Options struct {
 	// Parallelism bounds the goroutines of PreFilter and Score over nodes;
 	// 0 means kube-scheduler's default (16).
 	Parallelism int
+	// Profile changes kube-scheduler's default profile.
+	Profile ProfileOptions
 }
 
 // Evaluator runs kube-scheduler's pod-level plugins over the scheduler's
@@ -80,7 +82,7 @@ func New(ctx context.Context, o Options) (*Evaluator, error) {
 	if parallelism <= 0 {
 		parallelism = parallelize.DefaultParallelism
 	}
-	profile, err := newProfile()
+	profile, err := newProfile(o.Profile)
 	if err != nil {
 		return nil, err
 	}

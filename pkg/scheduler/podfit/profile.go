@@ -3,6 +3,7 @@ package podfit
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
@@ -104,7 +105,25 @@ func newRegistry(fts plfeature.Features) frameworkruntime.Registry {
 // bind timeout, ...) are exactly kube-scheduler's. It keeps podPlugins and
 // inertPlugins and fails on any default plugin it does not know, so that a
 // Kubernetes upgrade that adds one is noticed rather than silently skipped.
-func newProfile() (*config.KubeSchedulerProfile, error) {
+// ProfileOptions change kube-scheduler's default profile the way the
+// scheduler configuration asks (Volcano's predicate switches and nodeorder
+// weights).
+type ProfileOptions struct {
+	// DisabledFilters are plugins whose PreFilter and Filter do not run.
+	DisabledFilters []string
+	// ScoreWeights replace plugins' score weights; 0 turns a score off.
+	ScoreWeights map[string]int32
+	// MostAllocated makes NodeResourcesFit score fuller nodes higher
+	// instead of emptier ones.
+	MostAllocated bool
+	// VolumeBindTimeout, when positive, replaces VolumeBinding's timeout.
+	VolumeBindTimeout time.Duration
+	// VolumeBindingShape, when set, replaces VolumeBinding's storage
+	// capacity scoring shape.
+	VolumeBindingShape []config.UtilizationShapePoint
+}
+
+func newProfile(po ProfileOptions) (*config.KubeSchedulerProfile, error) {
 	cfg, err := latest.Default()
 	if err != nil {
 		return nil, fmt.Errorf("kube-scheduler default configuration: %w", err)
@@ -131,17 +150,52 @@ func newProfile() (*config.KubeSchedulerProfile, error) {
 			return nil, fmt.Errorf("plugin %q is not in kube-scheduler's default profile", name)
 		}
 	}
+	plugins := &config.Plugins{MultiPoint: config.PluginSet{Enabled: enabled}}
+	for _, name := range po.DisabledFilters {
+		if !slices.Contains(podPlugins, name) {
+			return nil, fmt.Errorf("cannot disable the filter of %q: not a plugin podfit runs", name)
+		}
+		plugins.PreFilter.Disabled = append(plugins.PreFilter.Disabled, config.Plugin{Name: name})
+		plugins.Filter.Disabled = append(plugins.Filter.Disabled, config.Plugin{Name: name})
+	}
+	for i := range enabled {
+		w, ok := po.ScoreWeights[enabled[i].Name]
+		switch {
+		case !ok:
+		case w == 0:
+			plugins.PreScore.Disabled = append(plugins.PreScore.Disabled, config.Plugin{Name: enabled[i].Name})
+			plugins.Score.Disabled = append(plugins.Score.Disabled, config.Plugin{Name: enabled[i].Name})
+		default:
+			enabled[i].Weight = w
+		}
+	}
 	var pluginConfig []config.PluginConfig
 	for _, pc := range def.PluginConfig {
-		if keep(pc.Name) {
-			pluginConfig = append(pluginConfig, pc)
+		if !keep(pc.Name) {
+			continue
 		}
+		switch args := pc.Args.(type) {
+		case *config.NodeResourcesFitArgs:
+			if po.MostAllocated {
+				a := args.DeepCopy()
+				a.ScoringStrategy.Type = config.MostAllocated
+				pc.Args = a
+			}
+		case *config.VolumeBindingArgs:
+			a := args.DeepCopy()
+			if po.VolumeBindTimeout > 0 {
+				a.BindTimeoutSeconds = int64(po.VolumeBindTimeout.Seconds())
+			}
+			if len(po.VolumeBindingShape) > 0 {
+				a.Shape = po.VolumeBindingShape
+			}
+			pc.Args = a
+		}
+		pluginConfig = append(pluginConfig, pc)
 	}
 	return &config.KubeSchedulerProfile{
 		SchedulerName: profileName,
-		Plugins: &config.Plugins{
-			MultiPoint: config.PluginSet{Enabled: enabled},
-		},
-		PluginConfig: pluginConfig,
+		Plugins:       plugins,
+		PluginConfig:  pluginConfig,
 	}, nil
 }

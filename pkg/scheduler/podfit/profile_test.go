@@ -43,7 +43,7 @@ func TestRegistryIsInTree(t *testing.T) {
 			t.Errorf("plugin %q is not in kube-scheduler's in-tree registry", name)
 		}
 	}
-	profile, err := newProfile()
+	profile, err := newProfile(ProfileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,3 +97,15 @@ func Build(cfg *configv1alpha1.SchedulerConfiguration, h *framework.Handle) (*Pr
 	}
 	return p, nil
 }
+
+// Plugin returns the configured plugin of that name, or nil.
+func (p *Profile) Plugin(name string) framework.Plugin {
+	for _, tier := range p.Tiers {
+		for _, tp := range tier.Plugins {
+			if tp.Plugin.Name() == name {
+				return tp.Plugin
+			}
+		}
+	}
+	return nil
+}

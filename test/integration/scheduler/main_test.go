@@ -32,9 +32,13 @@ tiers:
 - plugins:
   - name: priority
   - name: gang
+  - name: conformance
 - plugins:
+  - name: overcommit
   - name: drf
+  - name: predicates
   - name: proportion
+  - name: nodeorder
   - name: binpack
 cycle:
   coalesceWindow: 10ms

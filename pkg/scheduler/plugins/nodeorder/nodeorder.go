@@ -1,0 +1,78 @@
+// Package nodeorder scores nodes with kube-scheduler's own score plugins
+// (resource allocation and balance, node affinity, inter-pod affinity,
+// taint toleration, topology spread, image locality), weighted as the
+// configuration says (Volcano's nodeorder weights).
+package nodeorder
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/predicates"
+	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
+)
+
+// Name is the plugin's name in the configuration.
+const Name = "nodeorder"
+
+// Plugin is the nodeorder plugin.
+type Plugin struct {
+	fit *podfit.Evaluator
+	ssn *framework.Session
+}
+
+var (
+	_ framework.SessionPlugin   = &Plugin{}
+	_ framework.NodeScorePlugin = &Plugin{}
+)
+
+// New builds the plugin. Its arguments (the score weights) shape the
+// evaluator the handle carries; here they are only validated.
+func New(args any, h *framework.Handle) (framework.Plugin, error) {
+	switch a := args.(type) {
+	case nil:
+	case *configv1alpha1.NodeOrderArgs:
+		if errs := a.Validate(field.NewPath("args")); len(errs) > 0 {
+			return nil, fmt.Errorf("plugin %s: %w", Name, errs.ToAggregate())
+		}
+	default:
+		return nil, fmt.Errorf("plugin %s: arguments of type %T, want *NodeOrderArgs", Name, args)
+	}
+	if h == nil || h.PodFit == nil {
+		return nil, fmt.Errorf("plugin %s needs the pod evaluator, which the scheduler did not provide", Name)
+	}
+	return &Plugin{fit: h.PodFit}, nil
+}
+
+// Name returns the plugin's name.
+func (p *Plugin) Name() string { return Name }
+
+// OnSessionOpen remembers the cycle; the predicates plugin (or the first
+// score) gives the evaluator the nodes.
+func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
+	p.ssn = ssn
+	p.fit.SetNodes(ssn.Snapshot.NodeList)
+}
+
+// OnSessionClose forgets the cycle.
+func (p *Plugin) OnSessionClose(*framework.Session) { p.ssn = nil }
+
+// ScoreNodes adds kube-scheduler's weighted, normalised scores.
+func (p *Plugin) ScoreNodes(t *api.TaskInfo, nodes []*api.NodeInfo, scores []float64) {
+	s, st := predicates.PodState(p.ssn, p.fit, t)
+	if st != nil {
+		return
+	}
+	got, err := p.fit.Score(p.ssn.Ctx, s, nodes)
+	if err != nil {
+		p.ssn.Logger.Error(err, "Scoring nodes failed", "pod", t.Namespace+"/"+t.Name)
+		return
+	}
+	for i, v := range got {
+		scores[i] += float64(v)
+	}
+}

@@ -1,0 +1,174 @@
+// Package predicates filters nodes for a task with kube-scheduler's own
+// filter plugins (node affinity, taints, ports, resources, volumes, topology
+// spread, inter-pod affinity), so that a pod's constraints mean exactly what
+// they mean to kube-scheduler. It also reserves a placed pod's volumes and
+// binds them before the pod is bound.
+package predicates
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
+	"github.com/caldera-sh/caldera/pkg/scheduler/binder"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
+)
+
+// Name is the plugin's name in the configuration.
+const Name = "predicates"
+
+// stateKey holds each task's kube-scheduler PreFilter state for the cycle.
+var stateKey = framework.NewStateKey[map[types.UID]*podfit.PodState]("predicates/podState")
+
+// Plugin is the predicates plugin.
+type Plugin struct {
+	fit *podfit.Evaluator
+	ssn *framework.Session
+
+	// reserved holds the state of placed pods until they are bound, across
+	// cycles: the binder's PreBind needs it.
+	mu       sync.Mutex
+	reserved map[types.UID]*podfit.PodState
+}
+
+var (
+	_ framework.SessionPlugin      = &Plugin{}
+	_ framework.PrePredicatePlugin = &Plugin{}
+	_ framework.PredicatePlugin    = &Plugin{}
+	_ framework.EventHandlerPlugin = &Plugin{}
+	_ binder.PreBinder             = &Plugin{}
+)
+
+// New builds the plugin. Its arguments (which kube-scheduler filters run)
+// shape the evaluator the handle carries; here they are only validated.
+func New(args any, h *framework.Handle) (framework.Plugin, error) {
+	switch a := args.(type) {
+	case nil:
+	case *configv1alpha1.PredicatesArgs:
+		if errs := a.Validate(field.NewPath("args")); len(errs) > 0 {
+			return nil, fmt.Errorf("plugin %s: %w", Name, errs.ToAggregate())
+		}
+	default:
+		return nil, fmt.Errorf("plugin %s: arguments of type %T, want *PredicatesArgs", Name, args)
+	}
+	if h == nil || h.PodFit == nil {
+		return nil, fmt.Errorf("plugin %s needs the pod evaluator, which the scheduler did not provide", Name)
+	}
+	return &Plugin{fit: h.PodFit, reserved: map[types.UID]*podfit.PodState{}}, nil
+}
+
+// Name returns the plugin's name.
+func (p *Plugin) Name() string { return Name }
+
+// OnSessionOpen gives the evaluator the cycle's nodes.
+func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
+	p.ssn = ssn
+	p.fit.SetNodes(ssn.Snapshot.NodeList)
+	framework.WriteState(ssn, stateKey, map[types.UID]*podfit.PodState{})
+}
+
+// OnSessionClose forgets the cycle.
+func (p *Plugin) OnSessionClose(*framework.Session) { p.ssn = nil }
+
+// PodState returns a task's PreFilter state for the cycle, computing it when
+// the predicates plugin has not (yet) done so. Other plugins (nodeorder) use
+// it to score with the same state.
+func PodState(ssn *framework.Session, fit *podfit.Evaluator, t *api.TaskInfo) (*podfit.PodState, *podfit.Status) {
+	states, ok := framework.ReadState(ssn, stateKey)
+	if !ok {
+		states = map[types.UID]*podfit.PodState{}
+		framework.WriteState(ssn, stateKey, states)
+	}
+	if s := states[t.UID]; s != nil {
+		return s, nil
+	}
+	s, st := fit.PreFilter(ssn.Ctx, t.Pod)
+	if st == nil {
+		states[t.UID] = s
+	}
+	return s, st
+}
+
+// PrePredicate computes the task's state afresh: placements made since its
+// last attempt change what inter-pod affinity and topology spread allow.
+func (p *Plugin) PrePredicate(t *api.TaskInfo) *framework.Status {
+	if states, ok := framework.ReadState(p.ssn, stateKey); ok {
+		delete(states, t.UID)
+	}
+	_, st := PodState(p.ssn, p.fit, t)
+	return convert(st)
+}
+
+// Predicate runs kube-scheduler's filters for the task on the node.
+func (p *Plugin) Predicate(t *api.TaskInfo, n *api.NodeInfo) *framework.Status {
+	s, st := PodState(p.ssn, p.fit, t)
+	if st != nil {
+		return convert(st)
+	}
+	if !s.Allows(n.Name) {
+		return &framework.Status{Plugin: "PreFilter", Reasons: []string{"node(s) didn't satisfy plugin(s) PreFilter result"}, Unresolvable: true}
+	}
+	return convert(p.fit.Filter(p.ssn.Ctx, s, n))
+}
+
+// OnAllocate reserves the placed pod's volumes on its node, so the next
+// pods see them taken.
+func (p *Plugin) OnAllocate(t *api.TaskInfo) {
+	s, st := PodState(p.ssn, p.fit, t)
+	if st != nil {
+		return
+	}
+	if st := p.fit.Reserve(p.ssn.Ctx, s, t.NodeName); st != nil {
+		p.ssn.Logger.Info("Reserving volumes failed", "pod", t.Namespace+"/"+t.Name, "node", t.NodeName, "status", st.Message())
+		return
+	}
+	p.mu.Lock()
+	p.reserved[t.UID] = s
+	p.mu.Unlock()
+}
+
+// OnDeallocate releases an undone placement's reservation.
+func (p *Plugin) OnDeallocate(t *api.TaskInfo) {
+	p.Unreserve(p.ssn.Ctx, t)
+}
+
+// PreBind binds the pod's volumes on its node before the pod is bound.
+func (p *Plugin) PreBind(ctx context.Context, t *api.TaskInfo, node string) error {
+	p.mu.Lock()
+	s := p.reserved[t.UID]
+	delete(p.reserved, t.UID)
+	p.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	if st := p.fit.PreBind(ctx, s, node); st != nil {
+		p.fit.Unreserve(ctx, s)
+		return errors.New(st.Message())
+	}
+	return nil
+}
+
+// Unreserve releases what was reserved for the pod.
+func (p *Plugin) Unreserve(ctx context.Context, t *api.TaskInfo) {
+	p.mu.Lock()
+	s := p.reserved[t.UID]
+	delete(p.reserved, t.UID)
+	p.mu.Unlock()
+	if s != nil {
+		p.fit.Unreserve(ctx, s)
+	}
+}
+
+func convert(st *podfit.Status) *framework.Status {
+	if st == nil {
+		return nil
+	}
+	return &framework.Status{Plugin: st.Plugin, Reasons: st.Reasons, Unresolvable: st.Code == podfit.UnschedulableAndUnresolvable}
+}
