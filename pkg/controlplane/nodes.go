@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -71,10 +72,19 @@ func CreateNodes(ctx context.Context, c client.Client, specs []NodeSpec) error {
 		if err := c.Create(ctx, n); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating node %s: %w", s.Name, err)
 		}
-		// Status is ignored on create; capacity must be set through the
-		// subresource before kwok copies it.
-		n.Status = status
-		if err := c.Status().Update(ctx, n); err != nil {
+		// Status is ignored on create; capacity is set through the
+		// subresource. kwok may have written the status meanwhile: retry on
+		// the latest object.
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			var cur corev1.Node
+			if err := c.Get(ctx, client.ObjectKey{Name: s.Name}, &cur); err != nil {
+				return err
+			}
+			cur.Status.Capacity = status.Capacity
+			cur.Status.Allocatable = status.Allocatable
+			return c.Status().Update(ctx, &cur)
+		})
+		if err != nil {
 			return fmt.Errorf("setting capacity of node %s: %w", s.Name, err)
 		}
 	}

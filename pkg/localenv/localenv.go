@@ -36,7 +36,18 @@ type Options struct {
 	Nodes []controlplane.NodeSpec
 	// Progress receives one line per step.
 	Progress func(format string, args ...any)
+	// Components are started (from BinDir) once the cluster is up; nil
+	// means all of them.
+	Components []string
 }
+
+// Components Start can run.
+const (
+	ComponentScheduler = "caldera-scheduler"
+)
+
+// AllComponents lists every component, in start order.
+func AllComponents() []string { return []string{ComponentScheduler} }
 
 // Environment is a running local environment.
 type Environment struct {
@@ -45,6 +56,7 @@ type Environment struct {
 	Nodes      []controlplane.NodeSpec
 	etcd       *controlplane.Etcd
 	cluster    *controlplane.Cluster
+	components []*controlplane.Component
 	lockPath   string
 }
 
@@ -117,7 +129,48 @@ func Start(ctx context.Context, o Options) (_ *Environment, err error) {
 	}); err != nil {
 		return nil, err
 	}
+	components := o.Components
+	if components == nil {
+		components = AllComponents()
+	}
+	for _, name := range components {
+		if err := step("starting "+name, func() error { return env.startComponent(ctx, o.BinDir, name) }); err != nil {
+			return nil, err
+		}
+	}
 	return env, nil
+}
+
+func (e *Environment) startComponent(ctx context.Context, binDir, name string) error {
+	port, err := controlplane.FreePort()
+	if err != nil {
+		return err
+	}
+	health := fmt.Sprintf("127.0.0.1:%d", port)
+	var args []string
+	switch name {
+	case ComponentScheduler:
+		args = []string{
+			"--kubeconfig=" + e.Kubeconfig,
+			"--leader-elect=false",
+			"--healthz-bind-address=" + health,
+			"--metrics-bind-address=" + health,
+		}
+	default:
+		return fmt.Errorf("unknown component %q", name)
+	}
+	c, err := controlplane.StartComponent(ctx, controlplane.ComponentOptions{
+		Name:     name,
+		Binary:   filepath.Join(binDir, name),
+		Args:     args,
+		Dir:      e.Dir,
+		ReadyURL: "http://" + health + "/readyz",
+	})
+	if err != nil {
+		return err
+	}
+	e.components = append(e.components, c)
+	return nil
 }
 
 // Stop stops every process the environment started and releases its lock.
@@ -125,7 +178,11 @@ func (e *Environment) Stop() error {
 	if e == nil {
 		return nil
 	}
-	err := errors.Join(e.cluster.Stop(), e.etcd.Stop())
+	var errs []error
+	for i := len(e.components) - 1; i >= 0; i-- {
+		errs = append(errs, e.components[i].Stop())
+	}
+	err := errors.Join(append(errs, e.cluster.Stop(), e.etcd.Stop())...)
 	if rmErr := os.Remove(e.lockPath); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
 		err = errors.Join(err, rmErr)
 	}

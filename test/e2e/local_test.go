@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -51,12 +52,21 @@ func TestLocalUpAndDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log strings.Builder
-	up := make(chan struct{})
+	var logMu sync.Mutex
+	logText := func() string {
+		logMu.Lock()
+		defer logMu.Unlock()
+		return log.String()
+	}
+	up, exited := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(exited)
 		s := bufio.NewScanner(stdout)
 		closed := false
 		for s.Scan() {
+			logMu.Lock()
 			log.WriteString(s.Text() + "\n")
+			logMu.Unlock()
 			if !closed && strings.Contains(s.Text(), "Press Ctrl-C to stop") {
 				close(up)
 				closed = true
@@ -66,8 +76,10 @@ func TestLocalUpAndDown(t *testing.T) {
 	}()
 	select {
 	case <-up:
+	case <-exited:
+		t.Fatalf("local up exited before coming up:\n%s", logText())
 	case <-ctx.Done():
-		t.Fatalf("local up did not come up:\n%s", log.String())
+		t.Fatalf("local up did not come up:\n%s", logText())
 	}
 
 	kubeconfig := filepath.Join(dir, "kubeconfig")
@@ -87,19 +99,37 @@ func TestLocalUpAndDown(t *testing.T) {
 		t.Errorf("default queues missing:\n%s", out)
 	}
 
+	// The scheduler places the quickstart gang, and kwok runs it.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		out := kubectl("get", "pods", "-o", "jsonpath={range .items[*]}{.metadata.name}={.status.phase} {end}")
+		running := countRunning(out, "quickstart-")
+		if running == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("quickstart gang not running within 60s: %s\nscheduler log:\n%s", out, readFile(filepath.Join(dir, "caldera-scheduler.log")))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if out := kubectl("get", "podgroup", "quickstart", "-o", "jsonpath={.status.phase}"); out != "Running" {
+		t.Errorf("quickstart PodGroup phase = %q, want Running", out)
+	}
+
 	server := apiServerAddress(t, kubeconfig)
 	pids := descendants(cmd.Process.Pid)
-	if len(pids) < 3 {
-		t.Errorf("want etcd, kube-apiserver and kwok running under local up, found pids %v", pids)
+	if len(pids) < 4 {
+		t.Errorf("want etcd, kube-apiserver, kwok and caldera-scheduler running under local up, found pids %v", pids)
 	}
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
+	<-exited
 	if err := cmd.Wait(); err != nil {
-		t.Fatalf("local up exited with %v:\n%s", err, log.String())
+		t.Fatalf("local up exited with %v:\n%s", err, logText())
 	}
-	if !strings.Contains(log.String(), "stopped.") {
-		t.Errorf("no clean stop in output:\n%s", log.String())
+	if !strings.Contains(logText(), "stopped.") {
+		t.Errorf("no clean stop in output:\n%s", logText())
 	}
 	for _, pid := range pids {
 		if syscall.Kill(pid, 0) == nil {
@@ -110,6 +140,25 @@ func TestLocalUpAndDown(t *testing.T) {
 		c.Close()
 		t.Errorf("API server port %s still open after local up exited", server)
 	}
+}
+
+// countRunning counts "<prefix>...=Running" entries in kubectl's output.
+func countRunning(out, prefix string) int {
+	n := 0
+	for _, f := range strings.Fields(out) {
+		if strings.HasPrefix(f, prefix) && strings.HasSuffix(f, "=Running") {
+			n++
+		}
+	}
+	return n
+}
+
+func readFile(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
 }
 
 func apiServerAddress(t *testing.T, kubeconfig string) string {

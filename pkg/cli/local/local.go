@@ -80,11 +80,14 @@ Caldera local environment is up (%s).
 
   kubeconfig: %s
   nodes:      %d simulated (kwok)
+  components: caldera-scheduler
   logs:       %s
 
 Try:
   export KUBECONFIG=%s
   bin/kubectl get nodes -L nvidia.com/gpu.product,network.caldera.sh/leaf
+  bin/kubectl apply --server-side -f examples/quickstart/gang.yaml
+  bin/kubectl get podgroup quickstart; bin/kubectl get pods -o wide
   bin/kubectl apply --server-side -f examples/ --recursive
   bin/kubectl get queues,vcjob,podgroups,hypernodes
 

@@ -1,0 +1,68 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// ComponentOptions configure a Caldera component run as a process.
+type ComponentOptions struct {
+	// Name names the log file.
+	Name string
+	// Binary is the path of the executable.
+	Binary string
+	Args   []string
+	// Dir holds the log.
+	Dir string
+	// ReadyURL, when set, is polled until it answers 200.
+	ReadyURL string
+	// StartTimeout bounds the wait; 0 means 60s.
+	StartTimeout time.Duration
+}
+
+// Component is a running component.
+type Component struct {
+	proc *process
+}
+
+// StartComponent starts a component and waits until it is ready.
+func StartComponent(ctx context.Context, o ComponentOptions) (*Component, error) {
+	p, err := startProcess(o.Name, o.Binary, o.Args, o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if o.ReadyURL != "" {
+		timeout := o.StartTimeout
+		if timeout == 0 {
+			timeout = 60 * time.Second
+		}
+		wctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		client := &http.Client{Timeout: 2 * time.Second}
+		if err := waitFor(wctx, p, o.Name+" readiness", func() bool {
+			resp, err := client.Get(o.ReadyURL)
+			if err != nil {
+				return false
+			}
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK
+		}); err != nil {
+			_ = p.stop()
+			return nil, fmt.Errorf("starting %s: %w", o.Name, err)
+		}
+	}
+	return &Component{proc: p}, nil
+}
+
+// FreePort returns a loopback port that was free a moment ago.
+func FreePort() (int, error) { return freePort() }
+
+// Stop stops the component.
+func (c *Component) Stop() error {
+	if c == nil {
+		return nil
+	}
+	return c.proc.stop()
+}
