@@ -105,14 +105,16 @@ func DesiredQueueStatuses(snap *api.Snapshot) map[api.QueueID]QueueStatus {
 		allocated[id] = &api.Resource{}
 	}
 	for _, j := range snap.Jobs {
-		if j.IsShadow() {
-			continue
-		}
 		a := allocated[j.Queue]
 		if a == nil {
 			continue
 		}
 		a.Add(j.Allocated)
+		if j.IsShadow() {
+			// A pod without a PodGroup uses its queue but is no PodGroup
+			// to count.
+			continue
+		}
 		s := out[j.Queue]
 		switch framework.JobPhase(j) {
 		case schedulingv1beta1.PodGroupPending:

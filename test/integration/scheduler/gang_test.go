@@ -38,33 +38,30 @@ func createQueue(t *testing.T, q *schedulingv1beta1.Queue) {
 	}
 }
 
-func createGang(t *testing.T, ns, name, queue string, pods int, cpu string) {
-	t.Helper()
+// createGangOn creates a PodGroup of pods 1-cpu pods on the nodes labelled
+// test=ns, in the default queue.
+func createGangOn(ctx context.Context, ns, name string, pods int) error {
 	pg := &schedulingv1beta1.PodGroup{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       schedulingv1beta1.PodGroupSpec{MinMember: int32(pods), Queue: queue},
+		Spec:       schedulingv1beta1.PodGroupSpec{MinMember: int32(pods), Queue: "default"},
 	}
-	if err := fw.Client.Create(t.Context(), pg); err != nil {
-		t.Fatal(err)
+	if err := fw.Client.Create(ctx, pg); err != nil {
+		return err
 	}
 	for i := range pods {
 		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{
-				Namespace: ns, Name: fmt.Sprintf("%s-%d", name, i),
-				Annotations: map[string]string{schedulingv1beta1.KubeGroupNameAnnotation: name},
-			},
-			Spec: corev1.PodSpec{
-				SchedulerName: "volcano",
-				Containers: []corev1.Container{{Name: "main", Image: "busybox", Resources: corev1.ResourceRequirements{
-					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)},
-				}}},
-			},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-%d", name, i),
+				Annotations: map[string]string{schedulingv1beta1.KubeGroupNameAnnotation: name}},
+			Spec: podSpec(ns, "1"),
 		}
-		if err := fw.Client.Create(t.Context(), pod); err != nil {
-			t.Fatal(err)
+		if err := fw.Client.Create(ctx, pod); err != nil {
+			return err
 		}
 	}
+	return nil
 }
+
+func keyOf(name string) client.ObjectKey { return client.ObjectKey{Name: name} }
 
 func boundPods(t *testing.T, ns string) (bound, total int) {
 	t.Helper()
@@ -103,14 +100,12 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() (b
 func TestGangWaitsWholeForRoom(t *testing.T) {
 	createNamespace(t, "gang")
 	createQueue(t, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "default"}})
-	if err := controlplane.CreateNodes(t.Context(), fw.Client, []controlplane.NodeSpec{
-		cpuNode("gang-0", "3"), cpuNode("gang-1", "3"), cpuNode("gang-2", "3"),
-	}); err != nil {
-		t.Fatal(err)
-	}
+	labelledNodes(t, "gang", 3, "3")
 	stop := startScheduler(t)
 	defer stop()
-	createGang(t, "gang", "train", "default", 10, "1")
+	if err := createGangOn(t.Context(), "gang", "train", 10); err != nil {
+		t.Fatal(err)
+	}
 
 	var pg schedulingv1beta1.PodGroup
 	key := client.ObjectKey{Namespace: "gang", Name: "train"}
@@ -136,7 +131,9 @@ func TestGangWaitsWholeForRoom(t *testing.T) {
 		time.Sleep(time.Second)
 	}
 
-	if err := controlplane.CreateNodes(t.Context(), fw.Client, []controlplane.NodeSpec{cpuNode("gang-3", "3")}); err != nil {
+	extra := cpuNode("gang-3", "3")
+	extra.Labels = map[string]string{"test": "gang"}
+	if err := controlplane.CreateNodes(t.Context(), fw.Client, []controlplane.NodeSpec{extra}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, "all 10 pods bound after a node is added", func() (bool, string) {

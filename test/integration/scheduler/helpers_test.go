@@ -1,0 +1,80 @@
+//go:build integration
+
+package scheduler
+
+import (
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/pkg/controlplane"
+)
+
+// labelledNodes creates n nodes with cpu cores each, labelled test=<label>,
+// so that a test's pods (selecting the label) stay on its own nodes.
+func labelledNodes(t *testing.T, label string, n int, cpu string) {
+	t.Helper()
+	var specs []controlplane.NodeSpec
+	for i := range n {
+		s := cpuNode(fmt.Sprintf("%s-%d", label, i), cpu)
+		s.Labels = map[string]string{"test": label}
+		specs = append(specs, s)
+	}
+	if err := controlplane.CreateNodes(t.Context(), fw.Client, specs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// podSpec is a one-container pod for the volcano scheduler on the test's nodes.
+func podSpec(label, cpu string) corev1.PodSpec {
+	return corev1.PodSpec{
+		SchedulerName: "volcano",
+		NodeSelector:  map[string]string{"test": label},
+		Containers: []corev1.Container{{Name: "main", Image: "busybox", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)},
+		}}},
+	}
+}
+
+func createPod(t *testing.T, ns, name string, annotations map[string]string, spec corev1.PodSpec) {
+	t.Helper()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: annotations}, Spec: spec}
+	if err := fw.Client.Create(t.Context(), pod); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func listPods(t *testing.T, ns string) []corev1.Pod {
+	t.Helper()
+	var pods corev1.PodList
+	if err := fw.Client.List(t.Context(), &pods, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	return pods.Items
+}
+
+// cpuPerNode sums the CPU requests of the pods bound to each node.
+func cpuPerNode(pods []corev1.Pod) map[string]int64 {
+	out := map[string]int64{}
+	for _, p := range pods {
+		if p.Spec.NodeName == "" {
+			continue
+		}
+		for _, c := range p.Spec.Containers {
+			out[p.Spec.NodeName] += c.Resources.Requests.Cpu().MilliValue()
+		}
+	}
+	return out
+}
+
+func queue(name string, weight int32, capability corev1.ResourceList) *schedulingv1beta1.Queue {
+	return &schedulingv1beta1.Queue{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       schedulingv1beta1.QueueSpec{Weight: weight, Capability: capability},
+	}
+}
