@@ -4,6 +4,7 @@ package plugins
 import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/binpack"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/capacity"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/conformance"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/drf"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/gang"
@@ -18,6 +19,7 @@ import (
 func NewRegistry() framework.Registry {
 	return framework.Registry{
 		binpack.Name:     binpack.New,
+		capacity.Name:    capacity.New,
 		conformance.Name: conformance.New,
 		drf.Name:         drf.New,
 		gang.Name:        gang.New,

@@ -14,6 +14,7 @@ import (
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/capacity"
 )
 
 // Profile is a configuration made runnable.
@@ -78,8 +79,13 @@ func Build(cfg *configv1alpha1.SchedulerConfiguration, h *framework.Handle) (*Pr
 				return nil, errs.ToAggregate()
 			}
 			var args any
-			if typed != nil {
+			switch {
+			case typed != nil:
 				args = typed
+			case pc.Name == capacity.Name:
+				// A switch that changes what the plugin does rather than
+				// where it is consulted reaches it as its options.
+				args = &capacity.Options{Hierarchy: pc.HierarchyEnabled()}
 			}
 			plugin, err := factory(args, h)
 			if err != nil {
