@@ -31,8 +31,14 @@ type CycleObserver interface {
 type CycleStats struct {
 	Duration        time.Duration
 	ActionDurations map[string]time.Duration
+	// PluginDurations is each plugin's time opening and closing the cycle.
+	PluginDurations map[string]time.Duration
 	Bound           int
-	Unschedulable   int
+	// Unschedulable jobs, and their tasks still pending.
+	Unschedulable      int
+	UnschedulableTasks int
+	// Queues are the queue-sharing plugin's figures.
+	Queues map[api.QueueID]framework.QueueReport
 }
 
 // Options configure a scheduler.
@@ -140,12 +146,17 @@ func (s *Scheduler) RunCycle(ctx context.Context) CycleStats {
 		}
 		if o.Unschedulable != nil {
 			stats.Unschedulable++
+			if j := snap.Jobs[id]; j != nil {
+				stats.UnschedulableTasks += int(j.PendingCount())
+			}
 		}
 	}
 	if s.opts.Status != nil {
 		s.opts.Status.Apply(snap, ssn.Outcomes(), jobs, metav1.NewTime(start))
 	}
 	stats.Bound = ssn.BoundCount()
+	stats.PluginDurations = ssn.PluginTimes()
+	stats.Queues = ssn.QueueReports()
 	stats.Duration = s.opts.Clock.Since(start)
 	if s.opts.Observer != nil {
 		s.opts.Observer.ObserveCycle(stats)

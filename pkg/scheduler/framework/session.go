@@ -25,6 +25,15 @@ type Options struct {
 	Sink BindSink
 }
 
+// QueueReport is what a queue-sharing plugin concluded about a queue in a
+// cycle, for metrics and explanations.
+type QueueReport struct {
+	Deserved   *api.Resource
+	Allocated  *api.Resource
+	Capability *api.Resource
+	Share      float64
+}
+
 // JobOutcome is what a cycle concluded about a job: what the shell writes
 // back to its PodGroup.
 type JobOutcome struct {
@@ -70,6 +79,8 @@ type Session struct {
 	// resourceStatus shares the statuses of nodes short of resources.
 	resourceStatus map[string]*Status
 	outcomes       map[api.JobID]*JobOutcome
+	queueReports   map[api.QueueID]QueueReport
+	pluginTimes    map[string]time.Duration
 	touchedNodes   map[string]bool
 	touchedJobs    map[api.JobID]bool
 	bound          int
@@ -88,6 +99,8 @@ func OpenSession(ctx context.Context, snap *api.Snapshot, tiers []Tier, o Option
 		state:          map[any]any{},
 		resourceStatus: map[string]*Status{},
 		outcomes:       map[api.JobID]*JobOutcome{},
+		queueReports:   map[api.QueueID]QueueReport{},
+		pluginTimes:    map[string]time.Duration{},
 		touchedNodes:   map[string]bool{},
 		touchedJobs:    map[api.JobID]bool{},
 	}
@@ -111,7 +124,9 @@ func OpenSession(ctx context.Context, snap *api.Snapshot, tiers []Tier, o Option
 	ssn.preemptable = enabled[PreemptablePlugin](tiers, PointPreemptable)
 	ssn.reclaimable = enabled[ReclaimablePlugin](tiers, PointReclaimable)
 	for _, p := range ssn.sessionPlugins {
+		start := time.Now()
 		p.OnSessionOpen(ssn)
+		ssn.pluginTimes[p.Name()] += time.Since(start)
 	}
 	return ssn
 }
@@ -119,9 +134,20 @@ func OpenSession(ctx context.Context, snap *api.Snapshot, tiers []Tier, o Option
 // Close ends the cycle.
 func (ssn *Session) Close() {
 	for _, p := range ssn.sessionPlugins {
+		start := time.Now()
 		p.OnSessionClose(ssn)
+		ssn.pluginTimes[p.Name()] += time.Since(start)
 	}
 }
+
+// ReportQueue records a queue-sharing plugin's view of a queue at close.
+func (ssn *Session) ReportQueue(id api.QueueID, r QueueReport) { ssn.queueReports[id] = r }
+
+// QueueReports returns what plugins reported about queues.
+func (ssn *Session) QueueReports() map[api.QueueID]QueueReport { return ssn.queueReports }
+
+// PluginTimes returns how long each plugin took to open and close the cycle.
+func (ssn *Session) PluginTimes() map[string]time.Duration { return ssn.pluginTimes }
 
 // Outcomes returns what the cycle concluded per job.
 func (ssn *Session) Outcomes() map[api.JobID]*JobOutcome { return ssn.outcomes }

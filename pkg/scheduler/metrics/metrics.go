@@ -5,10 +5,14 @@ package metrics
 
 import (
 	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler"
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/binder"
 )
 
@@ -20,11 +24,19 @@ type Metrics struct {
 	unschedulableJobs prometheus.Gauge
 	bindLatency       prometheus.Histogram
 	cycles            prometheus.Counter
+	pluginLatency     *prometheus.HistogramVec
+	unschedulableTask prometheus.Gauge
+	queueGauges       map[string]*prometheus.GaugeVec
+	queueScalars      map[string]*prometheus.GaugeVec
+	queueShare        *prometheus.GaugeVec
 }
+
+// queueFigures are the queue figures exported, as Volcano names them.
+var queueFigures = []string{"allocated", "deserved", "capacity"}
 
 // New declares the collectors; Register adds them to a registry.
 func New() *Metrics {
-	return &Metrics{
+	m := &Metrics{
 		e2eLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: "volcano", Name: "e2e_scheduling_latency_milliseconds",
 			Help:    "Duration of a scheduling cycle, from snapshot to the last decision, in milliseconds.",
@@ -52,13 +64,49 @@ func New() *Metrics {
 			Namespace: "caldera", Subsystem: "scheduler", Name: "cycles_total",
 			Help: "Scheduling cycles run.",
 		}),
+		pluginLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: "volcano", Name: "plugin_scheduling_latency_microseconds",
+			Help:    "Time each plugin takes to open and close a cycle, in microseconds.",
+			Buckets: prometheus.ExponentialBuckets(5, 2, 20),
+		}, []string{"plugin", "OnSession"}),
+		unschedulableTask: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "volcano", Name: "unschedule_task_count",
+			Help: "Pending tasks of the jobs the last cycle could not place or admit.",
+		}),
+		queueShare: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "volcano", Name: "queue_share",
+			Help: "Each queue's share of what it deserves, as the queue plugin computed it.",
+		}, []string{"queue_name"}),
+		queueGauges:  map[string]*prometheus.GaugeVec{},
+		queueScalars: map[string]*prometheus.GaugeVec{},
 	}
+	for _, fig := range queueFigures {
+		for _, unit := range []struct{ name, help string }{{"milli_cpu", "millicores"}, {"memory_bytes", "bytes of memory"}} {
+			m.queueGauges[fig+"_"+unit.name] = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+				Namespace: "volcano", Name: "queue_" + fig + "_" + unit.name,
+				Help: fmt.Sprintf("Each queue's %s %s, as the queue plugin computed it.", fig, unit.help),
+			}, []string{"queue_name"})
+		}
+		m.queueScalars[fig] = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "volcano", Name: "queue_" + fig + "_scalar_resources",
+			Help: fmt.Sprintf("Each queue's %s amount of resources other than cpu and memory (milli-units).", fig),
+		}, []string{"queue_name", "resource"})
+	}
+	return m
 }
 
 // Register adds every collector to r.
 func (m *Metrics) Register(r prometheus.Registerer) error {
 	var errs []error
-	for _, c := range []prometheus.Collector{m.e2eLatency, m.actionLatency, m.attempts, m.unschedulableJobs, m.bindLatency, m.cycles} {
+	collectors := []prometheus.Collector{m.e2eLatency, m.actionLatency, m.attempts, m.unschedulableJobs, m.bindLatency, m.cycles,
+		m.pluginLatency, m.unschedulableTask, m.queueShare}
+	for _, g := range m.queueGauges {
+		collectors = append(collectors, g)
+	}
+	for _, g := range m.queueScalars {
+		collectors = append(collectors, g)
+	}
+	for _, c := range collectors {
 		errs = append(errs, r.Register(c))
 	}
 	return errors.Join(errs...)
@@ -72,6 +120,33 @@ func (m *Metrics) ObserveCycle(s scheduler.CycleStats) {
 		m.actionLatency.WithLabelValues(action).Observe(float64(d.Microseconds()))
 	}
 	m.unschedulableJobs.Set(float64(s.Unschedulable))
+	m.unschedulableTask.Set(float64(s.UnschedulableTasks))
+	for plugin, d := range s.PluginDurations {
+		m.pluginLatency.WithLabelValues(plugin, "OnSession").Observe(float64(d.Microseconds()))
+	}
+	// Queues come and go: the series are rebuilt from this cycle's figures.
+	m.queueShare.Reset()
+	for _, g := range m.queueGauges {
+		g.Reset()
+	}
+	for _, g := range m.queueScalars {
+		g.Reset()
+	}
+	for id, q := range s.Queues {
+		name := string(id)
+		m.queueShare.WithLabelValues(name).Set(q.Share)
+		for i, r := range []*api.Resource{q.Allocated, q.Deserved, q.Capability} {
+			if r == nil {
+				continue
+			}
+			fig := queueFigures[i]
+			m.queueGauges[fig+"_milli_cpu"].WithLabelValues(name).Set(float64(r.MilliCPU))
+			m.queueGauges[fig+"_memory_bytes"].WithLabelValues(name).Set(float64(r.Memory))
+			r.EachScalar(func(res corev1.ResourceName, milli int64) {
+				m.queueScalars[fig].WithLabelValues(name, string(res)).Set(float64(milli))
+			})
+		}
+	}
 }
 
 // ObserveBind records a bind.

@@ -100,8 +100,13 @@ func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 	p.account(ssn.Snapshot)
 }
 
-// OnSessionClose drops the cycle's state.
-func (p *Plugin) OnSessionClose(*framework.Session) {
+// OnSessionClose reports every queue's share and drops the cycle's state.
+func (p *Plugin) OnSessionClose(ssn *framework.Session) {
+	for id, a := range p.queues {
+		if a.info != nil {
+			ssn.ReportQueue(id, framework.QueueReport{Deserved: a.deserved, Allocated: a.allocated, Capability: a.effective, Share: a.share})
+		}
+	}
 	p.total, p.root, p.queues, p.jobs = nil, nil, nil, nil
 }
 

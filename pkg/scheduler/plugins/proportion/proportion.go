@@ -160,8 +160,13 @@ func (p *Plugin) divide() {
 	}
 }
 
-// OnSessionClose drops the cycle's state.
-func (p *Plugin) OnSessionClose(*framework.Session) { p.queues, p.jobQueue, p.total = nil, nil, nil }
+// OnSessionClose reports every queue's share and drops the cycle's state.
+func (p *Plugin) OnSessionClose(ssn *framework.Session) {
+	for id, a := range p.queues {
+		ssn.ReportQueue(id, framework.QueueReport{Deserved: a.deserved, Allocated: a.allocated, Capability: a.capability, Share: a.share})
+	}
+	p.queues, p.jobQueue, p.total = nil, nil, nil
+}
 
 // QueueOrder puts the queue with the smaller share of what it deserves first.
 func (p *Plugin) QueueOrder(l, r *api.QueueInfo) int {
