@@ -1,0 +1,26 @@
+package core
+
+import (
+	"fmt"
+	"strconv"
+
+	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
+)
+
+// PodGroupName is the name of a Job's PodGroup: "<job>-<job uid>".
+func PodGroupName(job *batchv1alpha1.Job) string {
+	return job.Name + "-" + string(job.UID)
+}
+
+// PodName is the name of a task's pod: "<job>-<task>-<index>".
+func PodName(job, task string, index int) string {
+	return fmt.Sprintf("%s-%s-%d", job, task, index)
+}
+
+// TaskName returns a task's name, defaulted as the webhook would.
+func TaskName(job *batchv1alpha1.Job, i int) string {
+	if n := job.Spec.Tasks[i].Name; n != "" {
+		return n
+	}
+	return batchv1alpha1.DefaultTaskSpec + strconv.Itoa(i)
+}
