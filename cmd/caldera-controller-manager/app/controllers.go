@@ -1,9 +1,13 @@
 package app
 
 import (
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/caldera-sh/caldera/cmd/caldera-controller-manager/app/options"
+	"github.com/caldera-sh/caldera/pkg/controllers/job"
+	"github.com/caldera-sh/caldera/pkg/controllers/podgroup"
+	"github.com/caldera-sh/caldera/pkg/controllers/queue"
 )
 
 // controller is one controller the manager can run.
@@ -14,7 +18,20 @@ type controller struct {
 
 // controllers lists every controller, in the order they are set up.
 func controllers() []controller {
-	return []controller{}
+	return []controller{
+		{name: job.Name, setup: func(mgr ctrl.Manager, o *options.Options) error {
+			return job.NewReconciler(mgr.GetClient(), mgr.GetEventRecorderFor("caldera-job-controller"), o.SchedulerNames, clock.RealClock{}).
+				SetupWithManager(mgr, o.Workers)
+		}},
+		{name: podgroup.ControllerName, setup: func(mgr ctrl.Manager, o *options.Options) error {
+			return podgroup.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("caldera-podgroup-controller"), o.SchedulerNames).
+				SetupWithManager(mgr)
+		}},
+		{name: queue.ControllerName, setup: func(mgr ctrl.Manager, _ *options.Options) error {
+			return queue.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("caldera-queue-controller"), clock.RealClock{}, queue.DefaultCommandWait).
+				SetupWithManager(mgr)
+		}},
+	}
 }
 
 func controllerNames() []string {

@@ -30,6 +30,10 @@ type Options struct {
 	Nodes []controlplane.NodeSpec
 	// APIServerArgs are extra kube-apiserver flags.
 	APIServerArgs []string
+	// Setup, when set, runs once the control plane is up (to create
+	// shared objects or start components for the whole package); the
+	// function it returns runs before the control plane stops.
+	Setup func(ctx context.Context, f *Framework) (teardown func(), err error)
 }
 
 // Framework is a running control plane for one test package.
@@ -115,9 +119,23 @@ func Main(m *testing.M, o Options, fw **Framework) int {
 		return 1
 	}
 	*fw = f
+	var teardown func()
+	if o.Setup != nil {
+		sctx, scancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		teardown, err = o.Setup(sctx, f)
+		scancel()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "setting up the test package: %v\n", err)
+			_ = f.Stop()
+			return 1
+		}
+	}
 	// A panicking test kills this process; the control-plane processes die
 	// with it (see controlplane), so only the normal path needs Stop.
 	code := m.Run()
+	if teardown != nil {
+		teardown()
+	}
 	if err := f.Stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "stopping the integration control plane: %v\n", err)
 		if code == 0 {

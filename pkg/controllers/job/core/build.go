@@ -155,7 +155,18 @@ func BuildPodGroup(job *batchv1alpha1.Job) *schedulingv1beta1.PodGroup {
 	for k, v := range job.Annotations {
 		pg.Annotations[k] = v
 	}
+	// Tasks that depend on others are created only once those run, so the
+	// gang is formed from the tasks that can exist first: the dependent
+	// tasks' minimums are not required of it, and its size is at most the
+	// pods of the other tasks.
+	var independent int32
+	dependent := false
 	for i, ts := range job.Spec.Tasks {
+		if ts.DependsOn != nil && len(ts.DependsOn.Name) > 0 {
+			dependent = true
+			continue
+		}
+		independent += ts.Replicas
 		if ts.MinAvailable != nil {
 			if pg.Spec.MinTaskMember == nil {
 				pg.Spec.MinTaskMember = map[string]int32{}
@@ -163,17 +174,20 @@ func BuildPodGroup(job *batchv1alpha1.Job) *schedulingv1beta1.PodGroup {
 			pg.Spec.MinTaskMember[TaskName(job, i)] = *ts.MinAvailable
 		}
 	}
-	if rl := minResources(job); len(rl) > 0 {
+	if dependent && pg.Spec.MinMember > independent {
+		pg.Spec.MinMember = independent
+	}
+	if rl := minResources(job, pg.Spec.MinMember); len(rl) > 0 {
 		pg.Spec.MinResources = &rl
 	}
 	return pg
 }
 
-// minResources is what the first minAvailable pods request: each task's
-// own minimum first, then further pods in task order.
-func minResources(job *batchv1alpha1.Job) corev1.ResourceList {
+// minResources is what the gang's first pods request: each task's own
+// minimum first, then further pods in task order, up to minMember pods.
+func minResources(job *batchv1alpha1.Job, minMember int32) corev1.ResourceList {
 	total := corev1.ResourceList{}
-	remaining := job.Spec.MinAvailable
+	remaining := minMember
 	counted := make([]int32, len(job.Spec.Tasks))
 	add := func(ti int, n int32) {
 		req := podRequests(&job.Spec.Tasks[ti].Template.Spec)

@@ -374,3 +374,18 @@ func TestUnknownPluginIsAnError(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+func TestDependentTasksDoNotBlockTheGang(t *testing.T) {
+	j := defaulted(bt.MakeJob("j", "ns").Task(bt.MakeTask("master", 1).CPURequest("1")).
+		Task(bt.MakeTask("w", 2).CPURequest("1").DependsOn(batchv1alpha1.IterationAll, "master")))
+	pg := BuildPodGroup(j)
+	if pg.Spec.MinMember != 1 {
+		t.Errorf("minMember = %d, want 1: the workers wait for the master", pg.Spec.MinMember)
+	}
+	if diff := cmp.Diff(map[string]int32{"master": 1}, pg.Spec.MinTaskMember); diff != "" {
+		t.Errorf("minTaskMember (-want,+got):\n%s", diff)
+	}
+	if cpu := (*pg.Spec.MinResources)[corev1.ResourceCPU]; cpu.String() != "1" {
+		t.Errorf("minResources cpu = %s, want 1", cpu.String())
+	}
+}
