@@ -53,7 +53,7 @@ test-unit:
 	go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-integration
-test-integration: control-plane
+test-integration: control-plane build
 	go test $(GO_TEST_FLAGS) -tags integration -timeout 20m ./test/integration/...
 
 .PHONY: test-e2e

@@ -66,3 +66,12 @@ func (c *Component) Stop() error {
 	}
 	return c.proc.stop()
 }
+
+// Kill kills the component at once (SIGKILL), as a crash would, and waits
+// for it to be gone.
+func (c *Component) Kill() {
+	if c == nil {
+		return
+	}
+	c.proc.kill()
+}

@@ -172,3 +172,12 @@ func findBinary(dir, name string) (string, error) {
 	}
 	return p, nil
 }
+
+// kill sends SIGKILL to the process group and waits for the process.
+func (p *process) kill() {
+	if done, _ := p.exited(); done {
+		return
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done
+}
