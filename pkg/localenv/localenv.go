@@ -43,11 +43,12 @@ type Options struct {
 
 // Components Start can run.
 const (
-	ComponentScheduler = "caldera-scheduler"
+	ComponentScheduler         = "caldera-scheduler"
+	ComponentControllerManager = "caldera-controller-manager"
 )
 
 // AllComponents lists every component, in start order.
-func AllComponents() []string { return []string{ComponentScheduler} }
+func AllComponents() []string { return []string{ComponentScheduler, ComponentControllerManager} }
 
 // Environment is a running local environment.
 type Environment struct {
@@ -155,6 +156,13 @@ func (e *Environment) startComponent(ctx context.Context, binDir, name string) e
 			"--leader-elect=false",
 			"--healthz-bind-address=" + health,
 			"--metrics-bind-address=" + health,
+		}
+	case ComponentControllerManager:
+		args = []string{
+			"--kubeconfig=" + e.Kubeconfig,
+			"--leader-elect=false",
+			"--health-probe-bind-address=" + health,
+			"--metrics-bind-address=0",
 		}
 	default:
 		return fmt.Errorf("unknown component %q", name)

@@ -115,11 +115,23 @@ func TestLocalUpAndDown(t *testing.T) {
 	if out := kubectl("get", "podgroup", "quickstart", "-o", "jsonpath={.status.phase}"); out != "Running" {
 		t.Errorf("quickstart PodGroup phase = %q, want Running", out)
 	}
+	// The controller manager runs a Volcano Job from the examples.
+	deadline = time.Now().Add(60 * time.Second)
+	for {
+		out := kubectl("get", "vcjob", "tensorflow-dist-mnist", "-o", "jsonpath={.status.state.phase}/{.status.running}")
+		if out == "Running/3" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tensorflow-dist-mnist not Running with 3 pods within 60s: %s\ncontroller manager log:\n%s", out, readFile(filepath.Join(dir, "caldera-controller-manager.log")))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 
 	server := apiServerAddress(t, kubeconfig)
 	pids := descendants(cmd.Process.Pid)
-	if len(pids) < 4 {
-		t.Errorf("want etcd, kube-apiserver, kwok and caldera-scheduler running under local up, found pids %v", pids)
+	if len(pids) < 5 {
+		t.Errorf("want etcd, kube-apiserver, kwok, caldera-scheduler and caldera-controller-manager running under local up, found pids %v", pids)
 	}
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)

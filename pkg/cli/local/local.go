@@ -80,7 +80,7 @@ Caldera local environment is up (%s).
 
   kubeconfig: %s
   nodes:      %d simulated (kwok)
-  components: caldera-scheduler
+  components: caldera-scheduler, caldera-controller-manager
   logs:       %s
 
 Try:
@@ -88,6 +88,8 @@ Try:
   bin/kubectl get nodes -L nvidia.com/gpu.product,network.caldera.sh/leaf
   bin/kubectl apply --server-side -f examples/quickstart/gang.yaml
   bin/kubectl get podgroup quickstart; bin/kubectl get pods -o wide
+  bin/kubectl apply --server-side -f examples/batch/tensorflow-ps-worker.yaml
+  bin/kubectl get vcjob tensorflow-dist-mnist; bin/kubectl get pods -l volcano.sh/job-name=tensorflow-dist-mnist
   bin/kubectl apply --server-side -f examples/ --recursive
   bin/kubectl get queues,vcjob,podgroups,hypernodes
 
