@@ -26,8 +26,8 @@ const (
 	QueueNameAnnotation = GroupName + "/queue-name"
 	// QueueNameLabel, on a Volcano Job and the pods and PodGroups made from
 	// it, records the job's queue. Integrations (e.g. KubeRay) also set it on
-	// their workloads; it is informational, QueueNameAnnotation is what the
-	// PodGroup controller reads from plain pods.
+	// their workloads; the PodGroup controller reads it when a pod lacks
+	// QueueNameAnnotation.
 	QueueNameLabel = VolcanoPrefix + "queue-name"
 	// QueueAllocationGateKey, on a pod, opts it into queue-capacity admission
 	// and names the scheduling gate that holds it until its queue has room.

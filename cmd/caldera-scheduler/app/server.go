@@ -21,10 +21,7 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	schedv1 "k8s.io/api/scheduling/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/informers"
-	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -230,22 +227,10 @@ func clientConfig(cc configv1alpha1.ClientConnectionConfiguration, master string
 }
 
 // newInformerFactory returns the informer factory of every built-in type the
-// scheduler and kube-scheduler's plugins read. Its pod informer leaves out
-// pods that have ended, as kube-scheduler's does: they hold nothing, and
-// memory stays in proportion to live pods.
+// scheduler and kube-scheduler's plugins read. Pods that have ended are
+// watched too: a PodGroup whose pods all finished is Completed, not Pending.
 func newInformerFactory(clientset kubernetes.Interface) informers.SharedInformerFactory {
-	factory := informers.NewSharedInformerFactory(clientset, 0)
-	factory.InformerFor(&corev1.Pod{}, func(cs kubernetes.Interface, resync time.Duration) toolscache.SharedIndexInformer {
-		return coreinformers.NewFilteredPodInformer(cs, metav1.NamespaceAll, resync,
-			toolscache.Indexers{toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc},
-			func(o *metav1.ListOptions) {
-				o.FieldSelector = fields.AndSelectors(
-					fields.OneTermNotEqualSelector("status.phase", string(corev1.PodSucceeded)),
-					fields.OneTermNotEqualSelector("status.phase", string(corev1.PodFailed)),
-				).String()
-			})
-	})
-	return factory
+	return informers.NewSharedInformerFactory(clientset, 0)
 }
 
 func wireCoreInformers(c *cache.Cache, factory informers.SharedInformerFactory) error {

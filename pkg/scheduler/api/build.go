@@ -2,6 +2,7 @@ package api
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 )
@@ -18,6 +19,15 @@ func JobIDOfPod(pod *corev1.Pod) JobID {
 		return NewJobID(pod.Namespace, name)
 	}
 	return NewJobID(pod.Namespace, ShadowPodGroupPrefix+string(pod.UID))
+}
+
+// Standalone reports whether a pod forms a job of its own: it names no
+// PodGroup and no controller owns it. Pods of a workload (a ReplicaSet, a
+// StatefulSet, a batch Job, ...) wait for the PodGroup the PodGroup
+// controller makes for the workload, so that its gang is never placed one
+// pod at a time.
+func Standalone(pod *corev1.Pod) bool {
+	return pod.Annotations[schedulingv1beta1.KubeGroupNameAnnotation] == "" && metav1.GetControllerOf(pod) == nil
 }
 
 // NewShadowJob returns the one-pod job of a pod without a PodGroup. Its
@@ -70,7 +80,7 @@ func Build(o Objects) *Snapshot {
 		id := JobIDOfPod(pod)
 		j := jobs[id]
 		if j == nil {
-			if pod.Annotations[schedulingv1beta1.KubeGroupNameAnnotation] != "" {
+			if !Standalone(pod) {
 				continue
 			}
 			j = NewShadowJob(pod)

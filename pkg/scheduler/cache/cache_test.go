@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
@@ -182,5 +184,26 @@ func TestEnqueuedPhaseSurvivesStaleUpdates(t *testing.T) {
 	c.UpdatePodGroup(running)
 	if got := c.Snapshot().Jobs["ns/pg"].Phase; got != schedulingv1beta1.PodGroupRunning {
 		t.Errorf("phase = %q, want Running", got)
+	}
+}
+
+func TestPodsOfAWorkloadWaitForTheirPodGroup(t *testing.T) {
+	c := newCache()
+	pod := st.MakePod("ns", "web-abc").Req("cpu", "1").Obj()
+	pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web", UID: "rs-uid", Controller: ptr.To(true)}}
+	c.UpdatePod(pod)
+	if got := len(c.Snapshot().Jobs); got != 0 {
+		t.Fatalf("a workload's pod without its PodGroup became a job of its own")
+	}
+	grouped := pod.DeepCopy()
+	grouped.Annotations = map[string]string{"scheduling.k8s.io/group-name": "podgroup-rs-uid"}
+	c.UpdatePod(grouped)
+	c.UpdatePodGroup(schedtesting.MakePodGroup("podgroup-rs-uid", "ns").MinMember(1).Obj())
+	j := c.Snapshot().Jobs["ns/podgroup-rs-uid"]
+	if j == nil || len(j.Tasks) != 1 {
+		t.Fatalf("job after grouping = %+v", j)
+	}
+	if got := len(c.Snapshot().Jobs); got != 1 {
+		t.Errorf("%d jobs, want 1: the waiting job must not linger", got)
 	}
 }

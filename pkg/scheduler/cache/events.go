@@ -59,10 +59,11 @@ func (c *Cache) updatePodLocked(pod *corev1.Pod) bool {
 	e := c.jobs[id]
 	if e == nil {
 		var j *api.JobInfo
-		if pod.Annotations[schedulingv1beta1.KubeGroupNameAnnotation] == "" {
+		if api.Standalone(pod) {
 			j = api.NewShadowJob(pod)
 		} else {
-			// The PodGroup has not arrived (yet); the job waits for it.
+			// The PodGroup has not arrived (yet), or the PodGroup controller
+			// has yet to make one for the pod's workload; the job waits.
 			j = api.NewJobInfo(id)
 			j.Namespace = pod.Namespace
 		}

@@ -131,7 +131,7 @@ func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.Job
 		w.recordUnschedulable(job, outcome, desired)
 		pg := job.PodGroup
 		w.enqueue("podgroup/"+string(id), desired, func(ctx context.Context) error {
-			return w.patchStatus(ctx, &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: pg.Namespace, Name: pg.Name}}, desired)
+			return w.patchStatus(ctx, &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: pg.Namespace, Name: pg.Name}}, podGroupStatusPatch(desired))
 		})
 	}
 	for id := range outcomes {
@@ -181,6 +181,18 @@ func normalise(rl corev1.ResourceList) corev1.ResourceList {
 		return nil
 	}
 	return rl
+}
+
+// podGroupStatusPatch spells out every field, zeros included: a merge
+// patch leaves out what it does not name, and the API types omit zeros.
+func podGroupStatusPatch(st schedulingv1beta1.PodGroupStatus) map[string]any {
+	return map[string]any{
+		"phase":      st.Phase,
+		"conditions": st.Conditions,
+		"running":    st.Running,
+		"succeeded":  st.Succeeded,
+		"failed":     st.Failed,
+	}
 }
 
 // queueStatusPatch is a merge patch from cur to d; resources no longer

@@ -62,8 +62,6 @@ func TestDeploymentIsScheduledAllOrNothing(t *testing.T) {
 // TestDeploymentCreatedWhileTheSchedulerRuns is the same with the scheduler
 // running before the Deployment exists, as in a real cluster.
 func TestDeploymentCreatedWhileTheSchedulerRuns(t *testing.T) {
-	t.Skip("the scheduler places a Deployment's pods before the PodGroup controller groups them; " +
-		"unskip once it waits for the group of pods that have a controller (docs/podgroups.md, Known limitation)")
 	testDeploymentAllOrNothing(t, "gang-live", true)
 }
 
