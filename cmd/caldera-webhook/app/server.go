@@ -1,0 +1,200 @@
+// Package app assembles caldera-webhook: a controller-runtime manager whose
+// webhook server serves the handlers listed in pkg/webhooks, reading other
+// objects from an informer cache, with certificates either supplied or
+// self-signed, and optionally registering its own webhook configurations.
+package app
+
+import (
+	"context"
+	"crypto/tls"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	apischeme "github.com/caldera-sh/caldera/apis/scheme"
+	"github.com/caldera-sh/caldera/cmd/caldera-webhook/app/options"
+	"github.com/caldera-sh/caldera/pkg/webhooks"
+	"github.com/caldera-sh/caldera/pkg/webhooks/certs"
+	"github.com/caldera-sh/caldera/pkg/webhooks/job"
+	"github.com/caldera-sh/caldera/pkg/webhooks/lookup"
+	"github.com/caldera-sh/caldera/pkg/webhooks/registration"
+)
+
+// NewWebhookCommand returns the caldera-webhook command.
+func NewWebhookCommand(ctx context.Context) *cobra.Command {
+	o := options.NewOptions()
+	cmd := &cobra.Command{
+		Use:          "caldera-webhook",
+		Short:        "Caldera's admission webhooks: defaults and validation of Volcano's APIs",
+		SilenceUsage: true,
+		Args:         cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.Complete(cmd.Flags())
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return Run(ctx, o)
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	cmd.Flags().AddGoFlagSet(klogFlags)
+	return cmd
+}
+
+// Run serves the webhooks until ctx ends. o must be completed and valid.
+func Run(ctx context.Context, o *options.Options) error {
+	ctrl.SetLogger(klog.NewKlogr())
+	cfg, err := restConfig(o)
+	if err != nil {
+		return err
+	}
+	scheme, err := apischeme.New()
+	if err != nil {
+		return err
+	}
+
+	s := &setup{o: o}
+	var tlsOpts []func(*tls.Config)
+	if o.SelfSigned {
+		if s.selfSigned, err = certs.New(certs.Options{Dir: o.CertDir, Hosts: o.Hosts()}); err != nil {
+			return err
+		}
+		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.GetCertificate = s.selfSigned.GetCertificate })
+	} else {
+		watcher, err := certwatcher.New(o.TLSCertFile, o.TLSPrivateKeyFile)
+		if err != nil {
+			return fmt.Errorf("loading the serving certificate: %w", err)
+		}
+		s.watcher = watcher
+		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.GetCertificate = watcher.GetCertificate })
+		if o.CAFile != "" {
+			if s.caBundle, err = os.ReadFile(o.CAFile); err != nil {
+				return fmt.Errorf("--ca-file: %w", err)
+			}
+		}
+	}
+	s.server = webhook.NewServer(webhook.Options{Host: o.BindAddress, Port: o.Port, TLSOpts: tlsOpts})
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		WebhookServer:          s.server,
+		HealthProbeBindAddress: o.HealthProbeBindAddress,
+		Metrics:                metricsserver.Options{BindAddress: o.MetricsBindAddress},
+		Cache:                  cacheOptions(),
+	})
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	if s.watcher != nil {
+		if err := mgr.Add(s.watcher); err != nil {
+			return err
+		}
+	}
+	if s.client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		return fmt.Errorf("creating a client: %w", err)
+	}
+	// GetWebhookServer adds the server to the manager's runnables.
+	s.server = mgr.GetWebhookServer()
+	s.cache = mgr.GetCache()
+	s.hooks = webhooks.New(webhooks.Config{
+		Scheme:         scheme,
+		Reader:         lookup.Reader{Cached: mgr.GetCache(), Live: mgr.GetAPIReader()},
+		SchedulerNames: o.SchedulerNames,
+		JobPlugins:     job.KnownPlugins(),
+	})
+	for _, h := range s.hooks {
+		s.server.Register(h.Path, h.Handler)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("webhook-server", s.server.StartedChecker()); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("setup", s.readyCheck); err != nil {
+		return err
+	}
+	if err := mgr.Add(s); err != nil {
+		return err
+	}
+	klog.FromContext(ctx).Info("Starting caldera-webhook", "address", o.BindAddress, "port", o.Port,
+		"selfSigned", o.SelfSigned, "register", o.Register, "webhooks", len(s.hooks))
+	return mgr.Start(ctx)
+}
+
+// cachedObjects are the kinds the handlers read, whose informers are started
+// before the webhook reports ready.
+func cachedObjects() []client.Object {
+	return []client.Object{
+		&schedulingv1beta1.Queue{},
+		&schedulingv1beta1.PodGroup{},
+		&batchv1alpha1.Job{},
+		&schedulingv1.PriorityClass{},
+		&corev1.Namespace{},
+	}
+}
+
+// cacheOptions keep the cache small: no managed fields anywhere, and Jobs
+// without their pod templates (the handlers read only a cached Job's queue,
+// phase and identity).
+func cacheOptions() cache.Options {
+	return cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&batchv1alpha1.Job{}: {Transform: stripJob},
+		},
+	}
+}
+
+func stripJob(obj any) (any, error) {
+	if j, ok := obj.(*batchv1alpha1.Job); ok {
+		j.ManagedFields = nil
+		for i := range j.Spec.Tasks {
+			j.Spec.Tasks[i].Template = corev1.PodTemplateSpec{}
+		}
+	}
+	return obj, nil
+}
+
+var _ toolscache.TransformFunc = stripJob
+
+func restConfig(o *options.Options) (*rest.Config, error) {
+	var cfg *rest.Config
+	var err error
+	if o.Kubeconfig == "" {
+		cfg, err = rest.InClusterConfig()
+	} else {
+		cfg, err = clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("client configuration: %w", err)
+	}
+	cfg.QPS, cfg.Burst = 50, 100
+	cfg.UserAgent = "caldera-webhook"
+	return cfg, nil
+}
+
+// target is where the API server reaches the webhook server: --url-base, or
+// port 443 of the Service.
+func target(o *options.Options) registration.Target {
+	return registration.Target{URLBase: o.URLBase, ServiceName: o.ServiceName, ServiceNamespace: o.ServiceNamespace}
+}

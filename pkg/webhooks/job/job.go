@@ -1,0 +1,139 @@
+// Package job admits batch.volcano.sh/v1alpha1 Jobs: it fills in Volcano's
+// defaults and refuses a job whose spec is invalid (apis/batch/v1alpha1/
+// validation), whose task templates could not become pods, whose plugins the
+// job controller does not know, whose queue cannot take work, or whose
+// PriorityClass does not exist.
+package job
+
+import (
+	"context"
+	"maps"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
+	batchvalidation "github.com/caldera-sh/caldera/apis/batch/v1alpha1/validation"
+	"github.com/caldera-sh/caldera/pkg/webhooks/admit"
+	"github.com/caldera-sh/caldera/pkg/webhooks/lookup"
+	"github.com/caldera-sh/caldera/pkg/webhooks/podtemplate"
+	"github.com/caldera-sh/caldera/pkg/webhooks/priorityclass"
+	"github.com/caldera-sh/caldera/pkg/webhooks/queueref"
+)
+
+// KnownPlugins returns the job plugins Volcano's job controller runs; a job
+// naming any other plugin is refused, as in Volcano.
+func KnownPlugins() []string {
+	return []string{"env", "hcclrank", "mpi", "pytorch", "ray", "ssh", "svc", "tensorflow"}
+}
+
+// Webhook defaults and validates Jobs.
+type Webhook struct {
+	reader  lookup.Reader
+	plugins sets.Set[string]
+}
+
+var (
+	_ admission.Defaulter[*batchv1alpha1.Job] = &Webhook{}
+	_ admission.Validator[*batchv1alpha1.Job] = &Webhook{}
+)
+
+// NewWebhook returns the Job webhook. plugins are the job plugin names the
+// job controller accepts.
+func NewWebhook(reader lookup.Reader, plugins []string) *Webhook {
+	return &Webhook{reader: reader, plugins: sets.New(plugins...)}
+}
+
+// Default applies SetDefaults_Job. It runs on update too: defaulting is
+// idempotent, and re-applying a manifest that omits defaulted fields (task
+// names, minAvailable) then yields the stored job instead of a change that
+// the update rules forbid.
+func (w *Webhook) Default(_ context.Context, job *batchv1alpha1.Job) error {
+	batchv1alpha1.SetDefaults_Job(job)
+	return nil
+}
+
+// ValidateCreate checks a new job.
+func (w *Webhook) ValidateCreate(ctx context.Context, job *batchv1alpha1.Job) (admission.Warnings, error) {
+	job = defaulted(job)
+	specPath := field.NewPath("spec")
+	errs := batchvalidation.ValidateJob(job)
+	errs = append(errs, ValidatePlugins(job.Spec.Plugins, w.plugins, specPath.Child("plugins"))...)
+	errs = append(errs, ValidateTemplates(&job.Spec, specPath)...)
+
+	refErrs, err := w.reader.Confirmed(ctx, func(ctx context.Context, c client.Reader) (field.ErrorList, error) {
+		errs, err := validateQueue(ctx, c, job.Spec.Queue, specPath.Child("queue"))
+		if err != nil {
+			return nil, err
+		}
+		pcErrs, err := priorityclass.Validate(ctx, c, job.Spec.PriorityClassName, specPath.Child("priorityClassName"))
+		return append(errs, pcErrs...), err
+	})
+	if err != nil {
+		return nil, admit.Internal("checking the job's queue and PriorityClass", err)
+	}
+	return nil, admit.Invalid(batchv1alpha1.SchemeGroupVersion.WithKind("Job").GroupKind(), job.Name, append(errs, refErrs...))
+}
+
+// ValidateUpdate checks a change of a job. The queue is not checked again
+// (it cannot change, and a closed queue must not stop its jobs from being
+// scaled); a changed PriorityClass must exist.
+func (w *Webhook) ValidateUpdate(ctx context.Context, oldJob, newJob *batchv1alpha1.Job) (admission.Warnings, error) {
+	oldJob, newJob = defaulted(oldJob), defaulted(newJob)
+	errs := batchvalidation.ValidateJobUpdate(oldJob, newJob)
+	if pc := newJob.Spec.PriorityClassName; pc != oldJob.Spec.PriorityClassName {
+		pcErrs, err := w.reader.Confirmed(ctx, func(ctx context.Context, c client.Reader) (field.ErrorList, error) {
+			return priorityclass.Validate(ctx, c, pc, field.NewPath("spec", "priorityClassName"))
+		})
+		if err != nil {
+			return nil, admit.Internal("checking the job's PriorityClass", err)
+		}
+		errs = append(errs, pcErrs...)
+	}
+	return nil, admit.Invalid(batchv1alpha1.SchemeGroupVersion.WithKind("Job").GroupKind(), newJob.Name, errs)
+}
+
+// ValidateDelete allows every deletion.
+func (w *Webhook) ValidateDelete(context.Context, *batchv1alpha1.Job) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// defaulted returns a defaulted copy: the validation functions expect
+// defaulted jobs, and a job may reach validation without the mutating
+// webhook (for example when only the validating configuration is installed).
+func defaulted(job *batchv1alpha1.Job) *batchv1alpha1.Job {
+	job = job.DeepCopy()
+	batchv1alpha1.SetDefaults_Job(job)
+	return job
+}
+
+// ValidatePlugins refuses job plugins outside known.
+func ValidatePlugins(plugins map[string][]string, known sets.Set[string], fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, name := range slices.Sorted(maps.Keys(plugins)) {
+		if !known.Has(name) {
+			errs = append(errs, field.NotSupported(fldPath.Key(name), name, sets.List(known)))
+		}
+	}
+	return errs
+}
+
+// ValidateTemplates checks the pod template of every task of a job spec.
+func ValidateTemplates(spec *batchv1alpha1.JobSpec, specPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i := range spec.Tasks {
+		errs = append(errs, podtemplate.Validate(&spec.Tasks[i].Template, specPath.Child("tasks").Index(i).Child("template"))...)
+	}
+	return errs
+}
+
+func validateQueue(ctx context.Context, c client.Reader, name string, fldPath *field.Path) (field.ErrorList, error) {
+	problem, err := queueref.Problem(ctx, c, name)
+	if err != nil || problem == "" {
+		return nil, err
+	}
+	return field.ErrorList{field.Invalid(fldPath, name, problem)}, nil
+}

@@ -1,0 +1,52 @@
+package pod_test
+
+import (
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/pkg/webhooks/pod"
+)
+
+// FuzzValidateBudgetAnnotations checks the disruption budget annotations of
+// arbitrary values: nothing panics, the verdict is deterministic, and a
+// value is accepted exactly when it is a positive integer or 1% to 99%.
+func FuzzValidateBudgetAnnotations(f *testing.F) {
+	for _, v := range []string{"1", "0", "-1", "50%", "100%", "0%", "1.5", "", "%", "99%", "+5", " 5"} {
+		f.Add(v, "")
+		f.Add("", v)
+	}
+	path := field.NewPath("metadata", "annotations")
+	f.Fuzz(func(t *testing.T, minAvailable, maxUnavailable string) {
+		annotations := map[string]string{}
+		if minAvailable != "" {
+			annotations[schedulingv1beta1.JDBMinAvailableKey] = minAvailable
+		}
+		if maxUnavailable != "" {
+			annotations[schedulingv1beta1.JDBMaxUnavailableKey] = maxUnavailable
+		}
+		first := pod.ValidateBudgetAnnotations(annotations, path)
+		if second := pod.ValidateBudgetAnnotations(annotations, path); !reflect.DeepEqual(first, second) {
+			t.Fatalf("not deterministic:\n%v\n%v", first, second)
+		}
+		if minAvailable != "" && maxUnavailable == "" {
+			if got, want := len(first) == 0, budgetOK(minAvailable); got != want {
+				t.Fatalf("%q accepted=%v, want %v", minAvailable, got, want)
+			}
+		}
+	})
+}
+
+// budgetOK is the rule, written independently of the implementation.
+func budgetOK(v string) bool {
+	if p, ok := strings.CutSuffix(v, "%"); ok {
+		n, err := strconv.Atoi(p)
+		return err == nil && n >= 1 && n <= 99
+	}
+	n, err := strconv.Atoi(v)
+	return err == nil && n >= 1
+}
