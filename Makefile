@@ -44,13 +44,40 @@ lint:
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 	go vet -tags integration,e2e ./...
 
-## test: verify, then unit, integration and end-to-end tests.
+## test: verify, then unit, fuzz (briefly), integration and end-to-end tests.
 .PHONY: test
-test: verify test-unit test-integration test-e2e
+test: verify test-unit test-fuzz test-integration test-e2e
 
 .PHONY: test-unit
 test-unit:
 	go test $(GO_TEST_FLAGS) ./...
+
+# Every validation entry point is fuzzed for FUZZ_TIME (a number of inputs,
+# which load cannot cut short) in make test; longer
+# runs: make test-fuzz FUZZ_TIME=5m.
+FUZZ_TIME ?= 3000x
+FUZZ_TARGETS := \
+	FuzzValidateJob:./apis/batch/v1alpha1/validation \
+	FuzzValidateJobUpdate:./apis/batch/v1alpha1/validation \
+	FuzzValidateQueue:./apis/scheduling/v1beta1/validation \
+	FuzzValidateQueueUpdate:./apis/scheduling/v1beta1/validation \
+	FuzzValidatePodGroup:./apis/scheduling/v1beta1/validation \
+	FuzzValidateHyperNode:./apis/topology/v1alpha1/validation \
+	FuzzValidateHyperJob:./apis/training/v1alpha1/validation \
+	FuzzValidateDataSource:./apis/datadependency/v1alpha1/validation \
+	FuzzValidateDataSourceClaim:./apis/datadependency/v1alpha1/validation \
+	FuzzValidatePodTemplate:./pkg/webhooks/podtemplate \
+	FuzzValidateBudgetAnnotations:./pkg/webhooks/pod \
+	FuzzQueueWebhook:./pkg/webhooks/queue \
+	FuzzJobWebhook:./pkg/webhooks/job
+
+.PHONY: test-fuzz
+test-fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		name=$${t%%:*}; pkg=$${t#*:}; \
+		echo "fuzz $$name ($$pkg, $(FUZZ_TIME))"; \
+		go test -run '^$$' -fuzz="^$$name$$" -fuzztime=$(FUZZ_TIME) $$pkg || exit 1; \
+	done
 
 .PHONY: test-integration
 test-integration: control-plane build

@@ -43,12 +43,16 @@ type Options struct {
 
 // Components Start can run.
 const (
+	ComponentWebhook           = "caldera-webhook"
 	ComponentScheduler         = "caldera-scheduler"
 	ComponentControllerManager = "caldera-controller-manager"
 )
 
-// AllComponents lists every component, in start order.
-func AllComponents() []string { return []string{ComponentScheduler, ComponentControllerManager} }
+// AllComponents lists every component, in start order: admission first, so
+// that everything the others create passes through it.
+func AllComponents() []string {
+	return []string{ComponentWebhook, ComponentScheduler, ComponentControllerManager}
+}
 
 // Environment is a running local environment.
 type Environment struct {
@@ -150,6 +154,19 @@ func (e *Environment) startComponent(ctx context.Context, binDir, name string) e
 	health := fmt.Sprintf("127.0.0.1:%d", port)
 	var args []string
 	switch name {
+	case ComponentWebhook:
+		port, err := controlplane.FreePort()
+		if err != nil {
+			return err
+		}
+		args = []string{
+			"--kubeconfig=" + e.Kubeconfig,
+			"--bind-address=127.0.0.1",
+			fmt.Sprintf("--port=%d", port),
+			fmt.Sprintf("--url-base=https://127.0.0.1:%d", port),
+			"--cert-dir=" + filepath.Join(e.Dir, "webhook-certs"),
+			"--health-probe-bind-address=" + health,
+		}
 	case ComponentScheduler:
 		args = []string{
 			"--kubeconfig=" + e.Kubeconfig,

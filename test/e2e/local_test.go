@@ -130,8 +130,14 @@ func TestLocalUpAndDown(t *testing.T) {
 
 	server := apiServerAddress(t, kubeconfig)
 	pids := descendants(cmd.Process.Pid)
-	if len(pids) < 5 {
-		t.Errorf("want etcd, kube-apiserver, kwok, caldera-scheduler and caldera-controller-manager running under local up, found pids %v", pids)
+	if len(pids) < 6 {
+		t.Errorf("want etcd, kube-apiserver, kwok, caldera-webhook, caldera-scheduler and caldera-controller-manager running under local up, found pids %v", pids)
+	}
+	// The webhook refuses what the CRD schema cannot: a Job in a queue that
+	// does not exist.
+	if out, err := exec.CommandContext(ctx, filepath.Join(binDir, "kubectl"), "--kubeconfig", kubeconfig, "create", "-f", "testdata/job-unknown-queue.yaml").CombinedOutput(); err == nil ||
+		!strings.Contains(string(out), "spec.queue") || !strings.Contains(string(out), "does not exist") {
+		t.Errorf("a Job in an unknown queue: err %v, output %s", err, out)
 	}
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)

@@ -80,7 +80,7 @@ Caldera local environment is up (%s).
 
   kubeconfig: %s
   nodes:      %d simulated (kwok)
-  components: caldera-scheduler, caldera-controller-manager
+  components: caldera-webhook, caldera-scheduler, caldera-controller-manager
   logs:       %s
 
 Try:

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
@@ -26,6 +27,13 @@ func TestExamples(t *testing.T) {
 			data, err := os.ReadFile(file)
 			if err != nil {
 				t.Fatal(err)
+			}
+			var meta metav1.TypeMeta
+			if err := yaml.Unmarshal(data, &meta); err != nil {
+				t.Fatal(err)
+			}
+			if meta.GroupVersionKind() != batchv1alpha1.SchemeGroupVersion.WithKind("Job") {
+				t.Skipf("%s is a %s, not a Job", filepath.Base(file), meta.Kind)
 			}
 			var job batchv1alpha1.Job
 			if err := yaml.UnmarshalStrict(data, &job); err != nil {

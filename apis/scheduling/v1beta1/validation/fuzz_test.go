@@ -68,7 +68,7 @@ func sameSummary(t *testing.T, what string, a, b field.ErrorList) {
 }
 
 func queueSeeds(t testing.TB) [][]byte {
-	out := examples(t, "queues.yaml")
+	out := examples(t, "00-queues.yaml")
 	for _, q := range []*schedulingv1beta1.Queue{
 		testingsched.MakeQueue("root").Obj(),
 		testingsched.MakeQueue("q").Capability(testingsched.Resources("cpu", "4", "example.com/fpga", "1")).
