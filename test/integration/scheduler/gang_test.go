@@ -5,6 +5,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"github.com/caldera-sh/caldera/test/integration/framework"
 	"strings"
 	"testing"
 	"time"
@@ -77,26 +78,6 @@ func boundPods(t *testing.T, ns string) (bound, total int) {
 	return bound, len(pods.Items)
 }
 
-// eventually polls cond until it holds or the timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), timeout)
-	defer cancel()
-	last := ""
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s: not reached within %s; last state: %s", what, timeout, last)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
 func TestGangWaitsWholeForRoom(t *testing.T) {
 	createNamespace(t, "gang")
 	createQueue(t, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "default"}})
@@ -109,7 +90,7 @@ func TestGangWaitsWholeForRoom(t *testing.T) {
 
 	var pg schedulingv1beta1.PodGroup
 	key := client.ObjectKey{Namespace: "gang", Name: "train"}
-	eventually(t, 30*time.Second, "Unschedulable condition with the gang shortfall", func() (bool, string) {
+	framework.Eventually(t, 30*time.Second, "Unschedulable condition with the gang shortfall", func() (bool, string) {
 		if err := fw.Client.Get(t.Context(), key, &pg); err != nil {
 			return false, err.Error()
 		}
@@ -136,11 +117,11 @@ func TestGangWaitsWholeForRoom(t *testing.T) {
 	if err := controlplane.CreateNodes(t.Context(), fw.Client, []controlplane.NodeSpec{extra}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "all 10 pods bound after a node is added", func() (bool, string) {
+	framework.Eventually(t, 30*time.Second, "all 10 pods bound after a node is added", func() (bool, string) {
 		bound, total := boundPods(t, "gang")
 		return bound == 10, fmt.Sprintf("%d of %d bound", bound, total)
 	})
-	eventually(t, 30*time.Second, "PodGroup Running and Scheduled", func() (bool, string) {
+	framework.Eventually(t, 30*time.Second, "PodGroup Running and Scheduled", func() (bool, string) {
 		if err := fw.Client.Get(t.Context(), key, &pg); err != nil {
 			return false, err.Error()
 		}

@@ -4,6 +4,7 @@ package scheduler
 
 import (
 	"fmt"
+	"github.com/caldera-sh/caldera/test/integration/framework"
 	"testing"
 	"time"
 
@@ -42,7 +43,7 @@ func TestQueuesShareByWeightWithinCapability(t *testing.T) {
 		}
 		return out
 	}
-	eventually(t, 60*time.Second, "45 cores in use", func() (bool, string) {
+	framework.Eventually(t, 60*time.Second, "45 cores in use", func() (bool, string) {
 		got := perQueue()
 		return got["share-a"]+got["share-b"]+got["share-c"] == 45, fmt.Sprint(got)
 	})
@@ -52,7 +53,7 @@ func TestQueuesShareByWeightWithinCapability(t *testing.T) {
 		t.Errorf("cores per queue (-want,+got):\n%s", diff)
 	}
 	var q schedulingv1beta1.Queue
-	eventually(t, 30*time.Second, "queue status shows the allocation", func() (bool, string) {
+	framework.Eventually(t, 30*time.Second, "queue status shows the allocation", func() (bool, string) {
 		if err := fw.Client.Get(t.Context(), keyOf("share-c"), &q); err != nil {
 			return false, err.Error()
 		}

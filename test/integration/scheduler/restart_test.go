@@ -4,6 +4,7 @@ package scheduler
 
 import (
 	"fmt"
+	"github.com/caldera-sh/caldera/test/integration/framework"
 	"sync"
 	"testing"
 	"time"
@@ -32,7 +33,7 @@ func TestRestartDuringBurst(t *testing.T) {
 			}
 		}
 	}()
-	eventually(t, 60*time.Second, "the first binds", func() (bool, string) {
+	framework.Eventually(t, 60*time.Second, "the first binds", func() (bool, string) {
 		bound, total := boundPods(t, ns)
 		return bound >= 20, fmt.Sprintf("%d of %d bound", bound, total)
 	})
@@ -41,7 +42,7 @@ func TestRestartDuringBurst(t *testing.T) {
 
 	stop = startScheduler(t)
 	defer stop()
-	eventually(t, 90*time.Second, "every pod bound", func() (bool, string) {
+	framework.Eventually(t, 90*time.Second, "every pod bound", func() (bool, string) {
 		bound, total := boundPods(t, ns)
 		return bound == gangs*size && total == gangs*size, fmt.Sprintf("%d of %d bound", bound, total)
 	})

@@ -99,22 +99,3 @@ func podsOf(t *testing.T, ns, job string) []corev1.Pod {
 	}
 	return pods.Items
 }
-
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), timeout)
-	defer cancel()
-	last := ""
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s: not reached within %s; last state: %s", what, timeout, last)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}

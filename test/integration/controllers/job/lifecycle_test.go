@@ -4,6 +4,7 @@ package job
 
 import (
 	"fmt"
+	"github.com/caldera-sh/caldera/test/integration/framework"
 	"testing"
 	"time"
 
@@ -54,7 +55,7 @@ func TestMinSuccessCompletesTheJob(t *testing.T) {
 	if got.Status.Succeeded != 3 {
 		t.Errorf("succeeded = %d, want 3", got.Status.Succeeded)
 	}
-	eventually(t, 30*time.Second, "the still running pods removed", func() (bool, string) {
+	framework.Eventually(t, 30*time.Second, "the still running pods removed", func() (bool, string) {
 		n := 0
 		for _, p := range podsOf(t, ns, "ms") {
 			if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
@@ -135,7 +136,7 @@ func TestPodEvictedRestartsTheJob(t *testing.T) {
 	if err := fw.Client.SubResource("eviction").Create(t.Context(), &pod, &policyv1.Eviction{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 60*time.Second, "restart after the eviction", func() (bool, string) {
+	framework.Eventually(t, 60*time.Second, "restart after the eviction", func() (bool, string) {
 		j := getJob(t, ns, "evict")
 		return j.Status.RetryCount == 1, fmt.Sprintf("phase %s retry %d", j.Status.State.Phase, j.Status.RetryCount)
 	})
@@ -153,7 +154,7 @@ func TestTTLDeletesAFinishedJob(t *testing.T) {
 	j.Spec.TTLSecondsAfterFinished = ptr.To[int32](2)
 	create(t, j)
 	waitPhase(t, ns, "ttl", batchv1alpha1.JobCompleted, 60*time.Second)
-	eventually(t, 30*time.Second, "the job deleted after its TTL", func() (bool, string) {
+	framework.Eventually(t, 30*time.Second, "the job deleted after its TTL", func() (bool, string) {
 		var got batchv1alpha1.Job
 		err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "ttl"}, &got)
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
@@ -168,7 +169,7 @@ func TestDependsOnOrdersTasks(t *testing.T) {
 	j.Spec.MinAvailable = 1
 	create(t, j)
 	waitPhase(t, ns, "dep", batchv1alpha1.JobRunning, 60*time.Second)
-	eventually(t, 60*time.Second, "workers created", func() (bool, string) {
+	framework.Eventually(t, 60*time.Second, "workers created", func() (bool, string) {
 		return len(podsOf(t, ns, "dep")) == 3, fmt.Sprintf("%d pods", len(podsOf(t, ns, "dep")))
 	})
 	var masterRunning time.Time
@@ -198,7 +199,7 @@ func TestCommandsAbortAndResume(t *testing.T) {
 	}
 	command("abort", busv1alpha1.AbortJobAction)
 	waitPhase(t, ns, "cmd", batchv1alpha1.JobAborted, 60*time.Second)
-	eventually(t, 30*time.Second, "the command consumed", func() (bool, string) {
+	framework.Eventually(t, 30*time.Second, "the command consumed", func() (bool, string) {
 		var c busv1alpha1.Command
 		err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "abort"}, &c)
 		return apierrors.IsNotFound(err), fmt.Sprint(err)

@@ -22,10 +22,7 @@ import (
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
-	schedapp "github.com/caldera-sh/caldera/cmd/caldera-scheduler/app"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
-	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
-	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
 	"github.com/caldera-sh/caldera/test/integration/framework"
 )
 
@@ -43,16 +40,11 @@ func TestMain(m *testing.M) {
 		if err := f.Client.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "default"}}); err != nil {
 			return nil, err
 		}
-		cfg, err := config.Load([]byte("apiVersion: scheduler.config.caldera.sh/v1alpha1\nkind: SchedulerConfiguration\n"+
-			"leaderElection: {leaderElect: false}\nhealthzBindAddress: \"0\"\nmetricsBindAddress: \"0\"\n"), profile.NameRegistry())
+		stop, err := f.StartScheduler(framework.SchedulerConfig)
 		if err != nil {
 			return nil, err
 		}
-		cfg.ClientConnection.Kubeconfig = f.Kubeconfig()
-		sctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); _ = schedapp.Run(sctx, cfg, "") }()
-		return func() { cancel(); <-done }, nil
+		return func() { _ = stop() }, nil
 	}}, &fw))
 }
 

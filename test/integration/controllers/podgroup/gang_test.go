@@ -4,6 +4,7 @@ package podgroup
 
 import (
 	"fmt"
+	"github.com/caldera-sh/caldera/test/integration/framework"
 	"testing"
 	"time"
 
@@ -102,7 +103,7 @@ func testDeploymentAllOrNothing(t *testing.T, ns string, schedulerFirst bool) {
 	if !schedulerFirst {
 		startScheduler(t)
 	}
-	eventually(t, 30*time.Second, "the gang reported unschedulable", func() (bool, string) {
+	framework.Eventually(t, 30*time.Second, "the gang reported unschedulable", func() (bool, string) {
 		if err := fw.Client.Get(t.Context(), client.ObjectKeyFromObject(pg), pg); err != nil {
 			return false, err.Error()
 		}
@@ -124,7 +125,7 @@ func testDeploymentAllOrNothing(t *testing.T, ns string, schedulerFirst bool) {
 	if err := controlplane.CreateNodes(t.Context(), fw.Client, []controlplane.NodeSpec{gangNode(ns, 2)}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 60*time.Second, "all three pods running once a node is added", func() (bool, string) {
+	framework.Eventually(t, 60*time.Second, "all three pods running once a node is added", func() (bool, string) {
 		total, bound, running := placement(t, ns)
 		return total == 3 && running == 3, fmt.Sprintf("%d pods, %d bound, %d running", total, bound, running)
 	})

@@ -3,6 +3,7 @@
 package podgroup
 
 import (
+	"github.com/caldera-sh/caldera/test/integration/framework"
 	"testing"
 	"time"
 
@@ -22,7 +23,7 @@ func groupedPod(t *testing.T, ns, name string) (*corev1.Pod, *schedulingv1beta1.
 	t.Helper()
 	pod := &corev1.Pod{}
 	pg := &schedulingv1beta1.PodGroup{}
-	eventually(t, 30*time.Second, "pod "+name+" in a PodGroup", func() (bool, string) {
+	framework.Eventually(t, 30*time.Second, "pod "+name+" in a PodGroup", func() (bool, string) {
 		if err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, pod); err != nil {
 			return false, err.Error()
 		}

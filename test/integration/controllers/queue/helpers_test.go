@@ -3,8 +3,8 @@
 package queue
 
 import (
-	"context"
 	"fmt"
+	"github.com/caldera-sh/caldera/test/integration/framework"
 	"testing"
 	"time"
 
@@ -16,26 +16,6 @@ import (
 	busv1alpha1 "github.com/caldera-sh/caldera/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 )
-
-// eventually polls cond until it holds or the timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), timeout)
-	defer cancel()
-	last := ""
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s: not reached within %s; last state: %s", what, timeout, last)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
 
 func create(t *testing.T, obj client.Object) {
 	t.Helper()
@@ -67,7 +47,7 @@ func getQueue(t *testing.T, name string) *schedulingv1beta1.Queue {
 // ("" for none).
 func waitState(t *testing.T, name string, state schedulingv1beta1.QueueState, mark string) {
 	t.Helper()
-	eventually(t, 30*time.Second, fmt.Sprintf("queue %s %s with mark %q", name, state, mark), func() (bool, string) {
+	framework.Eventually(t, 30*time.Second, fmt.Sprintf("queue %s %s with mark %q", name, state, mark), func() (bool, string) {
 		q := &schedulingv1beta1.Queue{}
 		if err := fw.Client.Get(t.Context(), client.ObjectKey{Name: name}, q); err != nil {
 			return false, err.Error()
@@ -94,7 +74,7 @@ func command(t *testing.T, action busv1alpha1.Action, queue string) {
 		},
 	}
 	create(t, cmd)
-	eventually(t, 30*time.Second, fmt.Sprintf("command %s deleted", cmd.Name), func() (bool, string) {
+	framework.Eventually(t, 30*time.Second, fmt.Sprintf("command %s deleted", cmd.Name), func() (bool, string) {
 		err := fw.Client.Get(t.Context(), types.NamespacedName{Namespace: "ops", Name: cmd.Name}, &busv1alpha1.Command{})
 		return err != nil && client.IgnoreNotFound(err) == nil, fmt.Sprint(err)
 	})

@@ -17,10 +17,7 @@ import (
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/caldera-sh/caldera/cmd/caldera-scheduler/app"
 	queuecontroller "github.com/caldera-sh/caldera/pkg/controllers/queue"
-	schedconfig "github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
-	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
 	"github.com/caldera-sh/caldera/test/integration/framework"
 )
 
@@ -65,52 +62,17 @@ func startController(t *testing.T) {
 	})
 }
 
-// schedulerConfig is the scheduler configuration the tests run with.
-const schedulerConfig = `apiVersion: scheduler.config.caldera.sh/v1alpha1
-kind: SchedulerConfiguration
-actions: [enqueue, allocate, backfill]
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-  - name: conformance
-- plugins:
-  - name: overcommit
-  - name: drf
-  - name: predicates
-  - name: proportion
-  - name: nodeorder
-  - name: binpack
-cycle:
-  coalesceWindow: 10ms
-  heartbeat: 500ms
-leaderElection:
-  leaderElect: false
-healthzBindAddress: "0"
-metricsBindAddress: "0"
-`
-
 // startScheduler runs caldera-scheduler in this process for the rest of
 // the test.
 func startScheduler(t *testing.T) {
 	t.Helper()
-	cfg, err := schedconfig.Load([]byte(schedulerConfig), profile.NameRegistry())
+	stop, err := fw.StartScheduler(framework.SchedulerConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.ClientConnection.Kubeconfig = fw.Kubeconfig()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx, cfg, "") }()
 	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("scheduler: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Errorf("scheduler did not stop")
+		if err := stop(); err != nil {
+			t.Error(err)
 		}
 	})
 }
