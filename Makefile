@@ -42,7 +42,7 @@ verify: $(CONTROLLER_GEN) lint
 .PHONY: lint
 lint:
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
-	go vet -tags integration,e2e ./...
+	go vet -tags integration,e2e,perf ./...
 
 ## test: verify, then unit, fuzz (briefly), integration and end-to-end tests.
 .PHONY: test
@@ -87,10 +87,16 @@ test-integration: control-plane build
 test-e2e: control-plane build
 	go test $(GO_TEST_FLAGS) -tags e2e -timeout 20m ./test/e2e/...
 
-## bench: run the Go benchmarks.
+## bench: run the Go benchmarks and the scheduler benchmark at its small size.
 .PHONY: bench
-bench:
+bench: bench-perf
 	go test -run '^$$' -bench . -benchmem ./...
+
+## bench-perf: the scheduler benchmark (test/perf), both schedulers; PERF_ARGS adds
+## flags, e.g. PERF_ARGS="-workload=gangs -size=medium".
+.PHONY: bench-perf
+bench-perf: control-plane build
+	go test -tags perf -count=1 -timeout 60m -v -run '^TestPerf$$' ./test/perf/ -args -size=small -results=$(CURDIR)/_output/perf $(PERF_ARGS)
 
 ## run: start the local environment (Ctrl-C stops it).
 .PHONY: run
