@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -32,7 +33,17 @@ type Writer struct {
 	mu      sync.Mutex
 	pending map[string]func(context.Context) error
 	written map[string]any
+	// writtenAt is when each object's status was last queued for writing.
+	writtenAt map[string]time.Time
+	// reasons is the reason type last announced in events, per job.
+	reasons map[api.JobID]string
+	now     func() time.Time
 }
+
+// MessageInterval is how often a PodGroup whose Unschedulable condition
+// changed only in its message (the counts of a waiting gang move with every
+// placement elsewhere) is rewritten. A change of reason is written at once.
+const MessageInterval = 5 * time.Second
 
 // NewWriter returns a writer; call Run to start it.
 func NewWriter(c client.Client, recorder events.EventRecorder) *Writer {
@@ -41,8 +52,11 @@ func NewWriter(c client.Client, recorder events.EventRecorder) *Writer {
 		recorder: recorder,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "status"}),
-		pending: map[string]func(context.Context) error{},
-		written: map[string]any{},
+		pending:   map[string]func(context.Context) error{},
+		written:   map[string]any{},
+		writtenAt: map[string]time.Time{},
+		reasons:   map[api.JobID]string{},
+		now:       time.Now,
 	}
 }
 
@@ -102,9 +116,18 @@ func (w *Writer) enqueue(key string, desired any, write func(context.Context) er
 		return
 	}
 	w.written[key] = desired
+	w.writtenAt[key] = w.now()
 	w.pending[key] = write
 	w.mu.Unlock()
 	w.queue.Add(key)
+}
+
+// recentlyWritten reports whether key was queued for writing within d.
+func (w *Writer) recentlyWritten(key string, d time.Duration) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	at, ok := w.writtenAt[key]
+	return ok && w.now().Sub(at) < d
 }
 
 // Apply records what a cycle concluded: the status of every job it touched
@@ -128,12 +151,23 @@ func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.Job
 			w.mu.Unlock()
 			return
 		}
-		w.recordUnschedulable(job, outcome, desired)
+		key := "podgroup/" + string(id)
+		if onlyMessageChanged(job.PodGroup.Status, desired) && w.recentlyWritten(key, MessageInterval) {
+			return
+		}
+		w.recordUnschedulable(job, outcome)
 		pg := job.PodGroup
-		w.enqueue("podgroup/"+string(id), desired, func(ctx context.Context) error {
+		w.enqueue(key, desired, func(ctx context.Context) error {
 			return w.patchStatus(ctx, &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: pg.Namespace, Name: pg.Name}}, podGroupStatusPatch(desired))
 		})
 	}
+	w.mu.Lock()
+	for id := range w.reasons {
+		if _, ok := snap.Jobs[id]; !ok {
+			delete(w.reasons, id)
+		}
+	}
+	w.mu.Unlock()
 	for id := range outcomes {
 		apply(id)
 	}
@@ -152,22 +186,44 @@ func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.Job
 	}
 }
 
-// recordUnschedulable emits FailedScheduling events on the job's pending
-// pods and an Unschedulable event on its PodGroup when the reason changed.
-func (w *Writer) recordUnschedulable(job *api.JobInfo, outcome *framework.JobOutcome, desired schedulingv1beta1.PodGroupStatus) {
-	if w.recorder == nil || outcome == nil || outcome.Unschedulable == nil {
+// recordUnschedulable emits an Unschedulable event on the job's PodGroup
+// and FailedScheduling events on its pending pods when the job's reason
+// changes (not when only the numbers in its message move, which would flood
+// the API server while a backlog drains).
+func (w *Writer) recordUnschedulable(job *api.JobInfo, outcome *framework.JobOutcome) {
+	w.mu.Lock()
+	if outcome == nil || outcome.Unschedulable == nil {
+		delete(w.reasons, job.UID)
+		w.mu.Unlock()
 		return
 	}
-	for _, c := range job.PodGroup.Status.Conditions {
-		if c.Type == schedulingv1beta1.PodGroupUnschedulableType && c.Status == corev1.ConditionTrue && c.Message == outcome.Unschedulable.Message {
-			return
-		}
+	announced := w.reasons[job.UID] == outcome.Unschedulable.Type
+	w.reasons[job.UID] = outcome.Unschedulable.Type
+	w.mu.Unlock()
+	if w.recorder == nil || announced {
+		return
 	}
 	msg := outcome.Unschedulable.Message
 	w.recorder.Eventf(job.PodGroup, nil, corev1.EventTypeWarning, "Unschedulable", "Scheduling", "%s", msg)
 	for _, t := range job.ByStatus[api.Pending] {
 		w.recorder.Eventf(t.Pod, nil, corev1.EventTypeWarning, "FailedScheduling", "Scheduling", "%s: %s", outcome.Unschedulable.Type, msg)
 	}
+}
+
+// onlyMessageChanged reports whether desired differs from cur only in the
+// message of a condition whose type, status and reason are unchanged.
+func onlyMessageChanged(cur, desired schedulingv1beta1.PodGroupStatus) bool {
+	if cur.Phase != desired.Phase || cur.Running != desired.Running || cur.Succeeded != desired.Succeeded ||
+		cur.Failed != desired.Failed || len(cur.Conditions) != len(desired.Conditions) {
+		return false
+	}
+	for i := range cur.Conditions {
+		c, d := cur.Conditions[i], desired.Conditions[i]
+		if c.Type != d.Type || c.Status != d.Status || c.Reason != d.Reason {
+			return false
+		}
+	}
+	return true
 }
 
 func queueStatusEqual(cur schedulingv1beta1.QueueStatus, d QueueStatus) bool {

@@ -1,0 +1,72 @@
+package status
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
+)
+
+// TestEventsFollowReasonsNotNumbers: a waiting gang's message changes with
+// every placement elsewhere; events are emitted when its reason changes,
+// and a message-only change is written at most every MessageInterval.
+func TestEventsFollowReasonsNotNumbers(t *testing.T) {
+	rec := events.NewFakeRecorder(100)
+	w := NewWriter(nil, rec)
+	now := time.Unix(1000, 0)
+	w.now = func() time.Time { return now }
+	pg := schedtesting.MakePodGroup("pg", "ns").MinMember(2).Phase(schedulingv1beta1.PodGroupInqueue).Obj()
+	snap := api.Build(api.Objects{
+		Pods:      []*corev1.Pod{st.MakePod("ns", "a").Group("pg").Obj(), st.MakePod("ns", "b").Group("pg").Obj()},
+		PodGroups: []*schedulingv1beta1.PodGroup{pg},
+	})
+	cycle := func(typ, msg string) {
+		outcomes := map[api.JobID]*framework.JobOutcome{"ns/pg": {Unschedulable: framework.Reasonf(typ, "%s", msg)}}
+		w.Apply(snap, outcomes, nil, metav1.NewTime(now))
+		// The write lands: the PodGroup now shows what was written.
+		if d, ok := w.written["podgroup/ns/pg"].(schedulingv1beta1.PodGroupStatus); ok {
+			snap.Jobs["ns/pg"].PodGroup.Status = d
+		}
+	}
+	drain := func() int {
+		n := 0
+		for {
+			select {
+			case <-rec.Events:
+				n++
+			default:
+				return n
+			}
+		}
+	}
+	cycle("NotEnoughResources", "1 of 2 tasks placeable")
+	if n := drain(); n != 3 {
+		t.Errorf("first reason: %d events, want 3 (the PodGroup and both pods)", n)
+	}
+	first := w.writtenAt["podgroup/ns/pg"]
+	now = now.Add(time.Second)
+	cycle("NotEnoughResources", "0 of 2 tasks placeable")
+	if n := drain(); n != 0 {
+		t.Errorf("message-only change: %d events, want 0", n)
+	}
+	if got := w.writtenAt["podgroup/ns/pg"]; !got.Equal(first) {
+		t.Errorf("message-only change within %s was written at %s", MessageInterval, got)
+	}
+	now = now.Add(MessageInterval)
+	cycle("NotEnoughResources", "0 of 2 tasks placeable")
+	if got := w.writtenAt["podgroup/ns/pg"]; !got.Equal(now) {
+		t.Errorf("message change after %s was not written (last write %s)", MessageInterval, got)
+	}
+	cycle("QueueOverused", "queue default has used its share")
+	if n := drain(); n != 3 {
+		t.Errorf("new reason: %d events, want 3", n)
+	}
+}
