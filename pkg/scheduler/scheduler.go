@@ -51,8 +51,10 @@ type Options struct {
 	Heartbeat time.Duration
 	Binder    framework.BindSink
 	Status    StatusSink
-	Observer  CycleObserver
-	Clock     clock.WithTicker
+	// NodesToFind bounds the search for feasible nodes (nil: all nodes).
+	NodesToFind func(nodes int) int
+	Observer    CycleObserver
+	Clock       clock.WithTicker
 }
 
 // Scheduler runs cycles.
@@ -60,6 +62,8 @@ type Scheduler struct {
 	cache   *cache.Cache
 	opts    Options
 	trigger chan struct{}
+	// startNode rotates node searches across cycles.
+	startNode int
 }
 
 // New returns a scheduler over c. Wire c's Notify to Scheduler.Notify.
@@ -127,7 +131,9 @@ func (s *Scheduler) RunCycle(ctx context.Context) CycleStats {
 	start := s.opts.Clock.Now()
 	logger := klog.FromContext(ctx)
 	snap := s.cache.Snapshot()
-	ssn := framework.OpenSession(ctx, snap, s.opts.Tiers, framework.Options{Now: start, Sink: s.opts.Binder})
+	ssn := framework.OpenSession(ctx, snap, s.opts.Tiers, framework.Options{
+		Now: start, Sink: s.opts.Binder, NodesToFind: s.opts.NodesToFind, StartNode: s.startNode,
+	})
 	stats := CycleStats{ActionDurations: make(map[string]time.Duration, len(s.opts.Actions))}
 	for _, a := range s.opts.Actions {
 		as := s.opts.Clock.Now()
@@ -135,6 +141,7 @@ func (s *Scheduler) RunCycle(ctx context.Context) CycleStats {
 		stats.ActionDurations[a.Name()] = s.opts.Clock.Since(as)
 	}
 	ssn.Close()
+	s.startNode = ssn.NextStartNode()
 	nodes, jobs := ssn.Touched()
 	s.cache.Invalidate(nodes, jobs)
 	for id := range s.cache.TakeStatusDirty() {

@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -78,12 +79,21 @@ configuration file.`,
 
 // Run runs the scheduler until ctx ends.
 func Run(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master string) error {
+	ctrl.SetLogger(klog.NewKlogr())
 	logger := klog.FromContext(ctx)
 	restCfg, err := clientConfig(cfg.ClientConnection, master)
 	if err != nil {
 		return err
 	}
-	clientset, err := kubernetes.NewForConfig(restCfg)
+	// Built-in types travel as protobuf (or as configured); custom
+	// resources only exist as JSON.
+	coreCfg := rest.CopyConfig(restCfg)
+	coreCfg.ContentType = cfg.ClientConnection.ContentType
+	if coreCfg.AcceptContentTypes == "" && coreCfg.ContentType != "application/json" {
+		coreCfg.AcceptContentTypes = coreCfg.ContentType + ",application/json"
+	}
+	restCfg.ContentType, restCfg.AcceptContentTypes = "application/json", ""
+	clientset, err := kubernetes.NewForConfig(coreCfg)
 	if err != nil {
 		return fmt.Errorf("creating client: %w", err)
 	}
@@ -153,7 +163,9 @@ func Run(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master
 		Heartbeat:      cfg.Cycle.Heartbeat.Duration,
 		Binder:         b,
 		Status:         writer,
-		Observer:       m,
+		NodesToFind: framework.NodesToFind(int(*cfg.NodeSampling.PercentageOfNodesToFind),
+			int(*cfg.NodeSampling.MinNodesToFind)),
+		Observer: m,
 	})
 
 	if err := wireCoreInformers(c, factory); err != nil {
@@ -220,7 +232,6 @@ func clientConfig(cc configv1alpha1.ClientConnectionConfiguration, master string
 	if cc.Burst != nil {
 		cfg.Burst = int(*cc.Burst)
 	}
-	cfg.ContentType = cc.ContentType
 	cfg.AcceptContentTypes = cc.AcceptContentTypes
 	cfg.UserAgent = "caldera-scheduler"
 	return cfg, nil

@@ -23,6 +23,12 @@ type Options struct {
 	// Now is the cycle's time; plugins never read the clock themselves.
 	Now  time.Time
 	Sink BindSink
+	// NodesToFind, given the number of nodes, says how many feasible nodes
+	// are enough to stop filtering for a task; nil means all.
+	NodesToFind func(nodes int) int
+	// StartNode is where the first search of the cycle starts (the
+	// scheduler carries it from cycle to cycle so searches rotate).
+	StartNode int
 }
 
 // QueueReport is what a queue-sharing plugin concluded about a queue in a
@@ -50,8 +56,10 @@ type Session struct {
 	Snapshot *api.Snapshot
 	Now      time.Time
 
-	sink  BindSink
-	tiers []Tier
+	sink        BindSink
+	nodesToFind func(int) int
+	nextStart   int
+	tiers       []Tier
 
 	sessionPlugins []SessionPlugin
 	eventHandlers  []EventHandlerPlugin
@@ -95,6 +103,8 @@ func OpenSession(ctx context.Context, snap *api.Snapshot, tiers []Tier, o Option
 		Snapshot:       snap,
 		Now:            o.Now,
 		sink:           o.Sink,
+		nodesToFind:    o.NodesToFind,
+		nextStart:      o.StartNode,
 		tiers:          tiers,
 		state:          map[any]any{},
 		resourceStatus: map[string]*Status{},
@@ -157,6 +167,9 @@ func (ssn *Session) Outcomes() map[api.JobID]*JobOutcome { return ssn.outcomes }
 func (ssn *Session) Touched() (nodes map[string]bool, jobs map[api.JobID]bool) {
 	return ssn.touchedNodes, ssn.touchedJobs
 }
+
+// NextStartNode is where the next cycle's first node search should start.
+func (ssn *Session) NextStartNode() int { return ssn.nextStart }
 
 // BoundCount is the number of placements committed in the cycle.
 func (ssn *Session) BoundCount() int { return ssn.bound }

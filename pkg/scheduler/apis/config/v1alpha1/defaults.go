@@ -77,7 +77,7 @@ func SetDefaults_SchedulerConfiguration(cfg *SchedulerConfiguration) {
 	setInt32(&cfg.Binder.Concurrency, 64)
 	setDuration(&cfg.Binder.Timeout, metav1.Duration{Duration: 30 * time.Second})
 
-	setInt32(&cfg.NodeSampling.PercentageOfNodesToFind, 100)
+	setInt32(&cfg.NodeSampling.PercentageOfNodesToFind, 0)
 	setInt32(&cfg.NodeSampling.MinNodesToFind, 100)
 
 	if m := cfg.MetricsSource; m != nil {
@@ -86,7 +86,7 @@ func SetDefaults_SchedulerConfiguration(cfg *SchedulerConfiguration) {
 	}
 
 	c := &cfg.ClientConnection
-	setString(&c.ContentType, "application/json")
+	setString(&c.ContentType, "application/vnd.kubernetes.protobuf")
 	if c.QPS == nil {
 		c.QPS = new(float32(200))
 	}

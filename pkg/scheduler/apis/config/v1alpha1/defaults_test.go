@@ -35,10 +35,10 @@ func defaultConfig(t *testing.T) *SchedulerConfiguration {
 		Cycle:  CycleConfiguration{CoalesceWindow: duration(10 * time.Millisecond), Heartbeat: duration(time.Second)},
 		Binder: BinderConfiguration{Concurrency: new(int32(64)), Timeout: duration(30 * time.Second)},
 		NodeSampling: NodeSamplingConfiguration{
-			PercentageOfNodesToFind: new(int32(100)),
+			PercentageOfNodesToFind: new(int32(0)),
 			MinNodesToFind:          new(int32(100)),
 		},
-		ClientConnection: ClientConnectionConfiguration{ContentType: "application/json", QPS: new(float32(200)), Burst: new(int32(400))},
+		ClientConnection: ClientConnectionConfiguration{ContentType: "application/vnd.kubernetes.protobuf", QPS: new(float32(200)), Burst: new(int32(400))},
 		LeaderElection: LeaderElectionConfiguration{
 			LeaderElect:       new(true),
 			LeaseDuration:     duration(15 * time.Second),

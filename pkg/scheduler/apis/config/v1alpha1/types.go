@@ -124,15 +124,17 @@ type BinderConfiguration struct {
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 }
 
-// NodeSamplingConfiguration bounds the search for feasible nodes. When
-// placing a task, filtering stops once max(MinNodesToFind,
-// PercentageOfNodesToFind% of all nodes) feasible nodes are found, and the
-// best of those is chosen. The defaults evaluate every node, so that a gang
-// is placed on the best nodes of the whole cluster; lower them only for
-// clusters where filtering every node is too slow.
+// NodeSamplingConfiguration bounds the search for feasible nodes, as
+// kube-scheduler's percentageOfNodesToScore does. When placing a task,
+// filtering stops once max(MinNodesToFind, PercentageOfNodesToFind% of all
+// nodes) feasible nodes are found, starting where the previous search
+// stopped, and the best of those is chosen. Clusters with fewer than
+// MinNodesToFind nodes always have every node evaluated; 100 evaluates every
+// node of any cluster, for the best placement at the cost of speed.
 type NodeSamplingConfiguration struct {
-	// PercentageOfNodesToFind is the share of all nodes, 1 to 100, that is
-	// enough to stop looking. Default 100 (all nodes).
+	// PercentageOfNodesToFind is the share of all nodes, 0 to 100, that is
+	// enough to stop looking. 0 means kube-scheduler's adaptive share: 50%
+	// less 1% per 125 nodes, at least 5%. Default 0.
 	// +optional
 	PercentageOfNodesToFind *int32 `json:"percentageOfNodesToFind,omitempty"`
 
@@ -210,9 +212,10 @@ type ClientConnectionConfiguration struct {
 	// +optional
 	AcceptContentTypes string `json:"acceptContentTypes,omitempty"`
 
-	// ContentType of requests. Default application/json: Caldera's own
-	// resources are custom resources, which the API server does not serve as
-	// protobuf.
+	// ContentType of requests for built-in types (pods, nodes, bindings,
+	// ...). Default application/vnd.kubernetes.protobuf, which is cheaper to
+	// encode and decode than JSON; custom resources (PodGroups, Queues) are
+	// always sent and read as JSON, the only form the API server serves them in.
 	// +optional
 	ContentType string `json:"contentType,omitempty"`
 

@@ -248,7 +248,7 @@ func validateBinder(b *BinderConfiguration, path *field.Path) field.ErrorList {
 
 func validateNodeSampling(n *NodeSamplingConfiguration, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	errs = append(errs, validatePercentage(n.PercentageOfNodesToFind, 1, path.Child("percentageOfNodesToFind"))...)
+	errs = append(errs, validatePercentage(n.PercentageOfNodesToFind, 0, path.Child("percentageOfNodesToFind"))...)
 	errs = append(errs, validateAtLeast(n.MinNodesToFind, 1, path.Child("minNodesToFind"))...)
 	return errs
 }

@@ -189,7 +189,7 @@ func TestValidateSchedulerConfiguration(t *testing.T) {
 				c.NodeSampling.MinNodesToFind = new(int32(0))
 			},
 			want: []string{
-				`nodeSampling.percentageOfNodesToFind: Invalid value: 101: must be between 1 and 100`,
+				`nodeSampling.percentageOfNodesToFind: Invalid value: 101: must be between 0 and 100`,
 				`nodeSampling.minNodesToFind: Invalid value: 0: must be at least 1`,
 			},
 		},
