@@ -89,15 +89,29 @@ func (s *Scheduler) Notify() {
 func (s *Scheduler) Run(ctx context.Context) {
 	heartbeat := s.opts.Clock.NewTicker(s.opts.Heartbeat)
 	defer heartbeat.Stop()
+	// Status written while idle is batched: a burst of pod events (binds
+	// confirmed, pods starting) is written once per statusInterval rather
+	// than recomputed per event.
+	var lastSync time.Time
+	var syncLater <-chan time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-s.trigger:
 		case <-heartbeat.C():
+		case <-syncLater:
+			syncLater = nil
 		}
 		if !s.cache.PendingWork() {
+			if wait := statusInterval - s.opts.Clock.Since(lastSync); wait > 0 {
+				if syncLater == nil {
+					syncLater = s.opts.Clock.After(wait)
+				}
+				continue
+			}
 			s.syncStatus(ctx)
+			lastSync = s.opts.Clock.Now()
 			continue
 		}
 		if s.opts.CoalesceWindow > 0 {
@@ -115,6 +129,9 @@ func (s *Scheduler) Run(ctx context.Context) {
 		s.RunCycle(ctx)
 	}
 }
+
+// statusInterval is the shortest time between two idle status syncs.
+const statusInterval = 200 * time.Millisecond
 
 // syncStatus writes the status of jobs that changed while there was nothing
 // to schedule (pods starting, finishing, being deleted).

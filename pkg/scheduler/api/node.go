@@ -28,6 +28,9 @@ type NodeInfo struct {
 	Pipelined *Resource
 	Tasks     map[TaskID]*TaskInfo
 	K8s       *k8sframework.NodeInfo
+	// Version changes whenever the node or its tasks do, so that results
+	// computed for the node can be known to be stale.
+	Version uint64
 }
 
 // NewNodeInfo returns a node with no tasks.
@@ -46,6 +49,7 @@ func NewNodeInfo(node *corev1.Node) *NodeInfo {
 
 // SetNode replaces the node object (allocatable, labels, taints).
 func (n *NodeInfo) SetNode(node *corev1.Node) {
+	n.Version++
 	n.Node = node
 	n.Allocatable = NewResource(node.Status.Allocatable)
 	n.Idle = n.Allocatable.Clone().Sub(n.Used)
@@ -74,6 +78,7 @@ func (n *NodeInfo) Ready() bool {
 
 // AddTask places a task here in its current status.
 func (n *NodeInfo) AddTask(t *TaskInfo) {
+	n.Version++
 	n.Tasks[t.UID] = t
 	n.account(t, 1)
 }
@@ -84,6 +89,7 @@ func (n *NodeInfo) RemoveTask(logger klog.Logger, t *TaskInfo) {
 	if !ok {
 		return
 	}
+	n.Version++
 	delete(n.Tasks, t.UID)
 	n.account(cur, -1)
 	_ = n.K8s.RemovePod(logger, cur.Pod)
@@ -126,6 +132,7 @@ func (n *NodeInfo) Clone() *NodeInfo {
 		Pipelined:   n.Pipelined.Clone(),
 		Tasks:       make(map[TaskID]*TaskInfo, len(n.Tasks)),
 		K8s:         n.K8s.SnapshotConcrete(),
+		Version:     n.Version,
 	}
 	for id, t := range n.Tasks {
 		c.Tasks[id] = t.Clone()

@@ -77,6 +77,10 @@ type Cache struct {
 	dirtyJob  sets.Set[api.JobID]
 	// statusDirty are jobs changed since their status was last synced.
 	statusDirty sets.Set[api.JobID]
+	// withWork are jobs that had work pending when last looked at;
+	// recheck are jobs changed since. PendingWork looks at these only.
+	withWork sets.Set[api.JobID]
+	recheck  sets.Set[api.JobID]
 }
 
 // New returns an empty cache.
@@ -106,6 +110,8 @@ func New(o Options) *Cache {
 		dirtyNode:      sets.New[string](),
 		dirtyJob:       sets.New[api.JobID](),
 		statusDirty:    sets.New[api.JobID](),
+		withWork:       sets.New[api.JobID](),
+		recheck:        sets.New[api.JobID](),
 	}
 }
 
@@ -127,6 +133,7 @@ func (c *Cache) touchNode(name string) {
 }
 
 func (c *Cache) touchJob(id api.JobID) {
+	c.recheck.Insert(id)
 	if e := c.jobs[id]; e != nil {
 		e.gen = c.next()
 		c.statusDirty.Insert(id)
@@ -239,19 +246,30 @@ func (c *Cache) Invalidate(nodes map[string]bool, jobs map[api.JobID]bool) {
 func (c *Cache) PendingWork() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, e := range c.jobs {
-		j := e.info
-		if !j.Schedulable() {
-			continue
-		}
-		if len(j.ByStatus[api.Pending]) > 0 {
+	// Every change to a job touches it, so only the jobs changed since the
+	// last call and those that had work then need looking at.
+	for id := range c.recheck {
+		c.withWork.Insert(id)
+	}
+	c.recheck.Clear()
+	for id := range c.withWork {
+		if e := c.jobs[id]; e != nil && hasWork(e.info) {
 			return true
 		}
-		if !j.Shadow && (j.Phase == "" || j.Phase == schedulingv1beta1.PodGroupPending) {
-			return true
-		}
+		c.withWork.Delete(id)
 	}
 	return false
+}
+
+// hasWork: the job has pods to place or a PodGroup to admit.
+func hasWork(j *api.JobInfo) bool {
+	if !j.Schedulable() {
+		return false
+	}
+	if len(j.ByStatus[api.Pending]) > 0 {
+		return true
+	}
+	return !j.Shadow && (j.Phase == "" || j.Phase == schedulingv1beta1.PodGroupPending)
 }
 
 // Stats are counts for logs and metrics.

@@ -133,6 +133,34 @@ type NodeScorePlugin interface {
 	ScoreNodes(task *api.TaskInfo, nodes []*api.NodeInfo, scores []float64)
 }
 
+// SignerPlugin is a predicate or node-score plugin that can say when tasks
+// are alike to it: tasks with equal signatures get equal results on a node
+// in a given state, and placing one of them changes the results on no node
+// but the one it went to. ok is false for a task with no such signature.
+// When every predicate and node-score plugin signs a task, the session
+// reuses the results of the last alike task (see Session.FindNode).
+type SignerPlugin interface {
+	Plugin
+	Signature(task *api.TaskInfo) (sig string, ok bool)
+}
+
+// ScoreKeeperPlugin is a node-score plugin that can keep a task's scores
+// over its candidate nodes, for the next tasks with the same signature.
+type ScoreKeeperPlugin interface {
+	NodeScorePlugin
+	KeepScores(task *api.TaskInfo, nodes []*api.NodeInfo) (KeptScores, error)
+}
+
+// KeptScores are a plugin's scores of one task over a list of nodes.
+type KeptScores interface {
+	// Update rescores node i, which changed since it was scored.
+	Update(i int, node *api.NodeInfo) error
+	// Remove drops node i, keeping the order of the others.
+	Remove(i int)
+	// AddTo adds the weighted score of each kept node to scores.
+	AddTo(scores []float64) error
+}
+
 // EventHandlerPlugin follows placements made and undone within a cycle, to
 // keep its shares current.
 type EventHandlerPlugin interface {

@@ -12,14 +12,19 @@ import (
 // The returned slices are reused: they are valid until the next call.
 func (ssn *Session) Candidates(t *api.TaskInfo) (fits, futureFits []*api.NodeInfo, fitErrs *FitErrors) {
 	fitErrs = &FitErrors{}
-	fits, futureFits = ssn.fitsBuf[:0], ssn.futureBuf[:0]
-	defer func() { ssn.fitsBuf, ssn.futureBuf = fits, futureFits }()
 	if s := ssn.PrePredicate(t); s != nil {
 		for range ssn.Snapshot.NodeList {
 			fitErrs.Add(s)
 		}
 		return nil, nil, fitErrs
 	}
+	return ssn.scan(t, fitErrs)
+}
+
+// scan is Candidates after PrePredicate.
+func (ssn *Session) scan(t *api.TaskInfo, fitErrs *FitErrors) (fits, futureFits []*api.NodeInfo, _ *FitErrors) {
+	fits, futureFits = ssn.fitsBuf[:0], ssn.futureBuf[:0]
+	defer func() { ssn.fitsBuf, ssn.futureBuf = fits, futureFits }()
 	nodes := ssn.Snapshot.NodeList
 	total := len(nodes)
 	enough := total

@@ -81,6 +81,14 @@ type Session struct {
 	preemptable    [][]PreemptablePlugin
 	reclaimable    [][]ReclaimablePlugin
 
+	// signers and keepers are the predicate and node-score plugins when
+	// every one of them can sign tasks (and every scorer keep scores);
+	// memos holds, per task signature, the last alike task's candidates.
+	signers []SignerPlugin
+	keepers []ScoreKeeperPlugin
+	memos   map[string]*placementMemo
+	reused  int
+
 	state map[any]any
 	// fitsBuf and futureBuf are Candidates' reused results.
 	fitsBuf, futureBuf []*api.NodeInfo
@@ -133,6 +141,7 @@ func OpenSession(ctx context.Context, snap *api.Snapshot, tiers []Tier, o Option
 	ssn.nodeScore = enabled[NodeScorePlugin](tiers, PointNodeOrder)
 	ssn.preemptable = enabled[PreemptablePlugin](tiers, PointPreemptable)
 	ssn.reclaimable = enabled[ReclaimablePlugin](tiers, PointReclaimable)
+	ssn.setUpMemos()
 	for _, p := range ssn.sessionPlugins {
 		start := time.Now()
 		p.OnSessionOpen(ssn)

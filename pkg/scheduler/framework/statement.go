@@ -51,6 +51,7 @@ func (s *Statement) place(kind opKind, status api.TaskStatus, t *api.TaskInfo, n
 	n.AddTask(t)
 	s.ssn.touchedNodes[n.Name] = true
 	s.ssn.touchedJobs[job.UID] = true
+	s.ssn.forgetMemos(t)
 	s.ssn.fireAllocate(t)
 	s.ops = append(s.ops, op{kind: kind, task: t, node: n})
 	return nil
@@ -68,6 +69,7 @@ func (s *Statement) Discard() {
 			job.SetTaskStatus(o.task, api.Pending)
 		}
 		o.task.NodeName = ""
+		s.ssn.forgetMemos(o.task)
 		s.ssn.fireDeallocate(o.task)
 	}
 	s.ops = nil

@@ -63,6 +63,12 @@ type Evaluator struct {
 	images imageIndex
 	// nodes is the cycle's node list, in the order SetNodes got it.
 	nodes []*api.NodeInfo
+
+	// signing: every plugin run can sign pods (signature.go).
+	signing bool
+	signers []fwk.SignPlugin
+	// spread, when topology spread runs, gives its default selector.
+	spread *spreadListers
 }
 
 // New builds the plugins. ctx bounds the framework's background work
@@ -93,7 +99,8 @@ func New(ctx context.Context, o Options) (*Evaluator, error) {
 	schedmetrics.Register()
 
 	e := &Evaluator{lister: &lister{}}
-	e.fw, err = frameworkruntime.NewFramework(ctx, newRegistry(plfeature.NewSchedulerFeaturesFromGates(gate)), profile,
+	captured := &signers{}
+	e.fw, err = frameworkruntime.NewFramework(ctx, captured.wrap(newRegistry(plfeature.NewSchedulerFeaturesFromGates(gate))), profile,
 		frameworkruntime.WithClientSet(o.ClientSet),
 		frameworkruntime.WithInformerFactory(o.InformerFactory),
 		frameworkruntime.WithSnapshotSharedLister(e.lister),
@@ -103,6 +110,7 @@ func New(ctx context.Context, o Options) (*Evaluator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("podfit: building kube-scheduler's plugins: %w", err)
 	}
+	e.setUpSigning(captured.plugins, o.InformerFactory)
 	return e, nil
 }
 

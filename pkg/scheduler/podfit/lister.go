@@ -62,6 +62,17 @@ func (l *lister) HavePodsWithRequiredNonHostScopedAntiAffinityList() ([]fwk.Node
 	return l.filter(func(n *k8sframework.NodeInfo) bool { return len(n.PodsWithRequiredNonHostScopedAntiAffinity) > 0 }), nil
 }
 
+// anyWithAffinity reports whether a pod with inter-pod affinity or
+// anti-affinity terms is placed on any node.
+func (l *lister) anyWithAffinity() bool {
+	for _, n := range l.nodes {
+		if len(n.PodsWithAffinity) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // filter scans the nodes; it runs once per PreFilter or PreScore of a pod,
 // which already costs a pass over the nodes, and keeps the lists exact
 // without hooks into every placement.

@@ -100,15 +100,15 @@ func allocateJob(ssn *framework.Session, queue *api.QueueInfo, job *api.JobInfo)
 			blocked = r
 			break
 		}
-		fits, futureFits, fitErrs := ssn.Candidates(t)
+		node, future, fitErrs := ssn.FindNode(t)
 		switch {
-		case len(fits) > 0:
-			if err := stmt.Allocate(t, ssn.BestNode(t, fits)); err != nil {
+		case node != nil && !future:
+			if err := stmt.Allocate(t, node); err != nil {
 				ssn.Logger.Error(err, "Allocating task failed", "task", t.Name)
 				blocked = framework.Reasonf("InternalError", "%v", err)
 			}
-		case len(futureFits) > 0:
-			if err := stmt.Pipeline(t, ssn.BestNode(t, futureFits)); err != nil {
+		case node != nil:
+			if err := stmt.Pipeline(t, node); err != nil {
 				ssn.Logger.Error(err, "Pipelining task failed", "task", t.Name)
 				blocked = framework.Reasonf("InternalError", "%v", err)
 			}

@@ -5,6 +5,8 @@ package binpack
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -24,9 +26,14 @@ const MaxNodeScore = 100
 type Plugin struct {
 	weight  float64
 	weights map[corev1.ResourceName]float64
+	order   []corev1.ResourceName
 }
 
-var _ framework.NodeScorePlugin = &Plugin{}
+var (
+	_ framework.NodeScorePlugin   = &Plugin{}
+	_ framework.ScoreKeeperPlugin = &Plugin{}
+	_ framework.SignerPlugin      = &Plugin{}
+)
 
 // New builds the plugin from *BinpackArgs (nil means the defaults).
 func New(args any, _ *framework.Handle) (framework.Plugin, error) {
@@ -41,6 +48,8 @@ func New(args any, _ *framework.Handle) (framework.Plugin, error) {
 	for name, w := range a.Resources {
 		p.weights[name] = float64(w)
 	}
+	// A fixed order keeps the float sums, and so ties, the same each run.
+	p.order = slices.Sorted(maps.Keys(p.weights))
 	return p, nil
 }
 
@@ -79,7 +88,8 @@ func (p *Plugin) ScoreNodes(t *api.TaskInfo, nodes []*api.NodeInfo, scores []flo
 // the task would not fit.
 func (p *Plugin) score(t *api.TaskInfo, n *api.NodeInfo) float64 {
 	var sum, weights float64
-	for name, w := range p.weights {
+	for _, name := range p.order {
+		w := p.weights[name]
 		req := t.Resreq.Get(name)
 		if w == 0 || req == 0 {
 			continue
@@ -96,4 +106,13 @@ func (p *Plugin) score(t *api.TaskInfo, n *api.NodeInfo) float64 {
 		return 0
 	}
 	return sum / weights * MaxNodeScore
+}
+
+// Signature: a node's score depends on the task's request alone, which the
+// session's signature already holds.
+func (p *Plugin) Signature(*api.TaskInfo) (string, bool) { return "", true }
+
+// KeepScores keeps the nodes' scores; each depends on its node alone.
+func (p *Plugin) KeepScores(t *api.TaskInfo, nodes []*api.NodeInfo) (framework.KeptScores, error) {
+	return framework.NodeLocalScores(p, t, nodes), nil
 }

@@ -26,8 +26,10 @@ type Plugin struct {
 }
 
 var (
-	_ framework.SessionPlugin   = &Plugin{}
-	_ framework.NodeScorePlugin = &Plugin{}
+	_ framework.SessionPlugin     = &Plugin{}
+	_ framework.NodeScorePlugin   = &Plugin{}
+	_ framework.ScoreKeeperPlugin = &Plugin{}
+	_ framework.SignerPlugin      = &Plugin{}
 )
 
 // New builds the plugin. Its arguments (the score weights) shape the
@@ -75,4 +77,43 @@ func (p *Plugin) ScoreNodes(t *api.TaskInfo, nodes []*api.NodeInfo, scores []flo
 	for i, v := range got {
 		scores[i] += float64(v)
 	}
+}
+
+// Signature signs the task as kube-scheduler's plugins do.
+func (p *Plugin) Signature(t *api.TaskInfo) (string, bool) {
+	return predicates.Signature(p.ssn, p.fit, t)
+}
+
+// KeepScores scores the nodes and keeps the raw scores for the next alike
+// tasks.
+func (p *Plugin) KeepScores(t *api.TaskInfo, nodes []*api.NodeInfo) (framework.KeptScores, error) {
+	s, st := predicates.PodState(p.ssn, p.fit, t)
+	if st != nil {
+		return nil, fmt.Errorf("pod %s/%s: %s", t.Namespace, t.Name, st.Message())
+	}
+	k, err := p.fit.KeepScores(p.ssn.Ctx, s, nodes)
+	if err != nil {
+		return nil, err
+	}
+	return &kept{k: k, ssn: p.ssn}, nil
+}
+
+type kept struct {
+	k      *podfit.KeptScores
+	ssn    *framework.Session
+	totals []int64
+}
+
+func (k *kept) Update(i int, n *api.NodeInfo) error { return k.k.Update(k.ssn.Ctx, i, n) }
+func (k *kept) Remove(i int)                        { k.k.Remove(i) }
+
+func (k *kept) AddTo(scores []float64) error {
+	var err error
+	if k.totals, err = k.k.Totals(k.ssn.Ctx, k.totals); err != nil {
+		return err
+	}
+	for i, v := range k.totals {
+		scores[i] += float64(v)
+	}
+	return nil
 }

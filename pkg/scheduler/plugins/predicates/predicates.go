@@ -27,6 +27,14 @@ const Name = "predicates"
 // stateKey holds each task's kube-scheduler PreFilter state for the cycle.
 var stateKey = framework.NewStateKey[map[types.UID]*podfit.PodState]("predicates/podState")
 
+// signatureKey holds each task's signature for the cycle.
+var signatureKey = framework.NewStateKey[map[types.UID]signature]("predicates/signature")
+
+type signature struct {
+	sig string
+	ok  bool
+}
+
 // Plugin is the predicates plugin.
 type Plugin struct {
 	fit *podfit.Evaluator
@@ -42,6 +50,7 @@ var (
 	_ framework.SessionPlugin      = &Plugin{}
 	_ framework.PrePredicatePlugin = &Plugin{}
 	_ framework.PredicatePlugin    = &Plugin{}
+	_ framework.SignerPlugin       = &Plugin{}
 	_ framework.EventHandlerPlugin = &Plugin{}
 	_ binder.PreBinder             = &Plugin{}
 )
@@ -95,6 +104,25 @@ func PodState(ssn *framework.Session, fit *podfit.Evaluator, t *api.TaskInfo) (*
 	}
 	return s, st
 }
+
+// Signature returns the task's pod signature for the cycle, computing it
+// once: pods alike to kube-scheduler's plugins (see podfit.Signature).
+func Signature(ssn *framework.Session, fit *podfit.Evaluator, t *api.TaskInfo) (string, bool) {
+	sigs, ok := framework.ReadState(ssn, signatureKey)
+	if !ok {
+		sigs = map[types.UID]signature{}
+		framework.WriteState(ssn, signatureKey, sigs)
+	}
+	s, ok := sigs[t.UID]
+	if !ok {
+		s.sig, s.ok = fit.Signature(ssn.Ctx, t.Pod)
+		sigs[t.UID] = s
+	}
+	return s.sig, s.ok
+}
+
+// Signature signs the task as kube-scheduler's plugins do.
+func (p *Plugin) Signature(t *api.TaskInfo) (string, bool) { return Signature(p.ssn, p.fit, t) }
 
 // PrePredicate computes the task's state afresh: placements made since its
 // last attempt change what inter-pod affinity and topology spread allow.

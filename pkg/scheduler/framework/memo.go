@@ -1,0 +1,240 @@
+package framework
+
+import (
+	"strings"
+
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+)
+
+// placementMemo is what FindNode keeps of the last task of a signature:
+// the nodes it could go to and their scores, each node with the version it
+// was evaluated at.
+type placementMemo struct {
+	nodes    []*api.NodeInfo
+	versions []uint64
+	kept     []KeptScores
+	scores   []float64
+}
+
+// setUpMemos enables FindNode's reuse when every predicate plugin signs
+// tasks and every node-score plugin signs tasks and keeps scores.
+func (ssn *Session) setUpMemos() {
+	for _, tier := range ssn.predicate {
+		for _, p := range tier {
+			s, ok := p.(SignerPlugin)
+			if !ok {
+				ssn.signers = nil
+				return
+			}
+			ssn.signers = append(ssn.signers, s)
+		}
+	}
+	for _, tier := range ssn.nodeScore {
+		for _, p := range tier {
+			s, ok := p.(SignerPlugin)
+			k, keeps := p.(ScoreKeeperPlugin)
+			if !ok || !keeps {
+				ssn.signers, ssn.keepers = nil, nil
+				return
+			}
+			ssn.signers = append(ssn.signers, s)
+			ssn.keepers = append(ssn.keepers, k)
+		}
+	}
+	ssn.memos = map[string]*placementMemo{}
+}
+
+// signature is the task's signature across the plugins, false when one of
+// them cannot sign it.
+func (ssn *Session) signature(t *api.TaskInfo) (string, bool) {
+	if ssn.memos == nil {
+		return "", false
+	}
+	var b strings.Builder
+	b.WriteString(t.Resreq.String())
+	for _, p := range ssn.signers {
+		s, ok := p.Signature(t)
+		if !ok {
+			return "", false
+		}
+		b.WriteByte(0)
+		b.WriteString(s)
+	}
+	return b.String(), true
+}
+
+// FindNode chooses the node for a task as Candidates and BestNode do:
+// the best-scoring node that fits now, else the best that fits once
+// releasing resources are free (future). fitErrs is set when no node fits.
+//
+// When the task has a signature and an alike task was placed earlier in
+// the cycle, its candidates are reused: only the nodes that changed since
+// are filtered and scored again, and those that no longer fit are dropped.
+// Once none is left, the nodes are searched afresh.
+func (ssn *Session) FindNode(t *api.TaskInfo) (node *api.NodeInfo, future bool, fitErrs *FitErrors) {
+	if s := ssn.PrePredicate(t); s != nil {
+		fitErrs = &FitErrors{}
+		for range ssn.Snapshot.NodeList {
+			fitErrs.Add(s)
+		}
+		return nil, false, fitErrs
+	}
+	sig, signed := ssn.signature(t)
+	if signed {
+		if m := ssn.memos[sig]; m != nil {
+			if n := ssn.reuse(m, t); n != nil {
+				return n, false, nil
+			}
+			delete(ssn.memos, sig)
+		}
+	}
+	fits, futureFits, fitErrs := ssn.scan(t, &FitErrors{})
+	switch {
+	case len(fits) > 1 && signed:
+		m, err := ssn.memorize(t, fits)
+		if err != nil {
+			ssn.Logger.Error(err, "Keeping scores failed; scoring without", "task", t.Namespace+"/"+t.Name)
+			return ssn.BestNode(t, fits), false, nil
+		}
+		if len(ssn.memos) >= maxMemos {
+			clear(ssn.memos)
+		}
+		ssn.memos[sig] = m
+		return m.best(), false, nil
+	case len(fits) > 0:
+		return ssn.BestNode(t, fits), false, nil
+	case len(futureFits) > 0:
+		return ssn.BestNode(t, futureFits), true, nil
+	}
+	return nil, false, fitErrs
+}
+
+// maxMemos bounds the signatures remembered at once: tasks rarely come in
+// more kinds at a time, and each memo holds scores for many nodes.
+const maxMemos = 32
+
+// forgetMemos drops every memo when a placement of t changes other nodes'
+// results for alike tasks: t's pod has inter-pod affinity terms, which
+// other pods' filters and scores read across nodes.
+func (ssn *Session) forgetMemos(t *api.TaskInfo) {
+	if len(ssn.memos) == 0 {
+		return
+	}
+	if a := t.Pod.Spec.Affinity; a != nil && (a.PodAffinity != nil || a.PodAntiAffinity != nil) {
+		clear(ssn.memos)
+	}
+}
+
+func (ssn *Session) memorize(t *api.TaskInfo, fits []*api.NodeInfo) (*placementMemo, error) {
+	m := &placementMemo{
+		nodes:    append([]*api.NodeInfo(nil), fits...),
+		versions: make([]uint64, len(fits)),
+		scores:   make([]float64, len(fits)),
+	}
+	for i, n := range fits {
+		m.versions[i] = n.Version
+	}
+	for _, k := range ssn.keepers {
+		kept, err := k.KeepScores(t, m.nodes)
+		if err != nil {
+			return nil, err
+		}
+		m.kept = append(m.kept, kept)
+	}
+	return m, m.total()
+}
+
+// reuse brings the memo up to date for t and returns its best node, nil
+// when no kept node fits any more or rescoring failed.
+func (ssn *Session) reuse(m *placementMemo, t *api.TaskInfo) *api.NodeInfo {
+	for i := len(m.nodes) - 1; i >= 0; i-- {
+		n := m.nodes[i]
+		if n.Version == m.versions[i] {
+			continue
+		}
+		if ssn.Predicate(t, n) != nil || !t.Resreq.LessEqual(n.Idle) {
+			m.remove(i)
+			continue
+		}
+		m.versions[i] = n.Version
+		for _, k := range m.kept {
+			if err := k.Update(i, n); err != nil {
+				ssn.Logger.Error(err, "Rescoring a node failed; searching afresh", "task", t.Namespace+"/"+t.Name, "node", n.Name)
+				return nil
+			}
+		}
+	}
+	if len(m.nodes) == 0 {
+		return nil
+	}
+	if err := m.total(); err != nil {
+		ssn.Logger.Error(err, "Totalling kept scores failed; searching afresh", "task", t.Namespace+"/"+t.Name)
+		return nil
+	}
+	ssn.reused++
+	return m.best()
+}
+
+// Reused is how many times FindNode placed a task with an alike task's
+// results.
+func (ssn *Session) Reused() int { return ssn.reused }
+
+func (m *placementMemo) remove(i int) {
+	m.nodes = append(m.nodes[:i], m.nodes[i+1:]...)
+	m.versions = append(m.versions[:i], m.versions[i+1:]...)
+	for _, k := range m.kept {
+		k.Remove(i)
+	}
+}
+
+func (m *placementMemo) total() error {
+	m.scores = m.scores[:len(m.nodes)]
+	clear(m.scores)
+	for _, k := range m.kept {
+		if err := k.AddTo(m.scores); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// best is the highest-scoring kept node, the earliest on ties, as in
+// BestNode.
+func (m *placementMemo) best() *api.NodeInfo {
+	best := 0
+	for i := 1; i < len(m.nodes); i++ {
+		if m.scores[i] > m.scores[best] {
+			best = i
+		}
+	}
+	return m.nodes[best]
+}
+
+// NodeLocalScores keeps the scores of a plugin whose score for a node
+// depends on the task and that node alone.
+func NodeLocalScores(p NodeScorePlugin, t *api.TaskInfo, nodes []*api.NodeInfo) KeptScores {
+	k := &nodeLocalScores{p: p, t: t, s: make([]float64, len(nodes))}
+	p.ScoreNodes(t, nodes, k.s)
+	return k
+}
+
+type nodeLocalScores struct {
+	p NodeScorePlugin
+	t *api.TaskInfo
+	s []float64
+}
+
+func (k *nodeLocalScores) Update(i int, n *api.NodeInfo) error {
+	k.s[i] = 0
+	k.p.ScoreNodes(k.t, []*api.NodeInfo{n}, k.s[i:i+1])
+	return nil
+}
+
+func (k *nodeLocalScores) Remove(i int) { k.s = append(k.s[:i], k.s[i+1:]...) }
+
+func (k *nodeLocalScores) AddTo(scores []float64) error {
+	for i, v := range k.s {
+		scores[i] += v
+	}
+	return nil
+}

@@ -1,0 +1,264 @@
+package profile
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
+	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
+)
+
+// newEvaluator builds kube-scheduler's plugins over an empty fake
+// clientset: only what the plugins read is needed, no API behaviour.
+func newEvaluator(t testing.TB) *podfit.Evaluator {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	cs := fake.NewClientset()
+	factory := informers.NewSharedInformerFactory(cs, 0)
+	e, err := podfit.New(ctx, podfit.Options{InformerFactory: factory, ClientSet: cs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	return e
+}
+
+const memoConfig = `actions: "allocate"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+- plugins:
+  - name: predicates
+  - name: nodeorder
+  - name: binpack
+`
+
+// randomCluster is nodes of assorted sizes, some tainted, some labelled.
+func randomCluster(r *rand.Rand) []*corev1.Node {
+	var nodes []*corev1.Node
+	for i := range 10 + r.IntN(40) {
+		n := st.MakeNode(fmt.Sprintf("n%03d", i)).
+			Alloc("cpu", fmt.Sprint(2+r.IntN(15)), "memory", fmt.Sprintf("%dGi", 4+r.IntN(60))).
+			Label("zone", fmt.Sprintf("z%d", r.IntN(3))).Obj()
+		if r.IntN(4) == 0 {
+			n.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}
+		}
+		if r.IntN(5) == 0 {
+			n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: "soft", Effect: corev1.TaintEffectPreferNoSchedule})
+		}
+		nodes = append(nodes, n.DeepCopy())
+	}
+	return nodes
+}
+
+// randomClass is one kind of pod; every pod of a class is alike.
+// Pods of an avoiding class have a required anti-affinity to class 0 by
+// zone.
+func randomClass(r *rand.Rand, class int, avoids bool) func(name string) *corev1.Pod {
+	cpu := fmt.Sprintf("%dm", 250*(1+r.IntN(8)))
+	mem := fmt.Sprintf("%dMi", 256*(1+r.IntN(16)))
+	zone := ""
+	if r.IntN(3) == 0 {
+		zone = fmt.Sprintf("z%d", r.IntN(3))
+	}
+	tolerates := r.IntN(2) == 0
+	preferZone := r.IntN(3) == 0
+	return func(name string) *corev1.Pod {
+		p := st.MakePod("ns", name).Req("cpu", cpu, "memory", mem).Obj()
+		// Each pod carries a label of its own, as workload pods do.
+		p.Labels = map[string]string{"class": fmt.Sprint(class), "pod": name}
+		if avoids {
+			p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+					TopologyKey:   "zone",
+					LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"class": "0"}},
+				}},
+			}}
+		}
+		if zone != "" {
+			p.Spec.NodeSelector = map[string]string{"zone": zone}
+		}
+		if tolerates {
+			p.Spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}}
+		}
+		if preferZone && !avoids {
+			p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+				PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{
+					Weight:     50,
+					Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"z1"}}}},
+				}},
+			}}
+		}
+		return p
+	}
+}
+
+// place runs the tasks in order through one session, each placed where
+// choose says, and returns the node chosen for each ("" when none).
+func place(t *testing.T, tiers []framework.Tier, objects api.Objects, order []string,
+	choose func(*framework.Session, *api.TaskInfo) *api.NodeInfo) []string {
+	t.Helper()
+	snap := api.Build(objects)
+	ssn := framework.OpenSession(t.Context(), snap, tiers, framework.Options{Sink: discardSink{}})
+	defer ssn.Close()
+	tasks := map[string]*api.TaskInfo{}
+	for _, j := range snap.Jobs {
+		for _, task := range j.Tasks {
+			tasks[task.Name] = task
+		}
+	}
+	var out []string
+	for _, name := range order {
+		task := tasks[name]
+		n := choose(ssn, task)
+		if n == nil {
+			out = append(out, "")
+			continue
+		}
+		stmt := ssn.NewStatement()
+		if err := stmt.Allocate(task, n); err != nil {
+			t.Fatal(err)
+		}
+		stmt.Commit()
+		out = append(out, n.Name)
+	}
+	return out
+}
+
+type discardSink struct{}
+
+func (discardSink) Bind(*api.TaskInfo, string) {}
+
+// TestFindNodeReusesAlikeTasksExactly: over random clusters and random
+// sequences of alike pods, placing each pod with FindNode (which reuses
+// the last alike pod's filtering and scoring) chooses exactly the nodes
+// that filtering and scoring every node afresh for each pod chooses.
+func TestFindNodeReusesAlikeTasksExactly(t *testing.T) {
+	cfg, err := config.Load([]byte(memoConfig), NameRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := Build(cfg, &framework.Handle{PodFit: newEvaluator(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reused := 0
+	for seed := range uint64(100) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		objects := api.Objects{
+			Queues: []*schedulingv1beta1.Queue{schedtesting.MakeQueue("default").Obj()},
+			Nodes:  randomCluster(r),
+		}
+		// Class 1 is class 0's twin but for its labels, so that only the
+		// labels tell them apart; class 2 avoids class 0: placing one of
+		// its pods changes where class 0 may go on every node of a zone.
+		twinSeed := r.Uint64()
+		classes := []func(string) *corev1.Pod{
+			randomClass(rand.New(rand.NewPCG(twinSeed, 1)), 0, false),
+			randomClass(rand.New(rand.NewPCG(twinSeed, 1)), 1, false),
+			randomClass(r, 2, true),
+		}
+		if r.IntN(4) == 0 {
+			classes = append(classes, randomClass(r, 3, false))
+		}
+		var order []string
+		for i := range 40 + r.IntN(80) {
+			name := fmt.Sprintf("p%03d", i)
+			// Avoiding pods are few and come late: once one is placed,
+			// every pod's own labels count and no two pods are alike.
+			c := r.IntN(len(classes))
+			if c == 2 && (i < 30 || r.IntN(4) > 0) {
+				c = r.IntN(2)
+			}
+			objects.Pods = append(objects.Pods, classes[c](name))
+			order = append(order, name)
+		}
+		fresh := place(t, prof.Tiers, objects, order, func(ssn *framework.Session, task *api.TaskInfo) *api.NodeInfo {
+			fits, _, _ := ssn.Candidates(task)
+			return ssn.BestNode(task, fits)
+		})
+		memo := place(t, prof.Tiers, objects, order, func(ssn *framework.Session, task *api.TaskInfo) *api.NodeInfo {
+			before := ssn.Reused()
+			defer func() { reused += ssn.Reused() - before }()
+			n, future, _ := ssn.FindNode(task)
+			if future {
+				t.Fatalf("seed %d: %s pipelined with nothing releasing", seed, task.Name)
+			}
+			return n
+		})
+		if !slices.Equal(fresh, memo) {
+			for i := range fresh {
+				if fresh[i] != memo[i] {
+					t.Fatalf("seed %d: pod %s goes to %q afresh but %q with reuse (placements %v vs %v)", seed, order[i], fresh[i], memo[i], fresh, memo)
+				}
+			}
+		}
+	}
+	if reused < 1000 {
+		t.Fatalf("only %d placements reused an alike pod's results: the comparison proved little", reused)
+	}
+	t.Logf("%d placements reused", reused)
+}
+
+// TestFindNodeTellsPodsApartByLabelsWhenAffinityReadsThem: two pods alike
+// but for a label, with a running pod that refuses one of them in its zone
+// by that label. The refused pod must not reuse its twin's results.
+func TestFindNodeTellsPodsApartByLabelsWhenAffinityReadsThem(t *testing.T) {
+	cfg, err := config.Load([]byte(memoConfig), NameRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := Build(cfg, &framework.Handle{PodFit: newEvaluator(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	twin := func(name, class string) *corev1.Pod {
+		p := st.MakePod("ns", name).Req("cpu", "1").Obj()
+		p.Labels = map[string]string{"class": class}
+		return p
+	}
+	guard := st.MakePod("ns", "guard").Req("cpu", "1").Node("big").Obj()
+	guard.Status.Phase = corev1.PodRunning
+	guard.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			TopologyKey:   "zone",
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"class": "refused"}},
+		}},
+	}}
+	objects := api.Objects{
+		Queues: []*schedulingv1beta1.Queue{schedtesting.MakeQueue("default").Obj()},
+		Nodes: []*corev1.Node{
+			// binpack prefers the fuller node, "big", which holds the
+			// guard; of the empty nodes, the first: "a-spare", in the
+			// guard's zone, then "small".
+			st.MakeNode("a-spare").Alloc("cpu", "8", "memory", "8Gi").Label("zone", "a").Obj(),
+			st.MakeNode("big").Alloc("cpu", "8", "memory", "8Gi").Label("zone", "a").Obj(),
+			st.MakeNode("small").Alloc("cpu", "8", "memory", "8Gi").Label("zone", "b").Obj(),
+		},
+		Pods: []*corev1.Pod{guard, twin("welcome-0", "welcome"), twin("refused-0", "refused")},
+	}
+	got := place(t, prof.Tiers, objects, []string{"welcome-0", "refused-0"}, func(ssn *framework.Session, task *api.TaskInfo) *api.NodeInfo {
+		n, _, _ := ssn.FindNode(task)
+		return n
+	})
+	if want := []string{"big", "small"}; !slices.Equal(got, want) {
+		t.Errorf("placements %v, want %v", got, want)
+	}
+}
