@@ -476,10 +476,31 @@ func triggers(in Input, refs []PodRef) []trigger {
 			out = append(out, trigger{event: batchv1alpha1.TaskFailedEvent, task: task, since: in.Now})
 		}
 	}
-	if in.PodGroup != nil && in.PodGroup.Status.Phase == schedulingv1beta1.PodGroupUnknown {
+	if jobUnknown(in, refs) {
 		out = append(out, trigger{event: batchv1alpha1.JobUnknownEvent, since: in.Now})
 	}
 	return out
+}
+
+// jobUnknown: the scheduler reports the running gang broken (PodGroup
+// Unknown) and the Job's own pods agree: it runs, with fewer of the current
+// version's pods running or succeeded than minAvailable. A report from
+// before a restart, not yet rewritten, is thus not taken for a new one.
+func jobUnknown(in Input, refs []PodRef) bool {
+	if in.PodGroup == nil || in.PodGroup.Status.Phase != schedulingv1beta1.PodGroupUnknown ||
+		in.Job.Status.State.Phase != batchv1alpha1.JobRunning {
+		return false
+	}
+	var alive int32
+	for _, r := range refs {
+		if r.Version < in.Job.Status.Version || r.Pod.DeletionTimestamp != nil {
+			continue
+		}
+		if p := r.Pod.Status.Phase; p == corev1.PodRunning || p == corev1.PodSucceeded {
+			alive++
+		}
+	}
+	return alive < in.Job.Spec.MinAvailable
 }
 
 // evicted: the pod was evicted (by the kubelet, the Eviction API, a

@@ -157,6 +157,25 @@ func TestLifecycle(t *testing.T) {
 			pods: func(j *batchv1alpha1.Job) []*corev1.Pod { return pods(j, 0, R, F, R) },
 			want: want{phase: batchv1alpha1.JobRestarting, retry: 1, version: 1, first: true, del: []string{"j-w-0", "j-w-1", "j-w-2"}},
 		},
+		"an Unknown gang with fewer pods running than minAvailable triggers its policy": {
+			job:  withPhase(defaulted(job().Policy(bt.OnEvent(busv1alpha1.RestartJobAction, batchv1alpha1.JobUnknownEvent))), batchv1alpha1.JobRunning),
+			pods: func(j *batchv1alpha1.Job) []*corev1.Pod { return pods(j, 0, R, F, R) },
+			pg:   pg(schedulingv1beta1.PodGroupUnknown),
+			want: want{phase: batchv1alpha1.JobRestarting, retry: 1, version: 1, first: true, del: []string{"j-w-0", "j-w-1", "j-w-2"}},
+		},
+		"an Unknown PodGroup not yet rewritten after a restart is not acted on again": {
+			job: func() *batchv1alpha1.Job {
+				j := withPhase(defaulted(job().Policy(bt.OnEvent(busv1alpha1.RestartJobAction, batchv1alpha1.JobUnknownEvent))), batchv1alpha1.JobRunning)
+				j.Status.RetryCount, j.Status.Version = 1, 1
+				return j
+			}(),
+			pods: func(j *batchv1alpha1.Job) []*corev1.Pod {
+				j.Status.Version = 1
+				return pods(j, 0, R, R, R)
+			},
+			pg:   pg(schedulingv1beta1.PodGroupUnknown),
+			want: want{phase: batchv1alpha1.JobRunning, retry: 1, version: 1},
+		},
 		"restarting ends Pending once every pod is gone": {
 			job: func() *batchv1alpha1.Job {
 				j := withPhase(defaulted(job()), batchv1alpha1.JobRestarting)
