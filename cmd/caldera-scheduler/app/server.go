@@ -168,14 +168,16 @@ func Run(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master
 		Observer: m,
 	})
 
-	if err := wireCoreInformers(c, factory); err != nil {
+	coreSynced, err := wireCoreInformers(c, factory)
+	if err != nil {
 		return err
 	}
 	crdCache, err := ctrlcache.New(restCfg, ctrlcache.Options{Scheme: scheme})
 	if err != nil {
 		return fmt.Errorf("creating cache: %w", err)
 	}
-	if err := wireCRDInformers(ctx, c, crdCache); err != nil {
+	crdSynced, err := wireCRDInformers(ctx, c, crdCache)
+	if err != nil {
 		return err
 	}
 
@@ -196,6 +198,12 @@ func Run(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master
 	factory.WaitForCacheSync(ctx.Done())
 	if !crdCache.WaitForCacheSync(ctx) {
 		return errors.New("CRD informers did not sync")
+	}
+	// The stores being synced does not mean the cache has seen every
+	// object: wait until the handlers got the initial lists, so that the
+	// first cycle does not find gangs with only some of their pods.
+	if !toolscache.WaitForCacheSync(ctx.Done(), append(coreSynced, crdSynced...)...) {
+		return errors.New("the scheduler's cache did not receive the informers' initial lists")
 	}
 	logger.Info("Informers synced", "cache", c.Stats())
 
@@ -244,8 +252,17 @@ func newInformerFactory(clientset kubernetes.Interface) informers.SharedInformer
 	return informers.NewSharedInformerFactory(clientset, 0)
 }
 
-func wireCoreInformers(c *cache.Cache, factory informers.SharedInformerFactory) error {
-	if _, err := factory.Core().V1().Pods().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+func wireCoreInformers(c *cache.Cache, factory informers.SharedInformerFactory) ([]toolscache.InformerSynced, error) {
+	var synced []toolscache.InformerSynced
+	add := func(i toolscache.SharedIndexInformer, h toolscache.ResourceEventHandler) error {
+		reg, err := i.AddEventHandler(h)
+		if err != nil {
+			return err
+		}
+		synced = append(synced, reg.HasSynced)
+		return nil
+	}
+	if err := add(factory.Core().V1().Pods().Informer(), toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.UpdatePod(obj.(*corev1.Pod)) },
 		UpdateFunc: func(_, obj any) { c.UpdatePod(obj.(*corev1.Pod)) },
 		DeleteFunc: func(obj any) {
@@ -254,9 +271,9 @@ func wireCoreInformers(c *cache.Cache, factory informers.SharedInformerFactory) 
 			}
 		},
 	}); err != nil {
-		return err
+		return nil, err
 	}
-	if _, err := factory.Core().V1().Nodes().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+	if err := add(factory.Core().V1().Nodes().Informer(), toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.UpdateNode(obj.(*corev1.Node)) },
 		UpdateFunc: func(_, obj any) { c.UpdateNode(obj.(*corev1.Node)) },
 		DeleteFunc: func(obj any) {
@@ -265,9 +282,9 @@ func wireCoreInformers(c *cache.Cache, factory informers.SharedInformerFactory) 
 			}
 		},
 	}); err != nil {
-		return err
+		return nil, err
 	}
-	_, err := factory.Scheduling().V1().PriorityClasses().Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+	if err := add(factory.Scheduling().V1().PriorityClasses().Informer(), toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.UpdatePriorityClass(obj.(*schedv1.PriorityClass)) },
 		UpdateFunc: func(_, obj any) { c.UpdatePriorityClass(obj.(*schedv1.PriorityClass)) },
 		DeleteFunc: func(obj any) {
@@ -275,16 +292,18 @@ func wireCoreInformers(c *cache.Cache, factory informers.SharedInformerFactory) 
 				c.DeletePriorityClass(pc)
 			}
 		},
-	})
-	return err
+	}); err != nil {
+		return nil, err
+	}
+	return synced, nil
 }
 
-func wireCRDInformers(ctx context.Context, c *cache.Cache, crdCache ctrlcache.Cache) error {
+func wireCRDInformers(ctx context.Context, c *cache.Cache, crdCache ctrlcache.Cache) ([]toolscache.InformerSynced, error) {
 	pgInformer, err := crdCache.GetInformer(ctx, &schedulingv1beta1.PodGroup{})
 	if err != nil {
-		return fmt.Errorf("PodGroup informer: %w", err)
+		return nil, fmt.Errorf("PodGroup informer: %w", err)
 	}
-	if _, err := pgInformer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+	pgReg, err := pgInformer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.UpdatePodGroup(obj.(*schedulingv1beta1.PodGroup)) },
 		UpdateFunc: func(_, obj any) { c.UpdatePodGroup(obj.(*schedulingv1beta1.PodGroup)) },
 		DeleteFunc: func(obj any) {
@@ -292,14 +311,15 @@ func wireCRDInformers(ctx context.Context, c *cache.Cache, crdCache ctrlcache.Ca
 				c.DeletePodGroup(pg)
 			}
 		},
-	}); err != nil {
-		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	qInformer, err := crdCache.GetInformer(ctx, &schedulingv1beta1.Queue{})
 	if err != nil {
-		return fmt.Errorf("Queue informer: %w", err)
+		return nil, fmt.Errorf("Queue informer: %w", err)
 	}
-	_, err = qInformer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+	qReg, err := qInformer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.UpdateQueue(obj.(*schedulingv1beta1.Queue)) },
 		UpdateFunc: func(_, obj any) { c.UpdateQueue(obj.(*schedulingv1beta1.Queue)) },
 		DeleteFunc: func(obj any) {
@@ -308,7 +328,10 @@ func wireCRDInformers(ctx context.Context, c *cache.Cache, crdCache ctrlcache.Ca
 			}
 		},
 	})
-	return err
+	if err != nil {
+		return nil, err
+	}
+	return []toolscache.InformerSynced{pgReg.HasSynced, qReg.HasSynced}, nil
 }
 
 // unwrap returns the object of a delete event, also when the informer only
