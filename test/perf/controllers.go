@@ -14,7 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
@@ -131,18 +133,43 @@ func RunControllers(ctx context.Context, o ControllerOptions) (_ *ControllerResu
 	follow := newFollower(o.Jobs, o.Jobs*o.PodsPerJob)
 	watchCtx, stopWatching := context.WithCancel(ctx)
 	defer stopWatching()
-	pods, err := env.Clientset.CoreV1().Pods(ns).Watch(watchCtx, metav1.ListOptions{})
-	if err != nil {
+	// Informers, not bare watches: they list and watch again when a watch
+	// ends, so no event is missed.
+	podInformer := toolscache.NewSharedIndexInformer(&toolscache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
+			return env.Clientset.CoreV1().Pods(ns).List(ctx, lo)
+		},
+		WatchFuncWithContext: func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
+			return env.Clientset.CoreV1().Pods(ns).Watch(ctx, lo)
+		},
+	}, &corev1.Pod{}, 0, toolscache.Indexers{})
+	if _, err := podInformer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { follow.pod(obj) },
+		UpdateFunc: func(_, obj any) { follow.pod(obj) },
+	}); err != nil {
 		return nil, err
 	}
-	defer pods.Stop()
-	groups, err := wc.Watch(watchCtx, &schedulingv1beta1.PodGroupList{}, client.InNamespace(ns))
-	if err != nil {
+	groupInformer := toolscache.NewSharedIndexInformer(&toolscache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
+			var l schedulingv1beta1.PodGroupList
+			err := wc.List(ctx, &l, client.InNamespace(ns), &client.ListOptions{Raw: &lo})
+			return &l, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
+			return wc.Watch(ctx, &schedulingv1beta1.PodGroupList{}, client.InNamespace(ns), &client.ListOptions{Raw: &lo})
+		},
+	}, &schedulingv1beta1.PodGroup{}, 0, toolscache.Indexers{})
+	if _, err := groupInformer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { follow.group(obj) },
+		UpdateFunc: func(_, obj any) { follow.group(obj) },
+	}); err != nil {
 		return nil, err
 	}
-	defer groups.Stop()
-	go follow.pods(pods.ResultChan())
-	go follow.groups(groups.ResultChan())
+	go podInformer.RunWithContext(watchCtx)
+	go groupInformer.RunWithContext(watchCtx)
+	if !toolscache.WaitForCacheSync(watchCtx.Done(), podInformer.HasSynced, groupInformer.HasSynced) {
+		return nil, errors.New("the benchmark's informers did not sync")
+	}
 
 	names := make([]int, o.Jobs)
 	for i := range names {
@@ -158,10 +185,18 @@ func RunControllers(ctx context.Context, o ControllerOptions) (_ *ControllerResu
 	}
 	res := &ControllerResult{Nodes: o.Nodes, Jobs: o.Jobs, Pods: o.Jobs * o.PodsPerJob, Limits: o.Limits,
 		SubmitSecs: time.Since(start).Seconds()}
-	select {
-	case <-follow.done:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for the pods: %w (%s)", ctx.Err(), follow.progress())
+	tick := time.NewTicker(10 * time.Second)
+	defer tick.Stop()
+wait:
+	for {
+		select {
+		case <-follow.done:
+			break wait
+		case <-tick.C:
+			o.Logf("%s", follow.progress())
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for the pods: %w (%s)", ctx.Err(), follow.progress())
+		}
 	}
 	follow.fill(res)
 	if u, err := readProcessUsage(cm.PID()); err == nil {
@@ -220,44 +255,40 @@ func (f *follower) setStart(t time.Time) {
 	f.start = t
 }
 
-func (f *follower) pods(events <-chan watch.Event) {
-	for ev := range events {
-		p, ok := ev.Object.(*corev1.Pod)
-		if !ok {
-			continue
-		}
-		now := time.Now()
-		f.mu.Lock()
-		if _, seen := f.created[p.UID]; !seen {
-			f.created[p.UID] = now
-		}
-		if _, seen := f.bound[p.UID]; !seen && p.Spec.NodeName != "" {
-			f.bound[p.UID] = now
-		}
-		f.check()
-		f.mu.Unlock()
+func (f *follower) pod(obj any) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
 	}
+	now := time.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, seen := f.created[p.UID]; !seen {
+		f.created[p.UID] = now
+	}
+	if _, seen := f.bound[p.UID]; !seen && p.Spec.NodeName != "" {
+		f.bound[p.UID] = now
+	}
+	f.check()
 }
 
-func (f *follower) groups(events <-chan watch.Event) {
-	for ev := range events {
-		pg, ok := ev.Object.(*schedulingv1beta1.PodGroup)
-		if !ok {
-			continue
-		}
-		switch pg.Status.Phase {
-		case schedulingv1beta1.PodGroupInqueue, schedulingv1beta1.PodGroupRunning, schedulingv1beta1.PodGroupCompleted:
-		default:
-			continue
-		}
-		now := time.Now()
-		f.mu.Lock()
-		if _, seen := f.admitted[pg.UID]; !seen {
-			f.admitted[pg.UID] = now
-		}
-		f.check()
-		f.mu.Unlock()
+func (f *follower) group(obj any) {
+	pg, ok := obj.(*schedulingv1beta1.PodGroup)
+	if !ok {
+		return
 	}
+	switch pg.Status.Phase {
+	case schedulingv1beta1.PodGroupInqueue, schedulingv1beta1.PodGroupRunning, schedulingv1beta1.PodGroupCompleted:
+	default:
+		return
+	}
+	now := time.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, seen := f.admitted[pg.UID]; !seen {
+		f.admitted[pg.UID] = now
+	}
+	f.check()
 }
 
 // check closes done once everything was seen; f.mu is held.

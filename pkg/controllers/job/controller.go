@@ -109,6 +109,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 
 // Reconcile brings a Job one step closer to what its spec and policies ask.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	if apierrors.IsConflict(err) {
+		// The Job changed since the cache showed it: the change's own
+		// event brings it back with the new state. Returning the error
+		// would instead back the Job off exponentially.
+		klog.FromContext(ctx).V(4).Info("Job changed while being reconciled; waiting for the change", "job", req.NamespacedName, "err", err)
+		return reconcile.Result{}, nil
+	}
+	return res, err
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	logger := klog.FromContext(ctx)
 	var job batchv1alpha1.Job
 	if err := r.client.Get(ctx, req.NamespacedName, &job); err != nil {
