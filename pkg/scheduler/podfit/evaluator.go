@@ -69,6 +69,10 @@ type Evaluator struct {
 	signers []fwk.SignPlugin
 	// spread, when topology spread runs, gives its default selector.
 	spread *spreadListers
+	// scorers and weights are the score plugins and their weights, for
+	// KeptScores.
+	scorers map[string]fwk.ScorePlugin
+	weights map[string]int64
 }
 
 // New builds the plugins. ctx bounds the framework's background work

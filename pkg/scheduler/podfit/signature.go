@@ -78,6 +78,16 @@ func (e *Evaluator) setUpSigning(captured []fwk.Plugin, f informers.SharedInform
 	}
 	e.signers = nil
 	e.signing = true
+	e.scorers = map[string]fwk.ScorePlugin{}
+	e.weights = map[string]int64{}
+	for _, p := range e.fw.ListPlugins().Score.Enabled {
+		e.weights[p.Name] = int64(p.Weight)
+	}
+	for _, p := range captured {
+		if sp, ok := p.(fwk.ScorePlugin); ok {
+			e.scorers[p.Name()] = sp
+		}
+	}
 	for _, p := range captured {
 		switch {
 		case inert[p.Name()]:
@@ -139,14 +149,25 @@ func (e *Evaluator) Signature(ctx context.Context, pod *corev1.Pod) (string, boo
 
 // KeptScores are a pod's raw scores on a list of nodes, kept so that
 // pods with the same signature can reuse them, rescoring only the nodes
-// that changed.
+// that changed. Each score plugin's column is normalised again only when
+// one of its raw scores changed (or a node left), as kube-scheduler
+// normalises across the nodes that passed Filter; totals are the weighted
+// sums, as kube-scheduler's.
 type KeptScores struct {
 	e     *Evaluator
 	pod   *corev1.Pod
 	state fwk.CycleState
-	raw   []fwk.NodePluginScores
-	// work is NormalizeScores' scratch copy of raw.
-	work []fwk.NodePluginScores
+	// names, weights and normalizers describe the plugins scored, in the
+	// order RunRawScorePlugins returns them.
+	names       []string
+	weights     []int64
+	normalizers []fwk.ScoreExtensions
+	nodes       []string
+	// raw[p][i] and normed[p][i]: plugin p's raw and normalised score of
+	// node i; dirty[p]: normed[p] must be recomputed.
+	raw, normed [][]int64
+	dirty       []bool
+	scratch     fwk.NodeScoreList
 }
 
 // KeepScores scores the nodes for the pod as Score does and keeps the raw
@@ -160,15 +181,54 @@ func (e *Evaluator) KeepScores(ctx context.Context, s *PodState, nodes []*api.No
 	if st := e.fw.RunPreScorePlugins(ctx, state, s.pod, infos); !st.IsSuccess() {
 		return nil, fmt.Errorf("scoring pod %s/%s: %w", s.pod.Namespace, s.pod.Name, st.AsError())
 	}
-	scores, st := e.fw.RunScorePlugins(ctx, state, s.pod, infos)
-	if !st.IsSuccess() {
-		return nil, fmt.Errorf("scoring pod %s/%s: %w", s.pod.Namespace, s.pod.Name, st.AsError())
-	}
-	k := &KeptScores{e: e, pod: s.pod, state: state, raw: make([]fwk.NodePluginScores, len(scores))}
-	for i, sc := range scores {
-		k.raw[i] = fwk.NodePluginScores{Name: sc.Name, RawScores: sc.RawScores}
+	k := &KeptScores{e: e, pod: s.pod, state: state, nodes: make([]string, len(nodes))}
+	for i, n := range nodes {
+		k.nodes[i] = n.Name
+		raw, st := e.fw.RunRawScorePlugins(ctx, state, s.pod, n.K8s)
+		if !st.IsSuccess() {
+			return nil, fmt.Errorf("scoring pod %s/%s on %s: %w", s.pod.Namespace, s.pod.Name, n.Name, st.AsError())
+		}
+		if i == 0 {
+			for _, r := range raw {
+				pl, ok := e.scorers[r.Name]
+				if !ok {
+					return nil, fmt.Errorf("score plugin %s unknown", r.Name)
+				}
+				k.names = append(k.names, r.Name)
+				k.weights = append(k.weights, e.weights[r.Name])
+				k.normalizers = append(k.normalizers, pl.ScoreExtensions())
+				k.raw = append(k.raw, make([]int64, len(nodes)))
+				k.normed = append(k.normed, make([]int64, len(nodes)))
+				k.dirty = append(k.dirty, true)
+			}
+		}
+		if err := k.set(i, raw); err != nil {
+			return nil, err
+		}
 	}
 	return k, nil
+}
+
+// set records node i's raw scores, marking the columns that changed.
+func (k *KeptScores) set(i int, raw []fwk.PluginScore) error {
+	if len(raw) != len(k.names) {
+		return fmt.Errorf("scoring pod %s/%s: %d plugins scored, %d expected", k.pod.Namespace, k.pod.Name, len(raw), len(k.names))
+	}
+	for p, r := range raw {
+		if r.Name != k.names[p] {
+			return fmt.Errorf("scoring pod %s/%s: plugin %s scored in place of %s", k.pod.Namespace, k.pod.Name, r.Name, k.names[p])
+		}
+		if k.raw[p][i] == r.Score && !k.dirty[p] {
+			continue
+		}
+		k.raw[p][i] = r.Score
+		if k.normalizers[p] == nil {
+			k.normed[p][i] = r.Score
+		} else {
+			k.dirty[p] = true
+		}
+	}
+	return nil
 }
 
 // Update rescores node i, which changed since it was scored.
@@ -177,26 +237,50 @@ func (k *KeptScores) Update(ctx context.Context, i int, node *api.NodeInfo) erro
 	if !st.IsSuccess() {
 		return fmt.Errorf("scoring pod %s/%s on %s: %w", k.pod.Namespace, k.pod.Name, node.Name, st.AsError())
 	}
-	k.raw[i] = fwk.NodePluginScores{Name: node.Name, RawScores: raw}
-	return nil
+	return k.set(i, raw)
 }
 
 // Remove drops node i, keeping the order of the others.
 func (k *KeptScores) Remove(i int) {
-	k.raw = append(k.raw[:i], k.raw[i+1:]...)
+	k.nodes = append(k.nodes[:i], k.nodes[i+1:]...)
+	for p := range k.names {
+		k.raw[p] = append(k.raw[p][:i], k.raw[p][i+1:]...)
+		k.normed[p] = append(k.normed[p][:i], k.normed[p][i+1:]...)
+		if k.normalizers[p] != nil {
+			k.dirty[p] = true
+		}
+	}
 }
 
-// Totals normalises the kept raw scores across the kept nodes, as
-// kube-scheduler does across the nodes that passed Filter, and returns
-// each node's weighted total.
+// Totals returns each kept node's weighted total score.
 func (k *KeptScores) Totals(ctx context.Context, out []int64) ([]int64, error) {
-	k.work = append(k.work[:0], k.raw...)
-	if st := k.e.fw.NormalizeScores(ctx, k.state, k.pod, k.work); !st.IsSuccess() {
-		return nil, fmt.Errorf("normalising scores of pod %s/%s: %w", k.pod.Namespace, k.pod.Name, st.AsError())
+	for p, n := range k.normalizers {
+		if !k.dirty[p] {
+			continue
+		}
+		if n != nil {
+			k.scratch = k.scratch[:0]
+			for i, name := range k.nodes {
+				k.scratch = append(k.scratch, fwk.NodeScore{Name: name, Score: k.raw[p][i]})
+			}
+			if st := n.NormalizeScore(ctx, k.state, k.pod, k.scratch); !st.IsSuccess() {
+				return nil, fmt.Errorf("normalising %s scores of pod %s/%s: %w", k.names[p], k.pod.Namespace, k.pod.Name, st.AsError())
+			}
+			for i := range k.scratch {
+				k.normed[p][i] = k.scratch[i].Score
+			}
+		} else {
+			copy(k.normed[p], k.raw[p])
+		}
+		k.dirty[p] = false
 	}
 	out = out[:0]
-	for _, s := range k.work {
-		out = append(out, s.TotalScore)
+	for i := range k.nodes {
+		var total int64
+		for p, w := range k.weights {
+			total += k.normed[p][i] * w
+		}
+		out = append(out, total)
 	}
 	return out, nil
 }

@@ -60,8 +60,10 @@ func randomCluster(r *rand.Rand) []*corev1.Node {
 		if r.IntN(4) == 0 {
 			n.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}
 		}
-		if r.IntN(5) == 0 {
-			n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: "soft", Effect: corev1.TaintEffectPreferNoSchedule})
+		// 0 to 3 soft taints: TaintToleration normalises by the most
+		// tainted node, which may fill up and leave.
+		for k := range r.IntN(4) {
+			n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: fmt.Sprintf("soft-%d", k), Effect: corev1.TaintEffectPreferNoSchedule})
 		}
 		nodes = append(nodes, n.DeepCopy())
 	}
@@ -100,9 +102,14 @@ func randomClass(r *rand.Rand, class int, avoids bool) func(name string) *corev1
 		}
 		if preferZone && !avoids {
 			p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+				// NodeAffinity normalises by the best node's weight: once
+				// z1 is full, z2 nodes score as high as z1 ones did.
 				PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{
 					Weight:     50,
 					Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"z1"}}}},
+				}, {
+					Weight:     20,
+					Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"z2"}}}},
 				}},
 			}}
 		}
