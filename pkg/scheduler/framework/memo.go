@@ -42,6 +42,7 @@ func (ssn *Session) setUpMemos() {
 		}
 	}
 	ssn.memos = map[string]*placementMemo{}
+	ssn.noFit = map[string]noFit{}
 }
 
 // signature is the task's signature across the plugins, false when one of
@@ -81,6 +82,11 @@ func (ssn *Session) FindNode(t *api.TaskInfo) (node *api.NodeInfo, future bool, 
 	}
 	sig, signed := ssn.signature(t)
 	if signed {
+		if f, ok := ssn.noFit[sig]; ok && f.mutations == ssn.mutations {
+			// An alike task fitted no node, and no node changed since.
+			ssn.reused++
+			return nil, false, f.errs
+		}
 		if m := ssn.memos[sig]; m != nil {
 			if n := ssn.reuse(m, t); n != nil {
 				return n, false, nil
@@ -89,6 +95,14 @@ func (ssn *Session) FindNode(t *api.TaskInfo) (node *api.NodeInfo, future bool, 
 		}
 	}
 	fits, futureFits, fitErrs := ssn.scan(t, &FitErrors{})
+	if signed && len(fits) == 0 && len(futureFits) == 0 {
+		// The scan saw every node: alike tasks fit none either until a
+		// node changes.
+		if len(ssn.noFit) >= maxMemos {
+			clear(ssn.noFit)
+		}
+		ssn.noFit[sig] = noFit{mutations: ssn.mutations, errs: fitErrs}
+	}
 	switch {
 	case len(fits) > 1 && signed:
 		m, err := ssn.memorize(t, fits)
@@ -109,20 +123,38 @@ func (ssn *Session) FindNode(t *api.TaskInfo) (node *api.NodeInfo, future bool, 
 	return nil, false, fitErrs
 }
 
+// noFit remembers that a task fitted no node while the session had made
+// mutations changes.
+type noFit struct {
+	mutations uint64
+	errs      *FitErrors
+}
+
 // maxMemos bounds the signatures remembered at once: tasks rarely come in
 // more kinds at a time, and each memo holds scores for many nodes.
 const maxMemos = 32
 
-// forgetMemos drops every memo when a placement of t changes other nodes'
-// results for alike tasks: t's pod has inter-pod affinity terms, which
-// other pods' filters and scores read across nodes.
+// forgetMemos is told of every placement made or undone in the session
+// (t's): it invalidates the remembered failures to fit, and drops every
+// memo when t's pod has inter-pod affinity terms, which other pods'
+// filters and scores read across nodes.
 func (ssn *Session) forgetMemos(t *api.TaskInfo) {
+	ssn.mutations++
 	if len(ssn.memos) == 0 {
 		return
 	}
 	if a := t.Pod.Spec.Affinity; a != nil && (a.PodAffinity != nil || a.PodAntiAffinity != nil) {
 		clear(ssn.memos)
 	}
+}
+
+// forgetAllMemos drops every memo and remembered failure: nodes were freed
+// (a placement undone), and nodes that left a memo when they filled may
+// hold alike tasks again.
+func (ssn *Session) forgetAllMemos() {
+	ssn.mutations++
+	clear(ssn.memos)
+	clear(ssn.noFit)
 }
 
 func (ssn *Session) memorize(t *api.TaskInfo, fits []*api.NodeInfo) (*placementMemo, error) {

@@ -88,6 +88,10 @@ type Session struct {
 	keepers []ScoreKeeperPlugin
 	memos   map[string]*placementMemo
 	reused  int
+	// noFit holds, per signature, the last failure to fit any node;
+	// mutations counts the placements made and undone in the session.
+	noFit     map[string]noFit
+	mutations uint64
 
 	state map[any]any
 	// fitsBuf and futureBuf are Candidates' reused results.

@@ -62,6 +62,10 @@ func (s *Statement) Len() int { return len(s.ops) }
 
 // Discard undoes every placement, newest first.
 func (s *Statement) Discard() {
+	if len(s.ops) > 0 {
+		// Freed nodes may have left the kept candidates when they filled.
+		s.ssn.forgetAllMemos()
+	}
 	for i := len(s.ops) - 1; i >= 0; i-- {
 		o := s.ops[i]
 		o.node.RemoveTask(s.ssn.Logger, o.task)
@@ -69,7 +73,6 @@ func (s *Statement) Discard() {
 			job.SetTaskStatus(o.task, api.Pending)
 		}
 		o.task.NodeName = ""
-		s.ssn.forgetMemos(o.task)
 		s.ssn.fireDeallocate(o.task)
 	}
 	s.ops = nil

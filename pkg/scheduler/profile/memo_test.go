@@ -50,6 +50,20 @@ tiers:
   - name: binpack
 `
 
+// memoProfile builds memoConfig's plugins over kube-scheduler's.
+func memoProfile(t *testing.T) *Profile {
+	t.Helper()
+	cfg, err := config.Load([]byte(memoConfig), NameRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := Build(cfg, &framework.Handle{PodFit: newEvaluator(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prof
+}
+
 // randomCluster is nodes of assorted sizes, some tainted, some labelled.
 func randomCluster(r *rand.Rand) []*corev1.Node {
 	var nodes []*corev1.Node
@@ -118,8 +132,10 @@ func randomClass(r *rand.Rand, class int, avoids bool) func(name string) *corev1
 }
 
 // place runs the tasks in order through one session, each placed where
-// choose says, and returns the node chosen for each ("" when none).
-func place(t *testing.T, tiers []framework.Tier, objects api.Objects, order []string,
+// choose says, in statements that end after the tasks named in ends: with
+// "commit", or with "discard" (as allocate undoes a gang that is not
+// ready). It returns the node chosen for each task ("" when none).
+func place(t *testing.T, tiers []framework.Tier, objects api.Objects, order []string, ends map[string]string,
 	choose func(*framework.Session, *api.TaskInfo) *api.NodeInfo) []string {
 	t.Helper()
 	snap := api.Build(objects)
@@ -132,20 +148,27 @@ func place(t *testing.T, tiers []framework.Tier, objects api.Objects, order []st
 		}
 	}
 	var out []string
+	stmt := ssn.NewStatement()
 	for _, name := range order {
 		task := tasks[name]
-		n := choose(ssn, task)
-		if n == nil {
+		if n := choose(ssn, task); n != nil {
+			if err := stmt.Allocate(task, n); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, n.Name)
+		} else {
 			out = append(out, "")
-			continue
 		}
-		stmt := ssn.NewStatement()
-		if err := stmt.Allocate(task, n); err != nil {
-			t.Fatal(err)
+		switch ends[name] {
+		case "discard":
+			stmt.Discard()
+			stmt = ssn.NewStatement()
+		case "commit":
+			stmt.Commit()
+			stmt = ssn.NewStatement()
 		}
-		stmt.Commit()
-		out = append(out, n.Name)
 	}
+	stmt.Commit()
 	return out
 }
 
@@ -158,14 +181,7 @@ func (discardSink) Bind(*api.TaskInfo, string) {}
 // the last alike pod's filtering and scoring) chooses exactly the nodes
 // that filtering and scoring every node afresh for each pod chooses.
 func TestFindNodeReusesAlikeTasksExactly(t *testing.T) {
-	cfg, err := config.Load([]byte(memoConfig), NameRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof, err := Build(cfg, &framework.Handle{PodFit: newEvaluator(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	prof := memoProfile(t)
 	reused := 0
 	for seed := range uint64(100) {
 		r := rand.New(rand.NewPCG(seed, 7))
@@ -186,6 +202,7 @@ func TestFindNodeReusesAlikeTasksExactly(t *testing.T) {
 			classes = append(classes, randomClass(r, 3, false))
 		}
 		var order []string
+		ends := map[string]string{}
 		for i := range 40 + r.IntN(80) {
 			name := fmt.Sprintf("p%03d", i)
 			// Avoiding pods are few and come late: once one is placed,
@@ -196,12 +213,19 @@ func TestFindNodeReusesAlikeTasksExactly(t *testing.T) {
 			}
 			objects.Pods = append(objects.Pods, classes[c](name))
 			order = append(order, name)
+			// Statements of about five placements; one in four is undone.
+			switch r.IntN(20) {
+			case 0:
+				ends[name] = "discard"
+			case 1, 2, 3:
+				ends[name] = "commit"
+			}
 		}
-		fresh := place(t, prof.Tiers, objects, order, func(ssn *framework.Session, task *api.TaskInfo) *api.NodeInfo {
+		fresh := place(t, prof.Tiers, objects, order, ends, func(ssn *framework.Session, task *api.TaskInfo) *api.NodeInfo {
 			fits, _, _ := ssn.Candidates(task)
 			return ssn.BestNode(task, fits)
 		})
-		memo := place(t, prof.Tiers, objects, order, func(ssn *framework.Session, task *api.TaskInfo) *api.NodeInfo {
+		memo := place(t, prof.Tiers, objects, order, ends, func(ssn *framework.Session, task *api.TaskInfo) *api.NodeInfo {
 			before := ssn.Reused()
 			defer func() { reused += ssn.Reused() - before }()
 			n, future, _ := ssn.FindNode(task)
@@ -228,14 +252,7 @@ func TestFindNodeReusesAlikeTasksExactly(t *testing.T) {
 // but for a label, with a running pod that refuses one of them in its zone
 // by that label. The refused pod must not reuse its twin's results.
 func TestFindNodeTellsPodsApartByLabelsWhenAffinityReadsThem(t *testing.T) {
-	cfg, err := config.Load([]byte(memoConfig), NameRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof, err := Build(cfg, &framework.Handle{PodFit: newEvaluator(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	prof := memoProfile(t)
 	twin := func(name, class string) *corev1.Pod {
 		p := st.MakePod("ns", name).Req("cpu", "1").Obj()
 		p.Labels = map[string]string{"class": class}
@@ -261,7 +278,7 @@ func TestFindNodeTellsPodsApartByLabelsWhenAffinityReadsThem(t *testing.T) {
 		},
 		Pods: []*corev1.Pod{guard, twin("welcome-0", "welcome"), twin("refused-0", "refused")},
 	}
-	got := place(t, prof.Tiers, objects, []string{"welcome-0", "refused-0"}, func(ssn *framework.Session, task *api.TaskInfo) *api.NodeInfo {
+	got := place(t, prof.Tiers, objects, []string{"welcome-0", "refused-0"}, nil, func(ssn *framework.Session, task *api.TaskInfo) *api.NodeInfo {
 		n, _, _ := ssn.FindNode(task)
 		return n
 	})

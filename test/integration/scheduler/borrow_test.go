@@ -19,29 +19,8 @@ import (
 
 // capacityConfig is the integration tests' configuration with the capacity
 // plugin and hierarchical queues in place of proportion.
-const capacityConfig = `apiVersion: scheduler.config.caldera.sh/v1alpha1
-kind: SchedulerConfiguration
-actions: [enqueue, allocate, backfill]
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-  - name: conformance
-- plugins:
-  - name: overcommit
-  - name: drf
-  - name: predicates
-  - name: capacity
-    enableHierarchy: true
-  - name: nodeorder
-cycle:
-  coalesceWindow: 10ms
-  heartbeat: 500ms
-leaderElection:
-  leaderElect: false
-healthzBindAddress: "0"
-metricsBindAddress: "0"
-`
+var capacityConfig = strings.Replace(framework.SchedulerConfig,
+	"  - name: proportion\n", "  - name: capacity\n    enableHierarchy: true\n", 1)
 
 // TestChildQueueBorrowsAndGivesBack: a department capped at 20 cores has
 // two teams deserving 10 each. While team-b is idle, team-a borrows its
@@ -74,6 +53,9 @@ func TestChildQueueBorrowsAndGivesBack(t *testing.T) {
 			schedulingv1beta1.QueueNameAnnotation: "borrow-team-a",
 			"pod.caldera.sh/run-duration":         wave.String(),
 		}, podSpec(ns, "1"))
+	}
+	if !strings.Contains(capacityConfig, "enableHierarchy") {
+		t.Fatal("the capacity configuration does not name the capacity plugin")
 	}
 	stop, err := fw.StartScheduler(capacityConfig)
 	if err != nil {
