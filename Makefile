@@ -79,13 +79,15 @@ test-fuzz:
 		go test -run '^$$' -fuzz="^$$name$$" -fuzztime=$(FUZZ_TIME) $$pkg || exit 1; \
 	done
 
+# Integration and end-to-end tests always run (-count=1): go test's cache
+# does not see the control-plane binaries they start.
 .PHONY: test-integration
 test-integration: control-plane build
-	go test $(GO_TEST_FLAGS) -tags integration -timeout 20m ./test/integration/...
+	go test $(GO_TEST_FLAGS) -count=1 -tags integration -timeout 20m ./test/integration/...
 
 .PHONY: test-e2e
 test-e2e: control-plane build
-	go test $(GO_TEST_FLAGS) -tags e2e -timeout 20m ./test/e2e/...
+	go test $(GO_TEST_FLAGS) -count=1 -tags e2e -timeout 20m ./test/e2e/...
 
 ## bench: run the Go benchmarks and the scheduler benchmark at its small size.
 .PHONY: bench
