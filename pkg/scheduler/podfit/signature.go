@@ -3,6 +3,7 @@ package podfit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -182,12 +183,23 @@ func (e *Evaluator) KeepScores(ctx context.Context, s *PodState, nodes []*api.No
 		return nil, fmt.Errorf("scoring pod %s/%s: %w", s.pod.Namespace, s.pod.Name, st.AsError())
 	}
 	k := &KeptScores{e: e, pod: s.pod, state: state, nodes: make([]string, len(nodes))}
+	// Score the nodes in parallel, as RunScorePlugins does.
+	raws := make([][]fwk.PluginScore, len(nodes))
+	errs := make([]error, len(nodes))
+	e.fw.Parallelizer().Until(ctx, len(nodes), func(i int) {
+		raw, st := e.fw.RunRawScorePlugins(ctx, state, s.pod, nodes[i].K8s)
+		if !st.IsSuccess() {
+			errs[i] = fmt.Errorf("scoring pod %s/%s on %s: %w", s.pod.Namespace, s.pod.Name, nodes[i].Name, st.AsError())
+			return
+		}
+		raws[i] = raw
+	}, "KeepScores")
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
 	for i, n := range nodes {
 		k.nodes[i] = n.Name
-		raw, st := e.fw.RunRawScorePlugins(ctx, state, s.pod, n.K8s)
-		if !st.IsSuccess() {
-			return nil, fmt.Errorf("scoring pod %s/%s on %s: %w", s.pod.Namespace, s.pod.Name, n.Name, st.AsError())
-		}
+		raw := raws[i]
 		if i == 0 {
 			for _, r := range raw {
 				pl, ok := e.scorers[r.Name]
