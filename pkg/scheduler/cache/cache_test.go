@@ -207,3 +207,38 @@ func TestPodsOfAWorkloadWaitForTheirPodGroup(t *testing.T) {
 		t.Errorf("%d jobs, want 1: the waiting job must not linger", got)
 	}
 }
+
+// TestPendingWorkFollowsJobs: PendingWork looks only at jobs changed since
+// it last looked and those that had work then; it must still see every
+// job's work start and end.
+func TestPendingWorkFollowsJobs(t *testing.T) {
+	c := newCache()
+	c.UpdateNode(st.MakeNode("n").Alloc("cpu", "4").Obj())
+	steps := []struct {
+		name string
+		do   func()
+		want bool
+	}{
+		{"an empty cluster", func() {}, false},
+		{"a pending pod", func() { c.UpdatePod(st.MakePod("ns", "p").Req("cpu", "1").Obj()) }, true},
+		{"asked again", func() {}, true},
+		{"the pod bound", func() { c.UpdatePod(st.MakePod("ns", "p").Req("cpu", "1").Node("n").Obj()) }, false},
+		{"a PodGroup not yet admitted", func() { c.UpdatePodGroup(schedtesting.MakePodGroup("g", "ns").MinMember(1).Obj()) }, true},
+		{"the PodGroup admitted, without pods", func() {
+			c.UpdatePodGroup(schedtesting.MakePodGroup("g", "ns").MinMember(1).Phase(schedulingv1beta1.PodGroupInqueue).Obj())
+		}, false},
+		{"a pending pod of the PodGroup", func() { c.UpdatePod(st.MakePod("ns", "g-0").Group("g").Req("cpu", "1").Obj()) }, true},
+		{"that pod deleted", func() { c.DeletePod(st.MakePod("ns", "g-0").Group("g").Req("cpu", "1").Obj()) }, false},
+		{"a second pending pod", func() { c.UpdatePod(st.MakePod("ns", "q").Req("cpu", "1").Obj()) }, true},
+		{"the PodGroup deleted while the other pod waits", func() {
+			c.DeletePodGroup(schedtesting.MakePodGroup("g", "ns").MinMember(1).Obj())
+		}, true},
+		{"the waiting pod deleted", func() { c.DeletePod(st.MakePod("ns", "q").Req("cpu", "1").Obj()) }, false},
+	}
+	for _, s := range steps {
+		s.do()
+		if got := c.PendingWork(); got != s.want {
+			t.Fatalf("after %s: PendingWork() = %t, want %t", s.name, got, s.want)
+		}
+	}
+}
