@@ -18,11 +18,20 @@ type BindSink interface {
 	Bind(task *api.TaskInfo, node string)
 }
 
+// EvictSink receives the evictions a cycle commits (the scheduler's
+// evictor sends them through the Eviction API).
+type EvictSink interface {
+	Evict(task *api.TaskInfo, reason string)
+}
+
 // Options configure a session.
 type Options struct {
 	// Now is the cycle's time; plugins never read the clock themselves.
 	Now  time.Time
 	Sink BindSink
+	// Evictor receives committed evictions; without one, Statement.Evict
+	// refuses.
+	Evictor EvictSink
 	// NodesToFind, given the number of nodes, says how many feasible nodes
 	// are enough to stop filtering for a task; nil means all.
 	NodesToFind func(nodes int) int
@@ -57,6 +66,7 @@ type Session struct {
 	Now      time.Time
 
 	sink        BindSink
+	evictor     EvictSink
 	nodesToFind func(int) int
 	nextStart   int
 	tiers       []Tier
@@ -115,6 +125,7 @@ func OpenSession(ctx context.Context, snap *api.Snapshot, tiers []Tier, o Option
 		Snapshot:       snap,
 		Now:            o.Now,
 		sink:           o.Sink,
+		evictor:        o.Evictor,
 		nodesToFind:    o.NodesToFind,
 		nextStart:      o.StartNode,
 		tiers:          tiers,

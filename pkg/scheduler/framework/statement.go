@@ -11,12 +11,16 @@ type opKind int
 const (
 	opAllocate opKind = iota
 	opPipeline
+	opEvict
 )
 
 type op struct {
 	kind opKind
 	task *api.TaskInfo
 	node *api.NodeInfo
+	// For opEvict: the task's status before, and why it is evicted.
+	was    api.TaskStatus
+	reason string
 }
 
 // Statement groups the placements of one job so that they take effect
@@ -57,6 +61,45 @@ func (s *Statement) place(kind opKind, status api.TaskStatus, t *api.TaskInfo, n
 	return nil
 }
 
+// Evict marks a bound or running task as Releasing, so that the room it
+// frees counts for placements that may wait for it (Pipeline). Its job and
+// the plugins see it leave, as for an undone placement. Commit hands the
+// eviction to the session's evictor; Discard puts the task back.
+func (s *Statement) Evict(t *api.TaskInfo, reason string) error {
+	if s.ssn.evictor == nil {
+		return fmt.Errorf("task %s/%s: the session has no evictor", t.Namespace, t.Name)
+	}
+	if t.Status != api.Running && t.Status != api.Bound {
+		return fmt.Errorf("task %s/%s is %s: only a bound or running task can be evicted", t.Namespace, t.Name, t.Status)
+	}
+	job, ok := s.ssn.Snapshot.Jobs[t.Job]
+	if !ok {
+		return fmt.Errorf("task %s/%s: job %s not in snapshot", t.Namespace, t.Name, t.Job)
+	}
+	n, ok := s.ssn.Snapshot.Nodes[t.NodeName]
+	if !ok {
+		return fmt.Errorf("task %s/%s: node %q not in snapshot", t.Namespace, t.Name, t.NodeName)
+	}
+	was := t.Status
+	s.setStatus(job, n, t, api.Releasing)
+	s.ssn.touchedNodes[n.Name] = true
+	s.ssn.touchedJobs[job.UID] = true
+	// Room appears once the task is gone: what was remembered about nodes
+	// no longer holds.
+	s.ssn.forgetAllMemos()
+	s.ssn.fireDeallocate(t)
+	s.ops = append(s.ops, op{kind: opEvict, task: t, node: n, was: was, reason: reason})
+	return nil
+}
+
+// setStatus moves a placed task to another status, keeping its node's
+// accounts in step.
+func (s *Statement) setStatus(job *api.JobInfo, n *api.NodeInfo, t *api.TaskInfo, status api.TaskStatus) {
+	n.RemoveTask(s.ssn.Logger, t)
+	job.SetTaskStatus(t, status)
+	n.AddTask(t)
+}
+
 // Len is the number of placements in the statement.
 func (s *Statement) Len() int { return len(s.ops) }
 
@@ -68,6 +111,13 @@ func (s *Statement) Discard() {
 	}
 	for i := len(s.ops) - 1; i >= 0; i-- {
 		o := s.ops[i]
+		if o.kind == opEvict {
+			if job := s.ssn.Snapshot.Jobs[o.task.Job]; job != nil {
+				s.setStatus(job, o.node, o.task, o.was)
+			}
+			s.ssn.fireAllocate(o.task)
+			continue
+		}
 		o.node.RemoveTask(s.ssn.Logger, o.task)
 		if job := s.ssn.Snapshot.Jobs[o.task.Job]; job != nil {
 			job.SetTaskStatus(o.task, api.Pending)
@@ -78,10 +128,15 @@ func (s *Statement) Discard() {
 	s.ops = nil
 }
 
-// Commit hands the allocations to the binder; pipelined placements keep
-// their claim for this cycle and are placed again in the next.
+// Commit hands the evictions to the evictor and the allocations to the
+// binder; pipelined placements keep their claim for this cycle and are
+// placed again in the next.
 func (s *Statement) Commit() {
 	for _, o := range s.ops {
+		if o.kind == opEvict {
+			s.ssn.evictor.Evict(o.task, o.reason)
+			continue
+		}
 		if o.kind != opAllocate {
 			continue
 		}
