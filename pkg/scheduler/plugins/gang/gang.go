@@ -15,9 +15,13 @@ import (
 const Name = "gang"
 
 // Plugin is the gang plugin.
-type Plugin struct{}
+type Plugin struct {
+	ssn *framework.Session
+}
 
 var (
+	_ framework.SessionPlugin      = &Plugin{}
+	_ framework.PreemptablePlugin  = &Plugin{}
 	_ framework.JobValidPlugin     = &Plugin{}
 	_ framework.JobReadyPlugin     = &Plugin{}
 	_ framework.JobPipelinedPlugin = &Plugin{}
@@ -35,6 +39,45 @@ func New(args any, _ *framework.Handle) (framework.Plugin, error) {
 
 // Name returns the plugin's name.
 func (p *Plugin) Name() string { return Name }
+
+// OnSessionOpen keeps the session, for the jobs of preemption candidates.
+func (p *Plugin) OnSessionOpen(ssn *framework.Session) { p.ssn = ssn }
+
+// OnSessionClose forgets it.
+func (p *Plugin) OnSessionClose(*framework.Session) { p.ssn = nil }
+
+// Preemptable keeps, of each job's candidates, those it can lose and keep
+// its gang (placed tasks beyond minAvailable, the first candidates first),
+// or all of them when they are every placed task of the job: a gang is
+// evicted whole or keeps its gang, never left broken.
+func (p *Plugin) Preemptable(_ *api.TaskInfo, candidates []*api.TaskInfo) []*api.TaskInfo {
+	byJob := map[api.JobID]int32{}
+	for _, c := range candidates {
+		byJob[c.Job]++
+	}
+	spare := map[api.JobID]int32{}
+	for id, n := range byJob {
+		job := p.ssn.Snapshot.Jobs[id]
+		if job == nil {
+			continue
+		}
+		placed := job.PlacedCount()
+		switch {
+		case n == placed:
+			spare[id] = n
+		case placed > job.MinAvailable:
+			spare[id] = placed - job.MinAvailable
+		}
+	}
+	var out []*api.TaskInfo
+	for _, c := range candidates {
+		if spare[c.Job] > 0 {
+			spare[c.Job]--
+			out = append(out, c)
+		}
+	}
+	return out
+}
 
 // JobValid rejects a job that has fewer pods than its gang needs, overall
 // or for one of its tasks: it could never start.

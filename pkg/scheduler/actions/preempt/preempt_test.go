@@ -1,0 +1,207 @@
+package preempt
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/conformance"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/gang"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/priority"
+	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
+)
+
+type recorder struct{ binds, evictions []string }
+
+func (r *recorder) Bind(t *api.TaskInfo, node string) { r.binds = append(r.binds, t.Name+"@"+node) }
+func (r *recorder) Evict(t *api.TaskInfo, _ string)   { r.evictions = append(r.evictions, t.Name) }
+
+func tiers(t *testing.T) []framework.Tier {
+	t.Helper()
+	var plugins []framework.TierPlugin
+	for _, f := range []framework.PluginFactory{priority.New, gang.New, conformance.New} {
+		p, err := f(nil, &framework.Handle{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plugins = append(plugins, framework.TierPlugin{Plugin: p})
+	}
+	return []framework.Tier{{Plugins: plugins}}
+}
+
+// pod is a pod of priority prio asking for cpu; on a node when node is set.
+func pod(name, cpu string, prio int32, node string) *corev1.Pod {
+	w := st.MakePod("ns", name).Req("cpu", cpu).Priority(prio)
+	if node != "" {
+		w = w.Node(node)
+	}
+	return w.Obj()
+}
+
+func inQueue(q string, pods ...*corev1.Pod) []*corev1.Pod {
+	for _, p := range pods {
+		p.Annotations = map[string]string{schedulingv1beta1.QueueNameAnnotation: q}
+	}
+	return pods
+}
+
+func run(t *testing.T, o api.Objects) *recorder {
+	t.Helper()
+	o.Queues = append(o.Queues, schedtesting.MakeQueue("default").Obj(), schedtesting.MakeQueue("other").Obj())
+	r := &recorder{}
+	ssn := framework.OpenSession(t.Context(), api.Build(o), tiers(t), framework.Options{Sink: r, Evictor: r})
+	New().Execute(ssn)
+	ssn.Close()
+	slices.Sort(r.evictions)
+	return r
+}
+
+func node(name, cpu string) *corev1.Node { return st.MakeNode(name).Alloc("cpu", cpu).Obj() }
+
+func TestPreempt(t *testing.T) {
+	cases := map[string]struct {
+		objects api.Objects
+		want    []string
+	}{
+		"a higher-priority pod evicts the lowest-priority pod that makes room": {
+			objects: api.Objects{
+				Nodes: []*corev1.Node{node("n1", "4")},
+				Pods: []*corev1.Pod{
+					pod("low", "2", 1, "n1"), pod("mid", "2", 5, "n1"),
+					pod("high", "2", 10, ""),
+				},
+			},
+			want: []string{"low"},
+		},
+		"the node needing the fewest victims is chosen": {
+			objects: api.Objects{
+				Nodes: []*corev1.Node{node("n1", "4"), node("n2", "4")},
+				Pods: []*corev1.Pod{
+					pod("a1", "2", 1, "n1"), pod("a2", "2", 1, "n1"),
+					pod("b1", "4", 1, "n2"),
+					pod("high", "4", 10, ""),
+				},
+			},
+			want: []string{"b1"},
+		},
+		"equal priority evicts nothing": {
+			objects: api.Objects{
+				Nodes: []*corev1.Node{node("n1", "4")},
+				Pods:  []*corev1.Pod{pod("peer", "4", 10, "n1"), pod("high", "2", 10, "")},
+			},
+		},
+		"another queue's pods are not preempted (that is reclaim)": {
+			objects: api.Objects{
+				Nodes: []*corev1.Node{node("n1", "4")},
+				Pods:  append(inQueue("other", pod("low", "4", 1, "n1")), pod("high", "2", 10, "")),
+			},
+		},
+		"a pod that never preempts evicts nothing": {
+			objects: api.Objects{
+				Nodes: []*corev1.Node{node("n1", "4")},
+				Pods: func() []*corev1.Pod {
+					p := pod("high", "2", 10, "")
+					never := corev1.PreemptNever
+					p.Spec.PreemptionPolicy = &never
+					return []*corev1.Pod{pod("low", "4", 1, "n1"), p}
+				}(),
+			},
+		},
+		"a gang is not broken: a pod of a running gang at its minimum stays": {
+			objects: api.Objects{
+				Nodes:     []*corev1.Node{node("n1", "4"), node("n2", "4")},
+				PodGroups: []*schedulingv1beta1.PodGroup{schedtesting.MakePodGroup("g", "ns").MinMember(2).Phase(schedulingv1beta1.PodGroupRunning).Obj()},
+				Pods: func() []*corev1.Pod {
+					g0 := st.MakePod("ns", "g-0").Group("g").Req("cpu", "4").Priority(1).Node("n1").Obj()
+					g1 := st.MakePod("ns", "g-1").Group("g").Req("cpu", "4").Priority(1).Node("n2").Obj()
+					return []*corev1.Pod{g0, g1, pod("high", "2", 10, "")}
+				}(),
+			},
+		},
+		"a room that evictions cannot make is not attempted": {
+			objects: api.Objects{
+				Nodes: []*corev1.Node{node("n1", "4")},
+				Pods:  []*corev1.Pod{pod("low", "1", 1, "n1"), pod("huge", "8", 10, "")},
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := run(t, tc.objects)
+			if diff := cmp.Diff(tc.want, r.evictions); diff != "" {
+				t.Errorf("evictions (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestGangs: a lower-priority gang whose every placed pod is
+// on the chosen node goes whole; a higher-priority gang that evictions
+// cannot complete evicts nothing.
+func TestGangs(t *testing.T) {
+	gangOn := func(name string, min int32, prio int32, nodes ...string) ([]*corev1.Pod, *schedulingv1beta1.PodGroup) {
+		var pods []*corev1.Pod
+		for i, n := range nodes {
+			w := st.MakePod("ns", name+"-"+string(rune('0'+i))).Group(name).Req("cpu", "2").Priority(prio)
+			if n != "" {
+				w = w.Node(n)
+			}
+			pods = append(pods, w.Obj())
+		}
+		phase := schedulingv1beta1.PodGroupInqueue
+		if nodes[0] != "" {
+			phase = schedulingv1beta1.PodGroupRunning
+		}
+		return pods, schedtesting.MakePodGroup(name, "ns").MinMember(min).Phase(phase).PriorityClassName(fmt.Sprint(prio)).Obj()
+	}
+	// PriorityClass names are their values.
+	priorityOf := func(class string) int32 {
+		v, _ := strconv.Atoi(class)
+		return int32(v)
+	}
+	lowPods, low := gangOn("low", 2, 1, "n1", "n1")
+	highPods, high := gangOn("high", 2, 10, "", "")
+	r := run(t, api.Objects{
+		Nodes:      []*corev1.Node{node("n1", "4")},
+		PodGroups:  []*schedulingv1beta1.PodGroup{low, high},
+		Pods:       append(lowPods, highPods...),
+		PriorityOf: priorityOf,
+	})
+	if diff := cmp.Diff([]string{"low-0", "low-1"}, r.evictions); diff != "" {
+		t.Errorf("evictions (-want,+got):\n%s", diff)
+	}
+
+	// One pod's room is enough, but taking it breaks the gang: the gang
+	// goes whole.
+	lowPods, low = gangOn("low", 2, 1, "n1", "n1")
+	onePods, one := gangOn("one", 1, 10, "")
+	r = run(t, api.Objects{
+		Nodes:      []*corev1.Node{node("n1", "4")},
+		PodGroups:  []*schedulingv1beta1.PodGroup{low, one},
+		Pods:       append(lowPods, onePods...),
+		PriorityOf: priorityOf,
+	})
+	if diff := cmp.Diff([]string{"low-0", "low-1"}, r.evictions); diff != "" {
+		t.Errorf("evictions for one pod (-want,+got):\n%s", diff)
+	}
+
+	lowPods, low = gangOn("low", 1, 1, "n1")
+	bigPods, big := gangOn("big", 3, 10, "", "", "")
+	r = run(t, api.Objects{
+		Nodes:      []*corev1.Node{node("n1", "4")},
+		PodGroups:  []*schedulingv1beta1.PodGroup{low, big},
+		Pods:       append(lowPods, bigPods...),
+		PriorityOf: priorityOf,
+	})
+	if len(r.evictions) != 0 {
+		t.Errorf("evictions %v for a gang that still would not fit, want none", r.evictions)
+	}
+}
