@@ -50,7 +50,9 @@ type Options struct {
 	// Heartbeat is the longest time between cycles while work is pending.
 	Heartbeat time.Duration
 	Binder    framework.BindSink
-	Status    StatusSink
+	// Evictor receives the evictions a cycle commits (preempt, reclaim).
+	Evictor framework.EvictSink
+	Status  StatusSink
 	// NodesToFind bounds the search for feasible nodes (nil: all nodes).
 	NodesToFind func(nodes int) int
 	Observer    CycleObserver
@@ -149,7 +151,7 @@ func (s *Scheduler) RunCycle(ctx context.Context) CycleStats {
 	logger := klog.FromContext(ctx)
 	snap := s.cache.Snapshot()
 	ssn := framework.OpenSession(ctx, snap, s.opts.Tiers, framework.Options{
-		Now: start, Sink: s.opts.Binder, NodesToFind: s.opts.NodesToFind, StartNode: s.startNode,
+		Now: start, Sink: s.opts.Binder, Evictor: s.opts.Evictor, NodesToFind: s.opts.NodesToFind, StartNode: s.startNode,
 	})
 	stats := CycleStats{ActionDurations: make(map[string]time.Duration, len(s.opts.Actions))}
 	for _, a := range s.opts.Actions {

@@ -41,6 +41,7 @@ import (
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/binder"
 	"github.com/caldera-sh/caldera/pkg/scheduler/cache"
+	"github.com/caldera-sh/caldera/pkg/scheduler/evictor"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/metrics"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/predicates"
@@ -155,6 +156,20 @@ func Run(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master
 			}
 		},
 	})
+	ev := evictor.New(evictor.KubeEvictor{Client: clientset}, evictor.Options{
+		Concurrency: int(*cfg.Binder.Concurrency),
+		Timeout:     cfg.Binder.Timeout.Duration,
+		OnResult: func(r evictor.Result) {
+			if r.Task.Pod == nil {
+				return
+			}
+			if r.Err != nil {
+				recorder.Eventf(r.Task.Pod, nil, corev1.EventTypeWarning, "FailedPreemption", "Evicting", "%s: %v", r.Reason, r.Err)
+				return
+			}
+			recorder.Eventf(r.Task.Pod, nil, corev1.EventTypeNormal, "Preempted", "Evicting", "%s", r.Reason)
+		},
+	})
 	writer := status.NewWriter(crClient, recorder)
 	sched = scheduler.New(c, scheduler.Options{
 		Actions:        prof.Actions,
@@ -162,6 +177,7 @@ func Run(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master
 		CoalesceWindow: cfg.Cycle.CoalesceWindow.Duration,
 		Heartbeat:      cfg.Cycle.Heartbeat.Duration,
 		Binder:         b,
+		Evictor:        ev,
 		Status:         writer,
 		NodesToFind: framework.NodesToFind(int(*cfg.NodeSampling.PercentageOfNodesToFind),
 			int(*cfg.NodeSampling.MinNodesToFind)),
@@ -210,6 +226,7 @@ func Run(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master
 	run := func(ctx context.Context) {
 		broadcaster.StartRecordingToSink(ctx.Done())
 		go b.Run(ctx)
+		go ev.Run(ctx)
 		go writer.Run(ctx, 4)
 		ready.Store(true)
 		logger.Info("Scheduling", "schedulerNames", cfg.SchedulerNames, "actions", cfg.Actions)

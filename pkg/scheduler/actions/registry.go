@@ -5,6 +5,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/actions/allocate"
 	"github.com/caldera-sh/caldera/pkg/scheduler/actions/backfill"
 	"github.com/caldera-sh/caldera/pkg/scheduler/actions/enqueue"
+	"github.com/caldera-sh/caldera/pkg/scheduler/actions/preempt"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 )
 
@@ -14,5 +15,6 @@ func NewRegistry() map[string]func() framework.Action {
 		allocate.Name: func() framework.Action { return allocate.New() },
 		backfill.Name: func() framework.Action { return backfill.New() },
 		enqueue.Name:  func() framework.Action { return enqueue.New() },
+		preempt.Name:  func() framework.Action { return preempt.New() },
 	}
 }

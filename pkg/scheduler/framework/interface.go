@@ -126,6 +126,15 @@ type PredicatePlugin interface {
 	Predicate(task *api.TaskInfo, node *api.NodeInfo) *Status
 }
 
+// VictimPredicatePlugin is a predicate plugin that can say whether a task
+// would fit a node if some of the node's tasks were gone (preemption and
+// reclaim ask before evicting). Predicate plugins without it are asked
+// Predicate: their verdict must not depend on the node's other tasks.
+type VictimPredicatePlugin interface {
+	PredicatePlugin
+	PredicateWithout(task *api.TaskInfo, node *api.NodeInfo, victims []*api.TaskInfo) *Status
+}
+
 // NodeScorePlugin adds its weighted scores for the candidate nodes of a
 // task into scores (scores[i] belongs to nodes[i]).
 type NodeScorePlugin interface {

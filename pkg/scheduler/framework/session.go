@@ -406,6 +406,25 @@ func (ssn *Session) Predicate(t *api.TaskInfo, n *api.NodeInfo) *Status {
 	return nil
 }
 
+// PredicateWithout is Predicate as if the victims (tasks on the node) were
+// gone.
+func (ssn *Session) PredicateWithout(t *api.TaskInfo, n *api.NodeInfo, victims []*api.TaskInfo) *Status {
+	for _, tier := range ssn.predicate {
+		for _, p := range tier {
+			var s *Status
+			if vp, ok := p.(VictimPredicatePlugin); ok {
+				s = vp.PredicateWithout(t, n, victims)
+			} else {
+				s = p.Predicate(t, n)
+			}
+			if s != nil {
+				return s
+			}
+		}
+	}
+	return nil
+}
+
 // ScoreNodes sums every enabled scorer's scores for the nodes.
 func (ssn *Session) ScoreNodes(t *api.TaskInfo, nodes []*api.NodeInfo) []float64 {
 	scores := make([]float64, len(nodes))

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/component-base/featuregate"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	k8sframework "k8s.io/kubernetes/pkg/scheduler/framework"
@@ -212,6 +213,36 @@ func (e *Evaluator) Filter(ctx context.Context, s *PodState, node *api.NodeInfo)
 		return s.notAllowed
 	}
 	st := e.fw.RunFilterPlugins(ctx, s.state, s.pod, node.K8s)
+	if st == nil {
+		return nil
+	}
+	return fromUpstream(st)
+}
+
+// FilterWithout reports whether the pod would fit the node if the victims
+// (pods on that node) were gone: the PreFilter state and the node are
+// copied, the victims removed from both, and the filters run, as
+// kube-scheduler does when it looks for preemption victims.
+func (e *Evaluator) FilterWithout(ctx context.Context, s *PodState, node *api.NodeInfo, victims []*corev1.Pod) *Status {
+	if s.allowed != nil && !s.allowed.Has(node.Name) {
+		return s.notAllowed
+	}
+	state := s.state.Clone()
+	ni := node.K8s.SnapshotConcrete()
+	logger := klog.FromContext(ctx)
+	for _, v := range victims {
+		info, err := k8sframework.NewPodInfo(v)
+		if err != nil {
+			return errorStatus("", err)
+		}
+		if st := e.fw.RunPreFilterExtensionRemovePod(ctx, state, s.pod, info, ni); !st.IsSuccess() {
+			return fromUpstream(st)
+		}
+		if err := ni.RemovePod(logger, v); err != nil {
+			return errorStatus("", err)
+		}
+	}
+	st := e.fw.RunFilterPlugins(ctx, state, s.pod, ni)
 	if st == nil {
 		return nil
 	}

@@ -160,9 +160,6 @@ func (c *choice) better(o *choice) bool {
 func chooseVictims(ssn *framework.Session, job *api.JobInfo, t *api.TaskInfo) (*api.NodeInfo, []*api.TaskInfo) {
 	var best *choice
 	for _, n := range ssn.Snapshot.NodeList {
-		if ssn.Predicate(t, n) != nil {
-			continue
-		}
 		var candidates []*api.TaskInfo
 		for _, v := range n.Tasks {
 			if v.Status != api.Running && v.Status != api.Bound {
@@ -178,6 +175,10 @@ func chooseVictims(ssn *framework.Session, job *api.JobInfo, t *api.TaskInfo) (*
 			continue
 		}
 		candidates = ssn.Preemptable(t, candidates)
+		// Would the task fit at all with every candidate gone?
+		if len(candidates) == 0 || ssn.PredicateWithout(t, n, candidates) != nil {
+			continue
+		}
 		// Least important first: lower job priority, then lower pod
 		// priority, then the most recently created, then by name.
 		slices.SortFunc(candidates, func(a, b *api.TaskInfo) int {
@@ -206,6 +207,9 @@ func chooseVictims(ssn *framework.Session, job *api.JobInfo, t *api.TaskInfo) (*
 			continue
 		}
 		victims = wholeGangs(ssn, victims, candidates)
+		if ssn.PredicateWithout(t, n, victims) != nil {
+			continue
+		}
 		c := &choice{node: n, victims: victims, jobs: len(jobs), top: top}
 		if best == nil || c.better(best) {
 			best = c

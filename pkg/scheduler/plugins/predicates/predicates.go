@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -47,12 +48,13 @@ type Plugin struct {
 }
 
 var (
-	_ framework.SessionPlugin      = &Plugin{}
-	_ framework.PrePredicatePlugin = &Plugin{}
-	_ framework.PredicatePlugin    = &Plugin{}
-	_ framework.SignerPlugin       = &Plugin{}
-	_ framework.EventHandlerPlugin = &Plugin{}
-	_ binder.PreBinder             = &Plugin{}
+	_ framework.SessionPlugin         = &Plugin{}
+	_ framework.PrePredicatePlugin    = &Plugin{}
+	_ framework.PredicatePlugin       = &Plugin{}
+	_ framework.SignerPlugin          = &Plugin{}
+	_ framework.VictimPredicatePlugin = &Plugin{}
+	_ framework.EventHandlerPlugin    = &Plugin{}
+	_ binder.PreBinder                = &Plugin{}
 )
 
 // New builds the plugin. Its arguments (which kube-scheduler filters run)
@@ -144,6 +146,20 @@ func (p *Plugin) Predicate(t *api.TaskInfo, n *api.NodeInfo) *framework.Status {
 		return &framework.Status{Plugin: "PreFilter", Reasons: []string{"node(s) didn't satisfy plugin(s) PreFilter result"}, Unresolvable: true}
 	}
 	return convert(p.fit.Filter(p.ssn.Ctx, s, n))
+}
+
+// PredicateWithout runs kube-scheduler's filters for the task on the node
+// as if the victims were gone.
+func (p *Plugin) PredicateWithout(t *api.TaskInfo, n *api.NodeInfo, victims []*api.TaskInfo) *framework.Status {
+	s, st := PodState(p.ssn, p.fit, t)
+	if st != nil {
+		return convert(st)
+	}
+	pods := make([]*corev1.Pod, len(victims))
+	for i, v := range victims {
+		pods[i] = v.Pod
+	}
+	return convert(p.fit.FilterWithout(p.ssn.Ctx, s, n, pods))
 }
 
 // OnAllocate reserves the placed pod's volumes on its node, so the next

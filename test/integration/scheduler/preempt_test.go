@@ -1,0 +1,94 @@
+//go:build integration
+
+package scheduler
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	schedv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/caldera-sh/caldera/test/integration/framework"
+)
+
+// preemptConfig is the integration tests' configuration with the preempt
+// action.
+var preemptConfig = strings.Replace(framework.SchedulerConfig,
+	"actions: [enqueue, allocate, backfill]", "actions: [enqueue, allocate, preempt, backfill]", 1)
+
+// TestPriorityPreemptionInOneQueue: on a full node, a pod of a higher
+// PriorityClass evicts the youngest of the lower-priority pods, exactly
+// one, and is bound in its place; the victim gets a Preempted event.
+func TestPriorityPreemptionInOneQueue(t *testing.T) {
+	if !strings.Contains(preemptConfig, "preempt,") {
+		t.Fatal("the preempt configuration does not name the preempt action")
+	}
+	const ns = "preempt"
+	createNamespace(t, ns)
+	labelledNodes(t, ns, 1, "4")
+	createQueue(t, queue("default", 1, nil))
+	for name, value := range map[string]int32{"preempt-low": 10, "preempt-high": 1000} {
+		pc := &schedv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
+		if err := fw.Client.Create(t.Context(), pc); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatal(err)
+		}
+	}
+	stop, err := fw.StartScheduler(preemptConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	create := func(name, class string) {
+		t.Helper()
+		spec := podSpec(ns, "2")
+		spec.PriorityClassName = class
+		createPod(t, ns, name, nil, spec)
+	}
+	bound := func(name string) (bool, string) {
+		var p corev1.Pod
+		if err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &p); err != nil {
+			return false, err.Error()
+		}
+		return p.Spec.NodeName != "", "node " + p.Spec.NodeName
+	}
+	// Two low-priority pods fill the node, the second one younger.
+	create("low-old", "preempt-low")
+	framework.Eventually(t, 30*time.Second, "low-old bound", func() (bool, string) { return bound("low-old") })
+	time.Sleep(1100 * time.Millisecond)
+	create("low-young", "preempt-low")
+	framework.Eventually(t, 30*time.Second, "low-young bound", func() (bool, string) { return bound("low-young") })
+
+	create("high", "preempt-high")
+	framework.Eventually(t, 60*time.Second, "high bound in the victim's place", func() (bool, string) { return bound("high") })
+	var p corev1.Pod
+	if err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "low-young"}, &p); !apierrors.IsNotFound(err) {
+		t.Errorf("low-young: %v, want evicted", err)
+	}
+	if ok, msg := bound("low-old"); !ok {
+		t.Errorf("low-old: %s, want it kept", msg)
+	}
+	framework.Eventually(t, 30*time.Second, "a Preempted event on the victim", func() (bool, string) {
+		var evs corev1.EventList
+		if err := fw.Client.List(t.Context(), &evs, client.InNamespace(ns)); err != nil {
+			return false, err.Error()
+		}
+		var seen []string
+		for _, e := range evs.Items {
+			seen = append(seen, e.Reason+"/"+e.InvolvedObject.Name)
+			if e.Reason == "Preempted" && e.InvolvedObject.Name == "low-young" {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprint(seen)
+	})
+}
