@@ -8,7 +8,6 @@ import (
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
-	"github.com/caldera-sh/caldera/pkg/scheduler/framework/pq"
 )
 
 // Name is the action's name in the configuration.
@@ -27,7 +26,7 @@ func (a *Action) Name() string { return Name }
 
 // Execute runs the action on a session.
 func (a *Action) Execute(ssn *framework.Session) {
-	byQueue := map[api.QueueID]*pq.Queue[*api.JobInfo]{}
+	byQueue := ssn.NewJobQueues()
 	for _, job := range ssn.Snapshot.Jobs {
 		if !framework.Admitted(job) || pendingTasks(job) == 0 {
 			continue
@@ -40,23 +39,15 @@ func (a *Action) Execute(ssn *framework.Session) {
 			ssn.SetUnschedulable(job.UID, r)
 			continue
 		}
-		q := byQueue[job.Queue]
-		if q == nil {
-			q = pq.New(ssn.JobLess)
-			byQueue[job.Queue] = q
-		}
-		q.Push(job)
+		byQueue.Push(job)
 	}
-	queues := pq.New(ssn.QueueLess)
-	for id := range byQueue {
-		queues.Push(ssn.Snapshot.Queues[id])
-	}
+	queues := byQueue.Queues()
 	for {
 		queue, ok := queues.Pop()
 		if !ok {
 			return
 		}
-		jobs := byQueue[queue.UID]
+		jobs := byQueue.Jobs(queue.UID)
 		if ssn.Overused(queue) {
 			for job, ok := jobs.Pop(); ok; job, ok = jobs.Pop() {
 				ssn.SetUnschedulable(job.UID, framework.Reasonf("QueueOverused",

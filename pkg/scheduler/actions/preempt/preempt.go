@@ -34,7 +34,7 @@ func (a *Action) Name() string { return Name }
 
 // Execute runs the action on a session.
 func (a *Action) Execute(ssn *framework.Session) {
-	byQueue := map[api.QueueID]*pq.Queue[*api.JobInfo]{}
+	byQueue := ssn.NewJobQueues()
 	for _, job := range ssn.Snapshot.Jobs {
 		if !framework.Admitted(job) || job.PendingCount() == 0 || !ssn.JobStarving(job) || neverPreempts(job) {
 			continue
@@ -42,23 +42,15 @@ func (a *Action) Execute(ssn *framework.Session) {
 		if _, ok := ssn.Snapshot.Queues[job.Queue]; !ok || ssn.JobValid(job) != nil {
 			continue
 		}
-		q := byQueue[job.Queue]
-		if q == nil {
-			q = pq.New(ssn.JobLess)
-			byQueue[job.Queue] = q
-		}
-		q.Push(job)
+		byQueue.Push(job)
 	}
-	queues := pq.New(ssn.QueueLess)
-	for id := range byQueue {
-		queues.Push(ssn.Snapshot.Queues[id])
-	}
+	queues := byQueue.Queues()
 	for {
 		queue, ok := queues.Pop()
 		if !ok {
 			return
 		}
-		jobs := byQueue[queue.UID]
+		jobs := byQueue.Jobs(queue.UID)
 		for {
 			job, ok := jobs.Pop()
 			if !ok {
