@@ -2,9 +2,7 @@ package controlplane
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,27 +87,8 @@ func StartKubeControllerManager(ctx context.Context, s *APIServer, o KubeControl
 	}
 	k := &KubeControllerManager{URL: "https://" + hostPort(port), proc: p}
 
-	timeout := o.StartTimeout
-	if timeout == 0 {
-		timeout = 60 * time.Second
-	}
-	wctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	// The serving certificate is self-signed; only health is asked.
-	client := &http.Client{
-		Timeout:   2 * time.Second,
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // loopback health probe
-	}
-	if err := waitFor(wctx, p, "kube-controller-manager /healthz", func() bool {
-		resp, err := client.Get(k.URL + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}); err != nil {
-		_ = p.stop()
-		return nil, fmt.Errorf("starting kube-controller-manager: %w", err)
+	if err := waitHealthy(ctx, p, "kube-controller-manager", k.URL+"/healthz", o.StartTimeout); err != nil {
+		return nil, err
 	}
 	return k, nil
 }

@@ -2,9 +2,7 @@ package controlplane
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"time"
 )
@@ -61,27 +59,8 @@ func StartKubeScheduler(ctx context.Context, s *APIServer, o KubeSchedulerOption
 	}
 	ks := &KubeScheduler{URL: "https://" + hostPort(port), proc: p}
 
-	timeout := o.StartTimeout
-	if timeout == 0 {
-		timeout = 60 * time.Second
-	}
-	wctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	// The serving certificate is self-signed; only readiness is asked.
-	client := &http.Client{
-		Timeout:   2 * time.Second,
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // loopback readiness probe
-	}
-	if err := waitFor(wctx, p, "kube-scheduler /readyz", func() bool {
-		resp, err := client.Get(ks.URL + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}); err != nil {
-		_ = p.stop()
-		return nil, fmt.Errorf("starting kube-scheduler: %w", err)
+	if err := waitHealthy(ctx, p, "kube-scheduler", ks.URL+"/readyz", o.StartTimeout); err != nil {
+		return nil, err
 	}
 	return ks, nil
 }
