@@ -108,55 +108,60 @@ func Configurations(name string, hooks []webhooks.Webhook, t Target, caBundle []
 // configuration has for it (written, for example, by cert-manager's CA
 // injector).
 func Apply(ctx context.Context, c client.Client, m *admissionregistrationv1.MutatingWebhookConfiguration, v *admissionregistrationv1.ValidatingWebhookConfiguration) error {
-	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var cur admissionregistrationv1.MutatingWebhookConfiguration
-		err := c.Get(ctx, client.ObjectKeyFromObject(m), &cur)
-		if apierrors.IsNotFound(err) {
-			return c.Create(ctx, m.DeepCopy())
-		}
-		if err != nil {
-			return err
-		}
-		bundles := map[string][]byte{}
-		for _, w := range cur.Webhooks {
-			bundles[w.Name] = w.ClientConfig.CABundle
-		}
-		cur.Labels = mergeLabels(cur.Labels, m.Labels)
-		cur.Webhooks = m.DeepCopy().Webhooks
-		for i := range cur.Webhooks {
-			if len(cur.Webhooks[i].ClientConfig.CABundle) == 0 {
-				cur.Webhooks[i].ClientConfig.CABundle = bundles[cur.Webhooks[i].Name]
-			}
-		}
-		return c.Update(ctx, &cur)
+	var curM admissionregistrationv1.MutatingWebhookConfiguration
+	if err := upsert(ctx, c, m, &curM, func() {
+		old := curM.Webhooks
+		curM.Webhooks = m.DeepCopy().Webhooks
+		keepCABundles(old, curM.Webhooks, func(w *admissionregistrationv1.MutatingWebhook) (string, *admissionregistrationv1.WebhookClientConfig) {
+			return w.Name, &w.ClientConfig
+		})
 	}); err != nil {
 		return fmt.Errorf("writing MutatingWebhookConfiguration %s: %w", m.Name, err)
 	}
-	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var cur admissionregistrationv1.ValidatingWebhookConfiguration
-		err := c.Get(ctx, client.ObjectKeyFromObject(v), &cur)
-		if apierrors.IsNotFound(err) {
-			return c.Create(ctx, v.DeepCopy())
-		}
-		if err != nil {
-			return err
-		}
-		bundles := map[string][]byte{}
-		for _, w := range cur.Webhooks {
-			bundles[w.Name] = w.ClientConfig.CABundle
-		}
-		cur.Labels = mergeLabels(cur.Labels, v.Labels)
-		cur.Webhooks = v.DeepCopy().Webhooks
-		for i := range cur.Webhooks {
-			if len(cur.Webhooks[i].ClientConfig.CABundle) == 0 {
-				cur.Webhooks[i].ClientConfig.CABundle = bundles[cur.Webhooks[i].Name]
-			}
-		}
-		return c.Update(ctx, &cur)
+	var curV admissionregistrationv1.ValidatingWebhookConfiguration
+	if err := upsert(ctx, c, v, &curV, func() {
+		old := curV.Webhooks
+		curV.Webhooks = v.DeepCopy().Webhooks
+		keepCABundles(old, curV.Webhooks, func(w *admissionregistrationv1.ValidatingWebhook) (string, *admissionregistrationv1.WebhookClientConfig) {
+			return w.Name, &w.ClientConfig
+		})
 	}); err != nil {
 		return fmt.Errorf("writing ValidatingWebhookConfiguration %s: %w", v.Name, err)
 	}
 	return nil
+}
+
+// upsert creates want, or reads it into cur, merges want's labels, lets
+// update change cur, and writes it back, retrying on conflicts.
+func upsert(ctx context.Context, c client.Client, want, cur client.Object, update func()) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		err := c.Get(ctx, client.ObjectKeyFromObject(want), cur)
+		if apierrors.IsNotFound(err) {
+			return c.Create(ctx, want.DeepCopyObject().(client.Object))
+		}
+		if err != nil {
+			return err
+		}
+		cur.SetLabels(mergeLabels(cur.GetLabels(), want.GetLabels()))
+		update()
+		return c.Update(ctx, cur)
+	})
+}
+
+// keepCABundles gives each new webhook without a CA bundle the bundle the
+// old webhook of the same name had.
+func keepCABundles[W any](old, new []W, config func(*W) (string, *admissionregistrationv1.WebhookClientConfig)) {
+	bundles := map[string][]byte{}
+	for i := range old {
+		name, cc := config(&old[i])
+		bundles[name] = cc.CABundle
+	}
+	for i := range new {
+		name, cc := config(&new[i])
+		if len(cc.CABundle) == 0 {
+			cc.CABundle = bundles[name]
+		}
+	}
 }
 
 // InjectCABundle writes caBundle into every webhook of the Mutating- and
