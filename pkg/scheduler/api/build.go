@@ -57,6 +57,28 @@ type Objects struct {
 	Queues    []*schedulingv1beta1.Queue
 	// PriorityOf resolves a PriorityClass name to its value; nil means 0.
 	PriorityOf func(className string) int32
+	// NeverPreempts reports whether a PriorityClass has preemptionPolicy
+	// Never; nil means none has.
+	NeverPreempts func(className string) bool
+}
+
+// SetPriorityFromTasks sets the priority and preemption policy of a job
+// whose PodGroup names no PriorityClass: the highest priority among its
+// pods, and Never when one of its pods may not preempt.
+func SetPriorityFromTasks(j *JobInfo) {
+	var p int32
+	first := true
+	never := false
+	for _, t := range j.Tasks {
+		if first || t.Priority > p {
+			p, first = t.Priority, false
+		}
+		if pp := t.Pod.Spec.PreemptionPolicy; pp != nil && *pp == corev1.PreemptNever {
+			never = true
+		}
+	}
+	j.Priority = p
+	j.PreemptNever = never
 }
 
 // Build assembles a snapshot from whole objects. Pods are taken as they are;
@@ -71,9 +93,6 @@ func Build(o Objects) *Snapshot {
 	for _, pg := range o.PodGroups {
 		j := NewJobInfo(NewJobID(pg.Namespace, pg.Name))
 		j.SetPodGroup(pg)
-		if o.PriorityOf != nil && pg.Spec.PriorityClassName != "" {
-			j.Priority = o.PriorityOf(pg.Spec.PriorityClassName)
-		}
 		jobs[j.UID] = j
 	}
 	for _, pod := range o.Pods {
@@ -90,6 +109,18 @@ func Build(o Objects) *Snapshot {
 		j.AddTask(t)
 		if n := nodes[t.NodeName]; n != nil && t.NodeName != "" {
 			n.AddTask(t.Clone())
+		}
+	}
+	for _, j := range jobs {
+		if class := j.classOf(); class != "" {
+			if o.PriorityOf != nil {
+				j.Priority = o.PriorityOf(class)
+			}
+			j.PreemptNever = o.NeverPreempts != nil && o.NeverPreempts(class)
+			continue
+		}
+		if !j.Shadow || len(j.Tasks) > 0 {
+			SetPriorityFromTasks(j)
 		}
 	}
 	var queues []*QueueInfo

@@ -38,7 +38,12 @@ type JobInfo struct {
 	Shadow            bool
 	Phase             schedulingv1beta1.PodGroupPhase
 	CreationTimestamp metav1.Time
-	Preemptable       bool
+	// Preemptable is the PodGroup's volcano.sh/preemptable annotation, for
+	// the pods that do not say themselves; nil when it does not say.
+	Preemptable *bool
+	// PreemptNever: the job's PriorityClass (its PodGroup's, else its
+	// pods') has preemptionPolicy Never, so it never evicts others.
+	PreemptNever bool
 
 	Tasks    map[TaskID]*TaskInfo
 	ByStatus map[TaskStatus]map[TaskID]*TaskInfo
@@ -75,6 +80,10 @@ func (j *JobInfo) SetPodGroup(pg *schedulingv1beta1.PodGroup) {
 		j.MinResources = NewResource(*pg.Spec.MinResources)
 	}
 	j.NetworkTopology = pg.Spec.NetworkTopology
+	j.Preemptable = nil
+	if v, ok := PreemptableOf(pg.Annotations, pg.Labels); ok {
+		j.Preemptable = &v
+	}
 	j.Phase = pg.Status.Phase
 	j.CreationTimestamp = pg.CreationTimestamp
 }
@@ -132,6 +141,26 @@ func (j *JobInfo) unindex(t *TaskInfo) {
 			delete(j.ByStatus, t.Status)
 		}
 	}
+}
+
+// classOf is the PriorityClass the job's PodGroup names, "" without one.
+func (j *JobInfo) classOf() string {
+	if j.PodGroup == nil {
+		return ""
+	}
+	return j.PodGroup.Spec.PriorityClassName
+}
+
+// TaskPreemptable reports whether one of the job's tasks may be evicted
+// for other work: as its pod says, else as its PodGroup says, else yes.
+func (j *JobInfo) TaskPreemptable(t *TaskInfo) bool {
+	switch {
+	case t.Preemptable != nil:
+		return *t.Preemptable
+	case j.Preemptable != nil:
+		return *j.Preemptable
+	}
+	return true
 }
 
 // CountIn returns how many tasks are in any of the statuses.

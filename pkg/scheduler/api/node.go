@@ -62,6 +62,19 @@ func (n *NodeInfo) FutureIdle() *Resource {
 	return n.Idle.Clone().Add(n.Releasing).Sub(n.Pipelined)
 }
 
+// FitsNow reports whether req fits the node's idle resources without
+// taking room that pipelined tasks wait for: placing it now must leave the
+// future idle resources non-negative too.
+func (n *NodeInfo) FitsNow(req *Resource) bool {
+	return req.LessEqual(n.Idle) && req.LessEqualWith(n.Idle, n.Releasing, n.Pipelined)
+}
+
+// FitsFuture reports whether req fits once releasing tasks are gone and
+// pipelined tasks have taken their share.
+func (n *NodeInfo) FitsFuture(req *Resource) bool {
+	return req.LessEqualWith(n.Idle, n.Releasing, n.Pipelined)
+}
+
 // Ready reports whether new pods may be placed here: the node reports Ready
 // and is not cordoned.
 func (n *NodeInfo) Ready() bool {

@@ -1,9 +1,13 @@
 package api
 
 import (
+	"strconv"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	resourcehelper "k8s.io/component-helpers/resource"
+
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 )
 
 // TaskID identifies a task: the UID of its pod.
@@ -83,8 +87,10 @@ type TaskInfo struct {
 	Priority int32
 	// BestEffort: the pod requests no CPU or memory.
 	BestEffort bool
-	// Preemptable: the pod may be evicted for other work.
-	Preemptable bool
+	// Preemptable is the pod's volcano.sh/preemptable annotation (or
+	// label): whether it may be evicted for other work; nil when the pod
+	// does not say (its PodGroup may).
+	Preemptable *bool
 	Pod         *corev1.Pod
 }
 
@@ -109,7 +115,25 @@ func NewTaskInfo(pod *corev1.Pod, job JobID) *TaskInfo {
 	if pod.Spec.Priority != nil {
 		t.Priority = *pod.Spec.Priority
 	}
+	if v, ok := PreemptableOf(pod.Annotations, pod.Labels); ok {
+		t.Preemptable = &v
+	}
 	return t
+}
+
+// PreemptableOf reads volcano.sh/preemptable from annotations, then labels.
+// A value that is not a boolean reads as false: a pod whose owner meant to
+// protect it is never evicted because of a typo.
+func PreemptableOf(annotations, labels map[string]string) (preemptable, found bool) {
+	v, ok := annotations[schedulingv1beta1.PreemptableKey]
+	if !ok {
+		v, ok = labels[schedulingv1beta1.PreemptableKey]
+	}
+	if !ok {
+		return false, false
+	}
+	b, err := strconv.ParseBool(v)
+	return err == nil && b, true
 }
 
 // StatusOfPod derives the task status from a pod's phase, node and deletion.

@@ -61,8 +61,10 @@ type Cache struct {
 	taskJob map[types.UID]api.JobID
 	// podNode remembers the node of pods that are not ours.
 	podNode map[types.UID]string
-	// priorities maps PriorityClass names to values.
-	priorities map[string]int32
+	// priorities maps PriorityClass names to values; neverPreempt holds
+	// the classes whose preemptionPolicy is Never.
+	priorities   map[string]int32
+	neverPreempt sets.Set[string]
 	// assumed tasks have been sent to the binder and are not yet confirmed.
 	assumed map[types.UID]string
 	// enqueued jobs were admitted by a cycle; their PodGroup may not show
@@ -103,6 +105,7 @@ func New(o Options) *Cache {
 		taskJob:        map[types.UID]api.JobID{},
 		podNode:        map[types.UID]string{},
 		priorities:     map[string]int32{},
+		neverPreempt:   sets.New[string](),
 		assumed:        map[types.UID]string{},
 		enqueued:       sets.New[api.JobID](),
 		snapNodes:      map[string]uint64{},

@@ -293,6 +293,11 @@ func (c *Cache) DeleteQueue(q *schedulingv1beta1.Queue) {
 func (c *Cache) UpdatePriorityClass(pc *schedv1.PriorityClass) {
 	c.mu.Lock()
 	c.priorities[pc.Name] = pc.Value
+	if pc.PreemptionPolicy != nil && *pc.PreemptionPolicy == corev1.PreemptNever {
+		c.neverPreempt.Insert(pc.Name)
+	} else {
+		c.neverPreempt.Delete(pc.Name)
+	}
 	c.reprioritiseLocked(pc.Name)
 	c.mu.Unlock()
 }
@@ -301,6 +306,7 @@ func (c *Cache) UpdatePriorityClass(pc *schedv1.PriorityClass) {
 func (c *Cache) DeletePriorityClass(pc *schedv1.PriorityClass) {
 	c.mu.Lock()
 	delete(c.priorities, pc.Name)
+	c.neverPreempt.Delete(pc.Name)
 	c.reprioritiseLocked(pc.Name)
 	c.mu.Unlock()
 }
@@ -314,22 +320,16 @@ func (c *Cache) reprioritiseLocked(class string) {
 	}
 }
 
-// setJobPriorityLocked sets a job's priority: its PodGroup's PriorityClass,
-// or else the highest priority among its pods (which admission resolved
-// from their own classes).
+// setJobPriorityLocked sets a job's priority and preemption policy: its
+// PodGroup's PriorityClass, or else the highest priority among its pods
+// and the policy their own classes gave them (admission resolved both).
 func (c *Cache) setJobPriorityLocked(j *api.JobInfo) {
 	if pg := j.PodGroup; pg != nil && pg.Spec.PriorityClassName != "" {
 		j.Priority = c.priorities[pg.Spec.PriorityClassName]
+		j.PreemptNever = c.neverPreempt.Has(pg.Spec.PriorityClassName)
 		return
 	}
-	var p int32
-	first := true
-	for _, t := range j.Tasks {
-		if first || t.Priority > p {
-			p, first = t.Priority, false
-		}
-	}
-	j.Priority = p
+	api.SetPriorityFromTasks(j)
 }
 
 // Assume records that a task was handed to the binder for node: it holds

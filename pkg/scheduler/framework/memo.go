@@ -64,6 +64,15 @@ func (ssn *Session) signature(t *api.TaskInfo) (string, bool) {
 	return b.String(), true
 }
 
+// TaskSignature is the task's signature across the predicate and
+// node-score plugins: tasks with equal signatures fit and score alike on
+// every node. ok is false when a plugin cannot sign the task.
+func (ssn *Session) TaskSignature(t *api.TaskInfo) (sig string, ok bool) { return ssn.signature(t) }
+
+// Mutations counts the placements and evictions made and undone in the
+// session so far: a result computed at one count holds while it stays.
+func (ssn *Session) Mutations() uint64 { return ssn.mutations }
+
 // FindNode chooses the node for a task as Candidates and BestNode do:
 // the best-scoring node that fits now, else the best that fits once
 // releasing resources are free (future). fitErrs is set when no node fits.
@@ -184,7 +193,7 @@ func (ssn *Session) reuse(m *placementMemo, t *api.TaskInfo) *api.NodeInfo {
 		if n.Version == m.versions[i] {
 			continue
 		}
-		if ssn.Predicate(t, n) != nil || !t.Resreq.LessEqual(n.Idle) {
+		if ssn.Predicate(t, n) != nil || !n.FitsNow(t.Resreq) {
 			m.remove(i)
 			continue
 		}

@@ -52,9 +52,9 @@ func (ssn *Session) scan(t *api.TaskInfo, fitErrs *FitErrors) (fits, futureFits 
 			continue
 		}
 		switch {
-		case t.Resreq.LessEqual(n.Idle):
+		case n.FitsNow(t.Resreq):
 			fits = append(fits, n)
-		case t.Resreq.LessEqualWith(n.Idle, n.Releasing, n.Pipelined):
+		case n.FitsFuture(t.Resreq):
 			futureFits = append(futureFits, n)
 		default:
 			fitErrs.Add(ssn.insufficient(t.Resreq, n.Idle))

@@ -115,7 +115,7 @@ func TestPreempt(t *testing.T) {
 				}(),
 			},
 		},
-		"a gang is not broken: a pod of a running gang at its minimum stays": {
+		"taking a pod of a running gang at its minimum evicts the whole gang, on every node": {
 			objects: api.Objects{
 				Nodes:     []*corev1.Node{node("n1", "4"), node("n2", "4")},
 				PodGroups: []*schedulingv1beta1.PodGroup{schedtesting.MakePodGroup("g", "ns").MinMember(2).Phase(schedulingv1beta1.PodGroupRunning).Obj()},
@@ -124,6 +124,57 @@ func TestPreempt(t *testing.T) {
 					g1 := st.MakePod("ns", "g-1").Group("g").Req("cpu", "4").Priority(1).Node("n2").Obj()
 					return []*corev1.Pod{g0, g1, pod("high", "2", 10, "")}
 				}(),
+			},
+			want: []string{"g-0", "g-1"},
+		},
+		"a pod its job can spare goes before a gang is broken": {
+			objects: api.Objects{
+				Nodes: []*corev1.Node{node("n1", "4"), node("n2", "4")},
+				PodGroups: []*schedulingv1beta1.PodGroup{
+					schedtesting.MakePodGroup("a", "ns").MinMember(2).Phase(schedulingv1beta1.PodGroupRunning).Obj(),
+					schedtesting.MakePodGroup("z", "ns").MinMember(1).Phase(schedulingv1beta1.PodGroupRunning).Obj(),
+				},
+				Pods: []*corev1.Pod{
+					st.MakePod("ns", "a-0").Group("a").Req("cpu", "2").Priority(1).Node("n1").Obj(),
+					st.MakePod("ns", "a-1").Group("a").Req("cpu", "2").Priority(1).Node("n2").Obj(),
+					st.MakePod("ns", "z-0").Group("z").Req("cpu", "2").Priority(1).Node("n1").Obj(),
+					st.MakePod("ns", "z-1").Group("z").Req("cpu", "2").Priority(1).Node("n2").Obj(),
+					pod("high", "2", 10, ""),
+				},
+			},
+			want: []string{"z-0"},
+		},
+		"a gang with a pod that may not be preempted is not broken": {
+			objects: api.Objects{
+				Nodes:     []*corev1.Node{node("n1", "4"), node("n2", "4")},
+				PodGroups: []*schedulingv1beta1.PodGroup{schedtesting.MakePodGroup("g", "ns").MinMember(2).Phase(schedulingv1beta1.PodGroupRunning).Obj()},
+				Pods: []*corev1.Pod{
+					st.MakePod("ns", "g-0").Group("g").Req("cpu", "4").Priority(1).Node("n1").Obj(),
+					st.MakePod("ns", "g-1").Group("g").Req("cpu", "4").Priority(1).Node("n2").Annotation(schedulingv1beta1.PreemptableKey, "false").Obj(),
+					pod("high", "2", 10, ""),
+				},
+			},
+		},
+		"a pod annotated not preemptable is never a victim": {
+			objects: api.Objects{
+				Nodes: []*corev1.Node{node("n1", "4"), node("n2", "4")},
+				Pods: []*corev1.Pod{
+					st.MakePod("ns", "kept").Req("cpu", "4").Priority(1).Node("n1").Annotation(schedulingv1beta1.PreemptableKey, "false").Obj(),
+					st.MakePod("ns", "typo").Req("cpu", "4").Priority(1).Node("n2").Annotation(schedulingv1beta1.PreemptableKey, "nope").Obj(),
+					pod("high", "2", 10, ""),
+				},
+			},
+		},
+		"a job whose PodGroup's PriorityClass never preempts evicts nothing": {
+			objects: api.Objects{
+				Nodes:     []*corev1.Node{node("n1", "4")},
+				PodGroups: []*schedulingv1beta1.PodGroup{schedtesting.MakePodGroup("h", "ns").MinMember(1).Phase(schedulingv1beta1.PodGroupInqueue).PriorityClassName("never").Obj()},
+				Pods: []*corev1.Pod{
+					pod("low", "4", 1, "n1"),
+					st.MakePod("ns", "h-0").Group("h").Req("cpu", "2").Priority(10).Obj(),
+				},
+				PriorityOf:    func(string) int32 { return 10 },
+				NeverPreempts: func(class string) bool { return class == "never" },
 			},
 		},
 		"a room that evictions cannot make is not attempted": {

@@ -1,6 +1,10 @@
 // Package gang makes a job all-or-nothing: it is valid only with at least
 // minAvailable pods (and minTaskMember per task), ready only when that many
 // are placed together, and jobs still short of their gang go first.
+//
+// Victims of preemption and reclaim are chosen gang by gang by the actions
+// themselves (a gang left short of its minimum is evicted whole), so the
+// plugin does not narrow them.
 package gang
 
 import (
@@ -15,13 +19,9 @@ import (
 const Name = "gang"
 
 // Plugin is the gang plugin.
-type Plugin struct {
-	ssn *framework.Session
-}
+type Plugin struct{}
 
 var (
-	_ framework.SessionPlugin      = &Plugin{}
-	_ framework.PreemptablePlugin  = &Plugin{}
 	_ framework.JobValidPlugin     = &Plugin{}
 	_ framework.JobReadyPlugin     = &Plugin{}
 	_ framework.JobPipelinedPlugin = &Plugin{}
@@ -39,45 +39,6 @@ func New(args any, _ *framework.Handle) (framework.Plugin, error) {
 
 // Name returns the plugin's name.
 func (p *Plugin) Name() string { return Name }
-
-// OnSessionOpen keeps the session, for the jobs of preemption candidates.
-func (p *Plugin) OnSessionOpen(ssn *framework.Session) { p.ssn = ssn }
-
-// OnSessionClose forgets it.
-func (p *Plugin) OnSessionClose(*framework.Session) { p.ssn = nil }
-
-// Preemptable keeps, of each job's candidates, those it can lose and keep
-// its gang (placed tasks beyond minAvailable, the first candidates first),
-// or all of them when they are every placed task of the job: a gang is
-// evicted whole or keeps its gang, never left broken.
-func (p *Plugin) Preemptable(_ *api.TaskInfo, candidates []*api.TaskInfo) []*api.TaskInfo {
-	byJob := map[api.JobID]int32{}
-	for _, c := range candidates {
-		byJob[c.Job]++
-	}
-	spare := map[api.JobID]int32{}
-	for id, n := range byJob {
-		job := p.ssn.Snapshot.Jobs[id]
-		if job == nil {
-			continue
-		}
-		placed := job.PlacedCount()
-		switch {
-		case n == placed:
-			spare[id] = n
-		case placed > job.MinAvailable:
-			spare[id] = placed - job.MinAvailable
-		}
-	}
-	var out []*api.TaskInfo
-	for _, c := range candidates {
-		if spare[c.Job] > 0 {
-			spare[c.Job]--
-			out = append(out, c)
-		}
-	}
-	return out
-}
 
 // JobValid rejects a job that has fewer pods than its gang needs, overall
 // or for one of its tasks: it could never start.

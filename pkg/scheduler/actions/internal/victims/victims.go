@@ -1,0 +1,392 @@
+// Package victims is what the preempt and reclaim actions share: for a task
+// that fits no node, the node where evicting the fewest and least important
+// running tasks makes room, and the transaction that places a whole job
+// that way. The two actions differ only in their Policy: which running
+// tasks they may consider and which plugins narrow them.
+//
+// Gangs are treated whole: taking a task from a running job that would
+// leave it short of its minAvailable evicts every placed task of that job,
+// on every node (the job could not run on with part of its gang), and such
+// a choice costs the whole gang when nodes are compared.
+package victims
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+)
+
+// Policy says which tasks an action may evict.
+type Policy struct {
+	// Eligible reports whether v, a running task of victimJob, may be
+	// considered at all for a task of preemptor.
+	Eligible func(preemptor, victimJob *api.JobInfo, v *api.TaskInfo) bool
+	// Narrow asks the plugins: Session.Preemptable or Session.Reclaimable.
+	Narrow func(preemptor *api.TaskInfo, candidates []*api.TaskInfo) []*api.TaskInfo
+	// Distance, if set, ranks victims by how far they are from the
+	// preemptor (reclaim: how far up the queue tree their queue parts from
+	// the reclaimer's); nearer victims are taken first and a node whose
+	// victims are all near beats one that needs far ones.
+	Distance func(preemptor, v *api.TaskInfo) int
+}
+
+// Choice is a node and the tasks to evict so that a task fits there.
+type Choice struct {
+	Node *api.NodeInfo
+	// Victims in eviction order; tasks of gangs evicted whole may run on
+	// other nodes.
+	Victims []*api.TaskInfo
+	// jobs is the number of jobs that lose tasks; top is the highest job
+	// priority among the victims; distance the farthest victim's.
+	jobs     int
+	top      int32
+	distance int
+	order    int
+}
+
+// better orders choices: nearest victims, then fewest jobs touched (one
+// whole low-priority job before parts of several), then the least
+// important victim at the top, then fewest victims, then node order.
+func (c *Choice) better(o *Choice) int {
+	return cmp.Or(
+		cmp.Compare(c.distance, o.distance),
+		cmp.Compare(c.jobs, o.jobs),
+		cmp.Compare(c.top, o.top),
+		cmp.Compare(len(c.Victims), len(o.Victims)),
+		cmp.Compare(c.order, o.order),
+	)
+}
+
+// Evictable reports whether a task's status lets it be evicted: it holds
+// resources on a node and is not already leaving.
+func Evictable(t *api.TaskInfo) bool {
+	return t.Status == api.Running || t.Status == api.Bound
+}
+
+// Choose finds where evicting tasks the policy allows makes room for t, a
+// task of job; nil when nowhere. Nodes are first compared by resources
+// alone; the best is then checked with every predicate as if its victims
+// were gone, and the next is tried when a constraint other than resources
+// still rejects it.
+func Choose(ssn *framework.Session, job *api.JobInfo, t *api.TaskInfo, p *Policy) *Choice {
+	var choices []*Choice
+	for i, n := range ssn.Snapshot.NodeList {
+		if s := ssn.Predicate(t, n); s != nil && s.Unresolvable {
+			continue
+		}
+		c := chooseOn(ssn, job, t, n, p)
+		if c == nil {
+			continue
+		}
+		c.order = i
+		choices = append(choices, c)
+	}
+	slices.SortFunc(choices, (*Choice).better)
+	for _, c := range choices {
+		if ssn.PredicateWithout(t, c.Node, c.onNode()) == nil {
+			return c
+		}
+	}
+	return nil
+}
+
+// onNode returns the victims that run on the choice's node.
+func (c *Choice) onNode() []*api.TaskInfo {
+	out := make([]*api.TaskInfo, 0, len(c.Victims))
+	for _, v := range c.Victims {
+		if v.NodeName == c.Node.Name {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// chooseOn picks victims on one node by resources: least important first,
+// until t fits the room they and the node's future idle resources give.
+func chooseOn(ssn *framework.Session, job *api.JobInfo, t *api.TaskInfo, n *api.NodeInfo, p *Policy) *Choice {
+	jobs := ssn.Snapshot.Jobs
+	var candidates []*api.TaskInfo
+	room := n.FutureIdle()
+	all := room.Clone()
+	for _, v := range n.Tasks {
+		if !Evictable(v) {
+			continue
+		}
+		vj := jobs[v.Job]
+		if vj == nil || vj.UID == job.UID || !vj.TaskPreemptable(v) || !p.Eligible(job, vj, v) {
+			continue
+		}
+		candidates = append(candidates, v)
+		all.Add(v.Resreq)
+	}
+	if len(candidates) == 0 || !t.Resreq.LessEqual(all) {
+		return nil
+	}
+	candidates = p.Narrow(t, candidates)
+	if len(candidates) == 0 {
+		return nil
+	}
+	distance := func(v *api.TaskInfo) int {
+		if p.Distance == nil {
+			return 0
+		}
+		return p.Distance(t, v)
+	}
+	// Nearest, then least important first: lower job priority, then lower
+	// pod priority, then the most recently created, then by name.
+	slices.SortFunc(candidates, func(a, b *api.TaskInfo) int {
+		ja, jb := jobs[a.Job], jobs[b.Job]
+		return cmp.Or(
+			cmp.Compare(distance(a), distance(b)),
+			cmp.Compare(ja.Priority, jb.Priority),
+			cmp.Compare(a.Priority, b.Priority),
+			b.Pod.CreationTimestamp.Compare(a.Pod.CreationTimestamp.Time),
+			cmp.Compare(a.Namespace, b.Namespace),
+			cmp.Compare(a.Name, b.Name),
+		)
+	})
+
+	c := &Choice{Node: n}
+	chosen := map[api.TaskID]bool{}
+	taken := map[api.JobID]int32{}
+	whole := map[api.JobID]bool{}
+	// unbreakable jobs' gangs cannot be evicted whole (one of their tasks
+	// may not go); only their tasks beyond minAvailable may.
+	unbreakable := map[api.JobID]bool{}
+	take := func(v *api.TaskInfo) {
+		c.Victims = append(c.Victims, v)
+		chosen[v.UID] = true
+		taken[v.Job]++
+		if v.NodeName == n.Name {
+			room.Add(v.Resreq)
+		}
+		c.distance = max(c.distance, distance(v))
+	}
+	// First the tasks their jobs can spare (beyond minAvailable), then, if
+	// that is not room enough, whole gangs.
+	for _, v := range candidates {
+		if t.Resreq.LessEqual(room) {
+			break
+		}
+		if vj := jobs[v.Job]; vj.PlacedCount()-taken[vj.UID]-1 >= vj.MinAvailable {
+			take(v)
+		}
+	}
+	spared := len(c.Victims)
+	for _, v := range candidates {
+		if t.Resreq.LessEqual(room) {
+			break
+		}
+		if chosen[v.UID] {
+			continue
+		}
+		vj := jobs[v.Job]
+		if whole[vj.UID] || vj.PlacedCount()-taken[vj.UID]-1 >= vj.MinAvailable {
+			take(v)
+			continue
+		}
+		if unbreakable[vj.UID] {
+			continue
+		}
+		// Taking v breaks the gang: the whole gang goes, or v stays.
+		rest := restOfGang(vj, chosen, v)
+		allowed := p.Narrow(t, rest)
+		if len(allowed) != len(rest) || !allEligible(job, vj, rest, p) {
+			unbreakable[vj.UID] = true
+			continue
+		}
+		whole[vj.UID] = true
+		take(v)
+		for _, o := range rest {
+			take(o)
+		}
+	}
+	if len(c.Victims) > spared && t.Resreq.LessEqual(room) {
+		// Whole gangs were needed: spared tasks they make unnecessary stay,
+		// the most important first.
+		for i := spared - 1; i >= 0; i-- {
+			v := c.Victims[i]
+			if whole[v.Job] {
+				continue
+			}
+			without := room.Clone().Sub(v.Resreq)
+			if t.Resreq.LessEqual(without) {
+				room = without
+				c.Victims = slices.Delete(c.Victims, i, i+1)
+				taken[v.Job]--
+				if taken[v.Job] == 0 {
+					delete(taken, v.Job)
+				}
+			}
+		}
+	}
+	if len(c.Victims) == 0 || !t.Resreq.LessEqual(room) {
+		return nil
+	}
+	// The plugins judged candidates node by node; the final set, with the
+	// tasks of whole gangs elsewhere, must pass as one.
+	if len(p.Narrow(t, c.Victims)) != len(c.Victims) {
+		return nil
+	}
+	c.top = jobs[c.Victims[0].Job].Priority
+	for _, v := range c.Victims {
+		c.top = max(c.top, jobs[v.Job].Priority)
+	}
+	c.jobs = len(taken)
+	return c
+}
+
+// restOfGang returns the job's other evictable tasks not yet chosen, in
+// name order, on any node.
+func restOfGang(job *api.JobInfo, chosen map[api.TaskID]bool, except *api.TaskInfo) []*api.TaskInfo {
+	var out []*api.TaskInfo
+	for _, o := range job.Tasks {
+		if o.UID != except.UID && !chosen[o.UID] && Evictable(o) {
+			out = append(out, o)
+		}
+	}
+	slices.SortFunc(out, func(a, b *api.TaskInfo) int { return cmp.Compare(a.Name, b.Name) })
+	return out
+}
+
+func allEligible(preemptor, vj *api.JobInfo, tasks []*api.TaskInfo, p *Policy) bool {
+	for _, o := range tasks {
+		if !vj.TaskPreemptable(o) || !p.Eligible(preemptor, vj, o) {
+			return false
+		}
+	}
+	return true
+}
+
+// Search places jobs by evicting, for one action in one cycle. It
+// remembers which kinds of task found no victims, so that alike tasks of
+// other jobs are not searched for again until the session changes.
+type Search struct {
+	ssn    *framework.Session
+	policy *Policy
+	// noVictims holds, per task signature, queue and job priority, the
+	// session's mutation count when a search found nothing.
+	noVictims map[string]uint64
+}
+
+// NewSearch returns a search for the policy in this session.
+func NewSearch(ssn *framework.Session, p *Policy) *Search {
+	return &Search{ssn: ssn, policy: p, noVictims: map[string]uint64{}}
+}
+
+// Gate says whether a task of the job may be placed at all now (queue
+// capability, deserved share); a refusal carries the reason.
+type Gate func(t *api.TaskInfo) (bool, *framework.Reason)
+
+// Result is what Place did for a job.
+type Result struct {
+	// Committed: the job's placements and evictions were committed.
+	Committed bool
+	// Victims are the tasks evicted (when committed) for the job.
+	Victims []*api.TaskInfo
+	// Blocked says why the job could not get its gang; nil when committed.
+	Blocked *framework.Reason
+}
+
+// Place places the job's pending tasks, in task order, until the job has
+// its gang: where no node fits a task, it evicts what Choose finds and
+// pipelines the task onto the room being freed. The placements and
+// evictions are one statement, committed only when the job then has its
+// gang; otherwise nothing is evicted. reason describes an eviction for the
+// victim's event.
+func (s *Search) Place(job *api.JobInfo, gate Gate, reason func(preemptor *api.TaskInfo) string) Result {
+	ssn := s.ssn
+	tasks := make([]*api.TaskInfo, 0, len(job.ByStatus[api.Pending]))
+	for _, t := range job.ByStatus[api.Pending] {
+		if !t.BestEffort {
+			tasks = append(tasks, t)
+		}
+	}
+	ssn.SortTasks(tasks)
+	stmt := ssn.NewStatement()
+	var victims []*api.TaskInfo
+	var blocked *framework.Reason
+	for _, t := range tasks {
+		if !ssn.JobStarving(job) {
+			break
+		}
+		if gate != nil {
+			if ok, r := gate(t); !ok {
+				blocked = r
+				break
+			}
+		}
+		if node, future, _ := ssn.FindNode(t); node != nil {
+			var err error
+			if future {
+				err = stmt.Pipeline(t, node)
+			} else {
+				err = stmt.Allocate(t, node)
+			}
+			if err != nil {
+				blocked = internalError(ssn, err, t)
+				break
+			}
+			continue
+		}
+		key, remember := s.key(job, t)
+		if at, ok := s.noVictims[key]; remember && ok && at == ssn.Mutations() {
+			blocked = noVictims(t)
+			break
+		}
+		c := Choose(ssn, job, t, s.policy)
+		if c == nil {
+			if remember {
+				s.noVictims[key] = ssn.Mutations()
+			}
+			blocked = noVictims(t)
+			break
+		}
+		why := reason(t)
+		for _, v := range c.Victims {
+			if err := stmt.Evict(v, why); err != nil {
+				blocked = internalError(ssn, err, v)
+				break
+			}
+		}
+		if blocked != nil {
+			break
+		}
+		victims = append(victims, c.Victims...)
+		if err := stmt.Pipeline(t, c.Node); err != nil {
+			blocked = internalError(ssn, err, t)
+			break
+		}
+	}
+	if !ssn.JobStarving(job) && (ssn.JobReady(job) || ssn.JobPipelined(job)) {
+		stmt.Commit()
+		return Result{Committed: true, Victims: victims}
+	}
+	stmt.Discard()
+	if blocked == nil {
+		blocked = framework.Reasonf("GangShortfall", "the job's tasks do not make up its gang")
+	}
+	return Result{Blocked: blocked}
+}
+
+// key identifies alike searches: tasks the plugins cannot tell apart, of
+// jobs in the same queue with the same priority, find the same victims.
+func (s *Search) key(job *api.JobInfo, t *api.TaskInfo) (string, bool) {
+	sig, ok := s.ssn.TaskSignature(t)
+	if !ok {
+		return "", false
+	}
+	return string(job.Queue) + "\x00" + strconv.Itoa(int(job.Priority)) + "\x00" + sig, true
+}
+
+func noVictims(t *api.TaskInfo) *framework.Reason {
+	return framework.Reasonf("NoVictims", "task %s fits no node, and no node has tasks that may be evicted for it to make room", t.Name)
+}
+
+func internalError(ssn *framework.Session, err error, t *api.TaskInfo) *framework.Reason {
+	ssn.Logger.Error(err, "Evicting or placing failed", "task", t.Namespace+"/"+t.Name)
+	return framework.Reasonf("InternalError", "%v", err)
+}
