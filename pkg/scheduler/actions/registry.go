@@ -6,6 +6,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/actions/backfill"
 	"github.com/caldera-sh/caldera/pkg/scheduler/actions/enqueue"
 	"github.com/caldera-sh/caldera/pkg/scheduler/actions/preempt"
+	"github.com/caldera-sh/caldera/pkg/scheduler/actions/reclaim"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 )
 
@@ -16,5 +17,6 @@ func NewRegistry() map[string]func() framework.Action {
 		backfill.Name: func() framework.Action { return backfill.New() },
 		enqueue.Name:  func() framework.Action { return enqueue.New() },
 		preempt.Name:  func() framework.Action { return preempt.New() },
+		reclaim.Name:  func() framework.Action { return reclaim.New() },
 	}
 }

@@ -197,3 +197,19 @@ type ReclaimablePlugin interface {
 	Plugin
 	Reclaimable(reclaimer *api.TaskInfo, candidates []*api.TaskInfo) []*api.TaskInfo
 }
+
+// PreemptivePlugin votes on whether a queue may take resources back from
+// other queues (reclaim) to place a task: typically while the queue, with
+// the task, stays within its deserved share.
+type PreemptivePlugin interface {
+	Plugin
+	Preemptive(queue *api.QueueInfo, task *api.TaskInfo) bool
+}
+
+// VictimDistancePlugin ranks reclaim victims by how far their queue is
+// from the reclaimer's in the queue tree (1 for a sibling, 2 for a cousin,
+// ...): nearer queues give back first.
+type VictimDistancePlugin interface {
+	Plugin
+	VictimDistance(reclaimer, victim *api.TaskInfo) int
+}

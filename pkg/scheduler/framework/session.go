@@ -90,6 +90,8 @@ type Session struct {
 	nodeScore      [][]NodeScorePlugin
 	preemptable    [][]PreemptablePlugin
 	reclaimable    [][]ReclaimablePlugin
+	preemptive     [][]PreemptivePlugin
+	victimDistance []VictimDistancePlugin
 
 	// signers and keepers are the predicate and node-score plugins when
 	// every one of them can sign tasks (and every scorer keep scores);
@@ -156,6 +158,8 @@ func OpenSession(ctx context.Context, snap *api.Snapshot, tiers []Tier, o Option
 	ssn.nodeScore = enabled[NodeScorePlugin](tiers, PointNodeOrder)
 	ssn.preemptable = enabled[PreemptablePlugin](tiers, PointPreemptable)
 	ssn.reclaimable = enabled[ReclaimablePlugin](tiers, PointReclaimable)
+	ssn.preemptive = enabled[PreemptivePlugin](tiers, PointPreemptive)
+	ssn.victimDistance = all[VictimDistancePlugin](tiers)
 	ssn.setUpMemos()
 	for _, p := range ssn.sessionPlugins {
 		start := time.Now()
@@ -459,6 +463,33 @@ func (ssn *Session) Reclaimable(reclaimer *api.TaskInfo, candidates []*api.TaskI
 		}
 	}
 	return candidates
+}
+
+// Preemptive reports whether the queue may reclaim resources from other
+// queues to place the task: every enabled plugin must agree, and without
+// any (no plugin shares the cluster among queues) no queue may.
+func (ssn *Session) Preemptive(q *api.QueueInfo, t *api.TaskInfo) bool {
+	if len(ssn.preemptive) == 0 {
+		return false
+	}
+	for _, tier := range ssn.preemptive {
+		for _, p := range tier {
+			if !p.Preemptive(q, t) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// VictimDistance is the farthest any plugin ranks the victim from the
+// reclaimer; 0 without plugins.
+func (ssn *Session) VictimDistance(reclaimer, victim *api.TaskInfo) int {
+	d := 0
+	for _, p := range ssn.victimDistance {
+		d = max(d, p.VictimDistance(reclaimer, victim))
+	}
+	return d
 }
 
 func (ssn *Session) fireAllocate(t *api.TaskInfo) {

@@ -21,6 +21,7 @@ const (
 	PointNodeOrder      ExtensionPoint = "NodeOrder"
 	PointPreemptable    ExtensionPoint = "Preemptable"
 	PointReclaimable    ExtensionPoint = "Reclaimable"
+	PointPreemptive     ExtensionPoint = "Preemptive"
 )
 
 // TierPlugin is a plugin instance in a tier with the points switched off

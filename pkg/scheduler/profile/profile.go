@@ -49,6 +49,7 @@ var pointSwitches = map[framework.ExtensionPoint]configv1alpha1.ExtensionPoint{
 	framework.PointNodeOrder:      configv1alpha1.NodeOrder,
 	framework.PointPreemptable:    configv1alpha1.Preemptable,
 	framework.PointReclaimable:    configv1alpha1.Reclaimable,
+	framework.PointPreemptive:     configv1alpha1.Preemptive,
 }
 
 // Build instantiates the configured actions and plugins. The configuration

@@ -19,6 +19,7 @@ import (
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/internal/share"
 )
 
 // Name is the plugin's name in the configuration.
@@ -69,6 +70,8 @@ var (
 	_ framework.JobEnqueuedPlugin    = &Plugin{}
 	_ framework.EventHandlerPlugin   = &Plugin{}
 	_ framework.ReclaimablePlugin    = &Plugin{}
+	_ framework.PreemptivePlugin     = &Plugin{}
+	_ framework.VictimDistancePlugin = &Plugin{}
 )
 
 // Options are the plugin's settings. They come from the plugin's switches
@@ -335,7 +338,7 @@ func (p *Plugin) Reclaimable(reclaimer *api.TaskInfo, candidates []*api.TaskInfo
 		}
 		ok := true
 		for _, x := range levels {
-			if !x.info.Reclaimable || !aboveDeserved(held(x), x.deserved, c.Resreq, reclaimer.Resreq) || intoGuarantee(held(x), x.guarantee, c.Resreq) {
+			if !x.info.Reclaimable || !share.AboveDeserved(held(x), x.deserved, c.Resreq, reclaimer.Resreq) || share.IntoGuarantee(held(x), x.guarantee, c.Resreq) {
 				ok = false
 				break
 			}
@@ -351,6 +354,44 @@ func (p *Plugin) Reclaimable(reclaimer *api.TaskInfo, candidates []*api.TaskInfo
 	return out
 }
 
+// Preemptive lets a queue reclaim for a task while the task keeps the queue,
+// and each ancestor, within its deserved amount of every resource the task
+// asks for that the level deserves. A queue that deserves none of them
+// (best-effort) never reclaims.
+func (p *Plugin) Preemptive(q *api.QueueInfo, t *api.TaskInfo) bool {
+	a := p.queues[q.UID]
+	if a == nil || len(a.children) > 0 {
+		return false
+	}
+	deserves := false
+	for _, x := range a.path {
+		for _, name := range t.Resreq.Names() {
+			v, d := t.Resreq.Get(name), x.deserved.Get(name)
+			if name == corev1.ResourcePods || v <= 0 || d <= 0 {
+				continue
+			}
+			if x == a {
+				deserves = true
+			}
+			if x.allocated.Get(name)+v > d {
+				return false
+			}
+		}
+	}
+	return deserves
+}
+
+// VictimDistance is how many levels up from the reclaimer's queue the
+// victim's queue branches off: 1 for a sibling, 2 for a cousin.
+func (p *Plugin) VictimDistance(reclaimer, victim *api.TaskInfo) int {
+	rs, vs := p.jobs[reclaimer.Job], p.jobs[victim.Job]
+	if rs == nil || vs == nil {
+		return 0
+	}
+	common := len(rs.queue.path) - len(belowCommonAncestor(rs.queue, vs.queue))
+	return len(rs.queue.path) - common
+}
+
 // belowCommonAncestor returns v and its ancestors that are not ancestors of
 // r, top-down; nil when v is r or one of r's ancestors.
 func belowCommonAncestor(v, r *queueAttr) []*queueAttr {
@@ -359,31 +400,6 @@ func belowCommonAncestor(v, r *queueAttr) []*queueAttr {
 		i++
 	}
 	return v.path[i:]
-}
-
-// aboveDeserved: held exceeds deserved in a resource the victim frees and
-// the reclaimer asks for.
-func aboveDeserved(held, deserved, victim, reclaimer *api.Resource) bool {
-	for _, name := range reclaimer.Names() {
-		if name == corev1.ResourcePods || reclaimer.Get(name) <= 0 || victim.Get(name) <= 0 {
-			continue
-		}
-		if held.Get(name) > deserved.Get(name) {
-			return true
-		}
-	}
-	return false
-}
-
-// intoGuarantee: without the victim the queue would hold less than its
-// guarantee of a resource the victim frees.
-func intoGuarantee(held, guarantee, victim *api.Resource) bool {
-	for _, name := range guarantee.Names() {
-		if g := guarantee.Get(name); g > 0 && victim.Get(name) > 0 && held.Get(name)-victim.Get(name) < g {
-			return true
-		}
-	}
-	return false
 }
 
 func notLeaf(a *queueAttr) *framework.Reason {

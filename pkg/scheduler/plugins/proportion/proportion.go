@@ -15,6 +15,7 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/internal/share"
 )
 
 // Name is the plugin's name in the configuration.
@@ -49,6 +50,8 @@ var (
 	_ framework.JobEnqueueablePlugin = &Plugin{}
 	_ framework.JobEnqueuedPlugin    = &Plugin{}
 	_ framework.EventHandlerPlugin   = &Plugin{}
+	_ framework.PreemptivePlugin     = &Plugin{}
+	_ framework.ReclaimablePlugin    = &Plugin{}
 )
 
 // New builds the plugin; it takes no arguments.
@@ -203,6 +206,55 @@ func (p *Plugin) Allocatable(q *api.QueueInfo, t *api.TaskInfo) (bool, *framewor
 			q.Name, withoutPods(future), t.Name, withoutPods(a.capability), over)
 	}
 	return true, nil
+}
+
+// Preemptive lets a queue reclaim for a task while the task keeps it within
+// its deserved share of every resource the task asks for that the queue
+// deserves.
+func (p *Plugin) Preemptive(q *api.QueueInfo, t *api.TaskInfo) bool {
+	a := p.queues[q.UID]
+	if a == nil {
+		return false
+	}
+	deserves := false
+	for _, name := range t.Resreq.Names() {
+		v, d := t.Resreq.Get(name), a.deserved.Get(name)
+		if name == corev1.ResourcePods || v <= 0 || d <= 0 {
+			continue
+		}
+		deserves = true
+		if a.allocated.Get(name)+v > d {
+			return false
+		}
+	}
+	return deserves
+}
+
+// Reclaimable keeps the candidates of other reclaimable queues that hold
+// more than they deserve of a resource the candidate frees and the
+// reclaimer asks for, and that keep their guarantee without it. Candidates
+// are taken in order; those kept count as gone for the next.
+func (p *Plugin) Reclaimable(reclaimer *api.TaskInfo, candidates []*api.TaskInfo) []*api.TaskInfo {
+	own := p.jobQueue[reclaimer.Job]
+	held := map[api.QueueID]*api.Resource{}
+	var out []*api.TaskInfo
+	for _, c := range candidates {
+		id := p.jobQueue[c.Job]
+		a := p.queues[id]
+		if a == nil || id == own || !a.queue.Reclaimable {
+			continue
+		}
+		h := held[id]
+		if h == nil {
+			h = a.allocated.Clone()
+		}
+		if !share.AboveDeserved(h, a.deserved, c.Resreq, reclaimer.Resreq) || share.IntoGuarantee(h, a.guarantee, c.Resreq) {
+			continue
+		}
+		held[id] = h.Sub(c.Resreq)
+		out = append(out, c)
+	}
+	return out
 }
 
 // JobEnqueueable admits a job when its minimum resources fit in the queue's

@@ -14,6 +14,7 @@ import (
 	"cmp"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
@@ -44,20 +45,33 @@ type Choice struct {
 	jobs     int
 	top      int32
 	distance int
+	// earliest is when the longest-running of the most important victims
+	// started: the later, the less work is lost.
+	earliest time.Time
 	order    int
 }
 
 // better orders choices: nearest victims, then fewest jobs touched (one
 // whole low-priority job before parts of several), then the least
-// important victim at the top, then fewest victims, then node order.
+// important victim at the top, then fewest victims, then the most recently
+// started victims, then node order.
 func (c *Choice) better(o *Choice) int {
 	return cmp.Or(
 		cmp.Compare(c.distance, o.distance),
 		cmp.Compare(c.jobs, o.jobs),
 		cmp.Compare(c.top, o.top),
 		cmp.Compare(len(c.Victims), len(o.Victims)),
+		o.earliest.Compare(c.earliest),
 		cmp.Compare(c.order, o.order),
 	)
+}
+
+// started is when a task's pod started running, else when it was created.
+func started(t *api.TaskInfo) time.Time {
+	if st := t.Pod.Status.StartTime; st != nil {
+		return st.Time
+	}
+	return t.Pod.CreationTimestamp.Time
 }
 
 // Evictable reports whether a task's status lets it be evicted: it holds
@@ -125,10 +139,6 @@ func chooseOn(ssn *framework.Session, job *api.JobInfo, t *api.TaskInfo, n *api.
 	if len(candidates) == 0 || !t.Resreq.LessEqual(all) {
 		return nil
 	}
-	candidates = p.Narrow(t, candidates)
-	if len(candidates) == 0 {
-		return nil
-	}
 	distance := func(v *api.TaskInfo) int {
 		if p.Distance == nil {
 			return 0
@@ -143,11 +153,17 @@ func chooseOn(ssn *framework.Session, job *api.JobInfo, t *api.TaskInfo, n *api.
 			cmp.Compare(distance(a), distance(b)),
 			cmp.Compare(ja.Priority, jb.Priority),
 			cmp.Compare(a.Priority, b.Priority),
-			b.Pod.CreationTimestamp.Compare(a.Pod.CreationTimestamp.Time),
+			started(b).Compare(started(a)),
 			cmp.Compare(a.Namespace, b.Namespace),
 			cmp.Compare(a.Name, b.Name),
 		)
 	})
+	// Plugins that keep count (a queue must not fall below its share) see
+	// the candidates in the order they would be taken.
+	candidates = p.Narrow(t, candidates)
+	if len(candidates) == 0 {
+		return nil
+	}
 
 	c := &Choice{Node: n}
 	chosen := map[api.TaskID]bool{}
@@ -234,6 +250,11 @@ func chooseOn(ssn *framework.Session, job *api.JobInfo, t *api.TaskInfo, n *api.
 	c.top = jobs[c.Victims[0].Job].Priority
 	for _, v := range c.Victims {
 		c.top = max(c.top, jobs[v.Job].Priority)
+	}
+	for _, v := range c.Victims {
+		if s := started(v); jobs[v.Job].Priority == c.top && (c.earliest.IsZero() || s.Before(c.earliest)) {
+			c.earliest = s
+		}
 	}
 	c.jobs = len(taken)
 	return c

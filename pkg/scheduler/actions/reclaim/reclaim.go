@@ -1,0 +1,83 @@
+// Package reclaim lets a queue below its deserved share take back what
+// other queues borrowed: a starving job of such a queue evicts running
+// tasks of queues that hold more than they deserve, nearest queues in the
+// tree first, never below a queue's guarantee and never from a queue that
+// is not reclaimable. The queue-sharing plugin (capacity or proportion)
+// decides both sides: which queues may reclaim (Preemptive) and which
+// tasks they may take (Reclaimable). As for preemption, a job's evictions
+// and placements commit only when they give it its gang.
+package reclaim
+
+import (
+	"fmt"
+
+	"github.com/caldera-sh/caldera/pkg/scheduler/actions/internal/victims"
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+)
+
+// Name is the action's name in the configuration.
+const Name = "reclaim"
+
+// Action is the reclaim action.
+type Action struct{}
+
+var _ framework.Action = &Action{}
+
+// New returns the action.
+func New() *Action { return &Action{} }
+
+// Name returns the action's name.
+func (a *Action) Name() string { return Name }
+
+// Execute runs the action on a session.
+func (a *Action) Execute(ssn *framework.Session) {
+	byQueue := ssn.NewJobQueues()
+	for _, job := range ssn.Snapshot.Jobs {
+		if !framework.Admitted(job) || job.PendingCount() == 0 || !ssn.JobStarving(job) || job.PreemptNever {
+			continue
+		}
+		q, ok := ssn.Snapshot.Queues[job.Queue]
+		if !ok || !q.Open() || ssn.JobValid(job) != nil {
+			continue
+		}
+		byQueue.Push(job)
+	}
+	search := victims.NewSearch(ssn, &victims.Policy{
+		Eligible: func(reclaimer, victimJob *api.JobInfo, _ *api.TaskInfo) bool {
+			return victimJob.Queue != reclaimer.Queue
+		},
+		Narrow:   ssn.Reclaimable,
+		Distance: ssn.VictimDistance,
+	})
+	queues := byQueue.Queues()
+	for {
+		queue, ok := queues.Pop()
+		if !ok {
+			return
+		}
+		if ssn.Overused(queue) {
+			continue
+		}
+		jobs := byQueue.Jobs(queue.UID)
+		for {
+			job, ok := jobs.Pop()
+			if !ok {
+				break
+			}
+			gate := func(t *api.TaskInfo) (bool, *framework.Reason) {
+				if ok, r := ssn.Allocatable(queue, t); !ok {
+					return false, r
+				}
+				if !ssn.Preemptive(queue, t) {
+					return false, framework.Reasonf("QueueDeservedReached",
+						"queue %s would hold more than it deserves with task %s, so it may not take resources back from other queues", queue.Name, t.Name)
+				}
+				return true, nil
+			}
+			search.Place(job, gate, func(t *api.TaskInfo) string {
+				return fmt.Sprintf("reclaimed by queue %s for %s/%s (job %s)", queue.Name, t.Namespace, t.Name, job.Name)
+			})
+		}
+	}
+}
