@@ -22,6 +22,12 @@ type StatusSink interface {
 	Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.JobOutcome, touched map[api.JobID]bool, now metav1.Time)
 }
 
+// NominationWriter shows a task's nomination on its pod
+// (status.nominatedNodeName); node "" clears it.
+type NominationWriter interface {
+	WriteNomination(task *api.TaskInfo, node string)
+}
+
 // CycleObserver is told about each cycle, for metrics.
 type CycleObserver interface {
 	ObserveCycle(CycleStats)
@@ -52,7 +58,10 @@ type Options struct {
 	Binder    framework.BindSink
 	// Evictor receives the evictions a cycle commits (preempt, reclaim).
 	Evictor framework.EvictSink
-	Status  StatusSink
+	// Nominations shows nominations on pods; nil keeps them in the cache
+	// only (they do not survive a restart then).
+	Nominations NominationWriter
+	Status      StatusSink
 	// NodesToFind bounds the search for feasible nodes (nil: all nodes).
 	NodesToFind func(nodes int) int
 	Observer    CycleObserver
@@ -150,9 +159,14 @@ func (s *Scheduler) RunCycle(ctx context.Context) CycleStats {
 	start := s.opts.Clock.Now()
 	logger := klog.FromContext(ctx)
 	snap := s.cache.Snapshot()
-	ssn := framework.OpenSession(ctx, snap, s.opts.Tiers, framework.Options{
-		Now: start, Sink: s.opts.Binder, Evictor: s.opts.Evictor, NodesToFind: s.opts.NodesToFind, StartNode: s.startNode,
-	})
+	o := framework.Options{
+		Now: start, Sink: s.opts.Binder, NodesToFind: s.opts.NodesToFind, StartNode: s.startNode,
+		Nominator: intents{s},
+	}
+	if s.opts.Evictor != nil {
+		o.Evictor = intents{s}
+	}
+	ssn := framework.OpenSession(ctx, snap, s.opts.Tiers, o)
 	stats := CycleStats{ActionDurations: make(map[string]time.Duration, len(s.opts.Actions))}
 	for _, a := range s.opts.Actions {
 		as := s.opts.Clock.Now()
@@ -189,4 +203,27 @@ func (s *Scheduler) RunCycle(ctx context.Context) CycleStats {
 	}
 	logger.V(4).Info("Cycle done", "duration", stats.Duration, "bound", stats.Bound, "unschedulable", stats.Unschedulable, "jobs", len(snap.Jobs), "nodes", len(snap.Nodes))
 	return stats
+}
+
+// intents records in the cache what a cycle decided before the API server
+// shows it, so that the next snapshot already counts it: evictions in
+// flight (the victims release their room) and nominations (claims on that
+// room).
+type intents struct{ s *Scheduler }
+
+func (i intents) Evict(t *api.TaskInfo, reason string) {
+	i.s.cache.AssumeEvicted(t)
+	i.s.opts.Evictor.Evict(t, reason)
+}
+
+func (i intents) Nominate(t *api.TaskInfo, node string) {
+	if i.s.cache.Nominate(t, node) && i.s.opts.Nominations != nil {
+		i.s.opts.Nominations.WriteNomination(t, node)
+	}
+}
+
+func (i intents) Unnominate(t *api.TaskInfo) {
+	if i.s.cache.Unnominate(t.UID) && i.s.opts.Nominations != nil {
+		i.s.opts.Nominations.WriteNomination(t, "")
+	}
 }

@@ -160,6 +160,11 @@ func Run(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master
 		Concurrency: int(*cfg.Binder.Concurrency),
 		Timeout:     cfg.Binder.Timeout.Duration,
 		OnResult: func(r evictor.Result) {
+			if r.Err != nil {
+				// The victim runs on; it is not chosen again for a while
+				// (a disruption budget may allow it later).
+				c.ForgetEviction(r.Task.UID, time.Now().Add(evictionRetryAfter))
+			}
 			if r.Task.Pod == nil {
 				return
 			}
@@ -178,6 +183,7 @@ func Run(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master
 		Heartbeat:      cfg.Cycle.Heartbeat.Duration,
 		Binder:         b,
 		Evictor:        ev,
+		Nominations:    writer,
 		Status:         writer,
 		NodesToFind: framework.NodesToFind(int(*cfg.NodeSampling.PercentageOfNodesToFind),
 			int(*cfg.NodeSampling.MinNodesToFind)),
@@ -239,6 +245,10 @@ func Run(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master
 	}
 	return lead(ctx, cfg.LeaderElection, clientset, run)
 }
+
+// evictionRetryAfter is how long a pod whose eviction was refused is not
+// chosen as a victim again.
+const evictionRetryAfter = 30 * time.Second
 
 func clientConfig(cc configv1alpha1.ClientConnectionConfiguration, master string) (*rest.Config, error) {
 	var cfg *rest.Config

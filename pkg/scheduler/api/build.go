@@ -81,9 +81,10 @@ func SetPriorityFromTasks(j *JobInfo) {
 	j.PreemptNever = never
 }
 
-// Build assembles a snapshot from whole objects. Pods are taken as they are;
-// a pod of a PodGroup that does not exist is ignored, as it cannot be
-// scheduled until its group appears.
+// Build assembles a snapshot from whole objects. Pods are taken as they are
+// (a pending pod nominated for a node claims room there, pipelined); a pod
+// of a PodGroup that does not exist is ignored, as it cannot be scheduled
+// until its group appears.
 func Build(o Objects) *Snapshot {
 	nodes := map[string]*NodeInfo{}
 	for _, n := range o.Nodes {
@@ -106,8 +107,15 @@ func Build(o Objects) *Snapshot {
 			jobs[id] = j
 		}
 		t := NewTaskInfo(pod, id)
+		if nominated := pod.Status.NominatedNodeName; t.Status == Pending && nodes[nominated] != nil {
+			// A pod nominated for a node claims room there, as in the
+			// scheduler's cache.
+			t.Status = Pipelined
+			t.NodeName = nominated
+		}
 		j.AddTask(t)
 		if n := nodes[t.NodeName]; n != nil && t.NodeName != "" {
+			// Separate copies, as in the cache's snapshots.
 			n.AddTask(t.Clone())
 		}
 	}

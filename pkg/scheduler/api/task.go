@@ -2,6 +2,7 @@ package api
 
 import (
 	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -91,7 +92,10 @@ type TaskInfo struct {
 	// label): whether it may be evicted for other work; nil when the pod
 	// does not say (its PodGroup may).
 	Preemptable *bool
-	Pod         *corev1.Pod
+	// NoEvictUntil: an eviction of the pod was refused (a disruption
+	// budget); it is not chosen as a victim again before then.
+	NoEvictUntil time.Time
+	Pod          *corev1.Pod
 }
 
 // NewTaskInfo builds the task of a pod that belongs to job.

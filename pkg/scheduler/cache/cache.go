@@ -11,6 +11,7 @@ package cache
 import (
 	"slices"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -67,6 +68,14 @@ type Cache struct {
 	neverPreempt sets.Set[string]
 	// assumed tasks have been sent to the binder and are not yet confirmed.
 	assumed map[types.UID]string
+	// nominated pending tasks wait for room being freed for them on a
+	// node (preemption, reclaim); they hold that claim there.
+	nominated map[types.UID]string
+	// evicting tasks were handed to the evictor: they count as releasing
+	// until their pod shows it, or until the eviction fails. evictRefused
+	// holds when an eviction of a pod last failed.
+	evicting     sets.Set[types.UID]
+	evictRefused map[types.UID]time.Time
 	// enqueued jobs were admitted by a cycle; their PodGroup may not show
 	// it yet.
 	enqueued sets.Set[api.JobID]
@@ -107,6 +116,9 @@ func New(o Options) *Cache {
 		priorities:     map[string]int32{},
 		neverPreempt:   sets.New[string](),
 		assumed:        map[types.UID]string{},
+		nominated:      map[types.UID]string{},
+		evicting:       sets.New[types.UID](),
+		evictRefused:   map[types.UID]time.Time{},
 		enqueued:       sets.New[api.JobID](),
 		snapNodes:      map[string]uint64{},
 		snapJobs:       map[api.JobID]uint64{},
@@ -264,12 +276,13 @@ func (c *Cache) PendingWork() bool {
 	return false
 }
 
-// hasWork: the job has pods to place or a PodGroup to admit.
+// hasWork: the job has pods to place (or waiting for room being freed for
+// them) or a PodGroup to admit.
 func hasWork(j *api.JobInfo) bool {
 	if !j.Schedulable() {
 		return false
 	}
-	if len(j.ByStatus[api.Pending]) > 0 {
+	if len(j.ByStatus[api.Pending]) > 0 || len(j.ByStatus[api.Pipelined]) > 0 {
 		return true
 	}
 	return !j.Shadow && (j.Phase == "" || j.Phase == schedulingv1beta1.PodGroupPending)

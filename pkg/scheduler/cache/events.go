@@ -3,6 +3,7 @@ package cache
 import (
 	"maps"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	schedv1 "k8s.io/api/scheduling/v1"
@@ -29,6 +30,9 @@ func (c *Cache) DeletePod(pod *corev1.Pod) {
 	c.mu.Lock()
 	c.removePodLocked(pod.UID)
 	delete(c.assumed, pod.UID)
+	delete(c.nominated, pod.UID)
+	c.evicting.Delete(pod.UID)
+	delete(c.evictRefused, pod.UID)
 	c.mu.Unlock()
 	c.signal()
 }
@@ -53,8 +57,10 @@ func (c *Cache) updatePodLocked(pod *corev1.Pod) bool {
 		}
 		delete(c.assumed, pod.UID)
 	}
+	t := api.NewTaskInfo(pod, id)
+	c.applyIntentsLocked(pod, t)
 	old := c.taskLocked(pod.UID)
-	relevant := old == nil || old.NodeName != pod.Spec.NodeName || old.Status != api.StatusOfPod(pod) || old.Job != id
+	relevant := old == nil || old.NodeName != t.NodeName || old.Status != t.Status || old.Job != id
 	c.removePodLocked(pod.UID)
 	e := c.jobs[id]
 	if e == nil {
@@ -70,7 +76,6 @@ func (c *Cache) updatePodLocked(pod *corev1.Pod) bool {
 		e = &jobEntry{info: j}
 		c.jobs[id] = e
 	}
-	t := api.NewTaskInfo(pod, id)
 	e.info.AddTask(t)
 	c.setJobPriorityLocked(e.info)
 	c.taskJob[pod.UID] = id
@@ -81,6 +86,44 @@ func (c *Cache) updatePodLocked(pod *corev1.Pod) bool {
 		c.touchNode(t.NodeName)
 	}
 	return relevant
+}
+
+// applyIntentsLocked gives a task built from its pod what the scheduler
+// decided and the pod does not show yet: an eviction in flight makes a
+// running task releasing; a nomination puts a pending task on its node as
+// pipelined (the pod's status.nominatedNodeName carries it across
+// restarts).
+func (c *Cache) applyIntentsLocked(pod *corev1.Pod, t *api.TaskInfo) {
+	if c.evicting.Has(pod.UID) {
+		switch {
+		case pod.DeletionTimestamp != nil || terminated(pod):
+			c.evicting.Delete(pod.UID)
+		case t.Status == api.Running || t.Status == api.Bound:
+			t.Status = api.Releasing
+		}
+	}
+	if until, ok := c.evictRefused[pod.UID]; ok {
+		t.NoEvictUntil = until
+	}
+	if t.Status != api.Pending {
+		delete(c.nominated, pod.UID)
+		return
+	}
+	node, ok := c.nominated[pod.UID]
+	if !ok && pod.Status.NominatedNodeName != "" {
+		node = pod.Status.NominatedNodeName
+		c.nominated[pod.UID] = node
+	}
+	if node == "" {
+		return
+	}
+	if e := c.nodes[node]; e == nil || e.placeholder {
+		// The node is gone: the claim is void.
+		delete(c.nominated, pod.UID)
+		return
+	}
+	t.Status = api.Pipelined
+	t.NodeName = node
 }
 
 func (c *Cache) updateForeignPodLocked(pod *corev1.Pod) bool {
@@ -344,8 +387,13 @@ func (c *Cache) Assume(task *api.TaskInfo, node string) {
 		return
 	}
 	t := e.info.Tasks[task.UID]
-	if t == nil || t.NodeName != "" {
+	if t == nil || (t.NodeName != "" && t.Status != api.Pipelined) {
 		return
+	}
+	if t.Status == api.Pipelined {
+		// A nominated task is bound at last: its claim becomes the bind.
+		c.removeFromNodeLocked(t.NodeName, t.UID)
+		delete(c.nominated, t.UID)
 	}
 	e.info.RemoveTask(t)
 	assumed := t.Clone()
@@ -380,6 +428,104 @@ func (c *Cache) Forget(uid types.UID) {
 	if ok {
 		c.signal()
 	}
+}
+
+// Nominate records that a pending task waits for room being freed for it
+// on node: from now on it holds a claim there, as a pipelined task. It
+// reports whether this changed the task's nomination.
+func (c *Cache) Nominate(task *api.TaskInfo, node string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.taskLocked(task.UID)
+	if t == nil || c.nominated[task.UID] == node {
+		return false
+	}
+	if t.Status != api.Pending && t.Status != api.Pipelined {
+		return false
+	}
+	if e := c.nodes[node]; e == nil || e.placeholder {
+		return false
+	}
+	c.nominated[task.UID] = node
+	c.resetTaskLocked(t, func(t *api.TaskInfo) {
+		t.Status = api.Pipelined
+		t.NodeName = node
+	})
+	return true
+}
+
+// Unnominate drops a task's nomination: it is pending again and claims
+// nothing. It reports whether the task had one.
+func (c *Cache) Unnominate(uid types.UID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.nominated[uid]; !ok {
+		return false
+	}
+	delete(c.nominated, uid)
+	if t := c.taskLocked(uid); t != nil && t.Status == api.Pipelined {
+		c.resetTaskLocked(t, func(t *api.TaskInfo) {
+			t.Status = api.Pending
+			t.NodeName = ""
+		})
+	}
+	return true
+}
+
+// AssumeEvicted records that a task was handed to the evictor: it counts
+// as releasing from now on, until its pod shows the deletion or
+// ForgetEviction undoes it.
+func (c *Cache) AssumeEvicted(task *api.TaskInfo) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.taskLocked(task.UID)
+	if t == nil || (t.Status != api.Running && t.Status != api.Bound) {
+		return
+	}
+	c.evicting.Insert(task.UID)
+	c.resetTaskLocked(t, func(t *api.TaskInfo) { t.Status = api.Releasing })
+}
+
+// ForgetEviction undoes AssumeEvicted after a failed eviction: the task
+// runs on as its pod says, and is not chosen as a victim again before
+// retryAt.
+func (c *Cache) ForgetEviction(uid types.UID, retryAt time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.evicting.Delete(uid)
+	c.evictRefused[uid] = retryAt
+	t := c.taskLocked(uid)
+	if t == nil {
+		return
+	}
+	pod := t.Pod
+	c.resetTaskLocked(t, func(t *api.TaskInfo) {
+		t.Status = api.StatusOfPod(pod)
+		t.NoEvictUntil = retryAt
+	})
+}
+
+// resetTaskLocked changes one of our tasks in place, keeping its job's and
+// nodes' accounts in step.
+func (c *Cache) resetTaskLocked(t *api.TaskInfo, change func(*api.TaskInfo)) {
+	id := t.Job
+	e := c.jobs[id]
+	if e == nil {
+		return
+	}
+	if t.NodeName != "" {
+		c.removeFromNodeLocked(t.NodeName, t.UID)
+	}
+	e.info.RemoveTask(t)
+	nt := t.Clone()
+	change(nt)
+	e.info.AddTask(nt)
+	if nt.NodeName != "" && nt.Status != api.Succeeded && nt.Status != api.Failed {
+		n := c.nodeLocked(nt.NodeName)
+		n.info.AddTask(nt)
+		c.touchNode(nt.NodeName)
+	}
+	c.touchJob(id)
 }
 
 // MarkEnqueued records that a cycle admitted a job, until its PodGroup

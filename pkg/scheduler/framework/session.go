@@ -24,6 +24,14 @@ type EvictSink interface {
 	Evict(task *api.TaskInfo, reason string)
 }
 
+// NominateSink follows nominations: a pending task pipelined onto room
+// being freed for it (by evictions) claims that room until it is bound;
+// the scheduler records the claim and shows it on the pod.
+type NominateSink interface {
+	Nominate(task *api.TaskInfo, node string)
+	Unnominate(task *api.TaskInfo)
+}
+
 // Options configure a session.
 type Options struct {
 	// Now is the cycle's time; plugins never read the clock themselves.
@@ -32,6 +40,8 @@ type Options struct {
 	// Evictor receives committed evictions; without one, Statement.Evict
 	// refuses.
 	Evictor EvictSink
+	// Nominator receives the claims of committed pipelined placements.
+	Nominator NominateSink
 	// NodesToFind, given the number of nodes, says how many feasible nodes
 	// are enough to stop filtering for a task; nil means all.
 	NodesToFind func(nodes int) int
@@ -67,6 +77,7 @@ type Session struct {
 
 	sink        BindSink
 	evictor     EvictSink
+	nominator   NominateSink
 	nodesToFind func(int) int
 	nextStart   int
 	tiers       []Tier
@@ -128,6 +139,7 @@ func OpenSession(ctx context.Context, snap *api.Snapshot, tiers []Tier, o Option
 		Now:            o.Now,
 		sink:           o.Sink,
 		evictor:        o.Evictor,
+		nominator:      o.Nominator,
 		nodesToFind:    o.NodesToFind,
 		nextStart:      o.StartNode,
 		tiers:          tiers,

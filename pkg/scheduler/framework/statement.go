@@ -18,8 +18,11 @@ type op struct {
 	kind opKind
 	task *api.TaskInfo
 	node *api.NodeInfo
-	// For opEvict: the task's status before, and why it is evicted.
-	was    api.TaskStatus
+	// The task's status before; for a placement of a task that was
+	// pipelined (nominated) elsewhere, the node it was on.
+	was  api.TaskStatus
+	from *api.NodeInfo
+	// reason is why an evicted task is evicted.
 	reason string
 }
 
@@ -50,6 +53,15 @@ func (s *Statement) place(kind opKind, status api.TaskStatus, t *api.TaskInfo, n
 	if !ok {
 		return fmt.Errorf("task %s/%s: job %s not in snapshot", t.Namespace, t.Name, t.Job)
 	}
+	o := op{kind: kind, task: t, node: n, was: t.Status}
+	if t.Status == api.Pipelined {
+		// A nominated task placed at last (or elsewhere): its claim goes.
+		if from := s.ssn.Snapshot.Nodes[t.NodeName]; from != nil {
+			from.RemoveTask(s.ssn.Logger, t)
+			s.ssn.touchedNodes[from.Name] = true
+			o.from = from
+		}
+	}
 	job.SetTaskStatus(t, status)
 	t.NodeName = n.Name
 	n.AddTask(t)
@@ -57,7 +69,7 @@ func (s *Statement) place(kind opKind, status api.TaskStatus, t *api.TaskInfo, n
 	s.ssn.touchedJobs[job.UID] = true
 	s.ssn.forgetMemos(t)
 	s.ssn.fireAllocate(t)
-	s.ops = append(s.ops, op{kind: kind, task: t, node: n})
+	s.ops = append(s.ops, o)
 	return nil
 }
 
@@ -119,25 +131,38 @@ func (s *Statement) Discard() {
 			continue
 		}
 		o.node.RemoveTask(s.ssn.Logger, o.task)
-		if job := s.ssn.Snapshot.Jobs[o.task.Job]; job != nil {
-			job.SetTaskStatus(o.task, api.Pending)
+		job := s.ssn.Snapshot.Jobs[o.task.Job]
+		if o.from != nil {
+			// Back to its claim.
+			if job != nil {
+				job.SetTaskStatus(o.task, o.was)
+			}
+			o.task.NodeName = o.from.Name
+			o.from.AddTask(o.task)
+		} else {
+			if job != nil {
+				job.SetTaskStatus(o.task, api.Pending)
+			}
+			o.task.NodeName = ""
 		}
-		o.task.NodeName = ""
 		s.ssn.fireDeallocate(o.task)
 	}
 	s.ops = nil
 }
 
 // Commit hands the evictions to the evictor and the allocations to the
-// binder; pipelined placements keep their claim for this cycle and are
-// placed again in the next.
+// binder; pipelined placements become nominations, claims on the room
+// being freed that hold until the task is bound there in a later cycle.
 func (s *Statement) Commit() {
 	for _, o := range s.ops {
 		if o.kind == opEvict {
 			s.ssn.evictor.Evict(o.task, o.reason)
 			continue
 		}
-		if o.kind != opAllocate {
+		if o.kind == opPipeline {
+			if s.ssn.nominator != nil {
+				s.ssn.nominator.Nominate(o.task, o.node.Name)
+			}
 			continue
 		}
 		if job := s.ssn.Snapshot.Jobs[o.task.Job]; job != nil {

@@ -271,6 +271,21 @@ func queueStatusPatch(cur corev1.ResourceList, d QueueStatus) map[string]any {
 	}
 }
 
+// WriteNomination sets the pod's status.nominatedNodeName to node, or
+// clears it when node is "", so that users see where a preemptor waits and
+// a restarted scheduler keeps its claim.
+func (w *Writer) WriteNomination(t *api.TaskInfo, node string) {
+	ns, name := t.Namespace, t.Name
+	var value any
+	if node != "" {
+		value = node
+	}
+	w.enqueue("pod/"+ns+"/"+name, node, func(ctx context.Context) error {
+		return w.patchStatus(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}},
+			map[string]any{"nominatedNodeName": value})
+	})
+}
+
 // patchStatus merge-patches the status subresource of obj with status.
 func (w *Writer) patchStatus(ctx context.Context, obj client.Object, status any) error {
 	data, err := json.Marshal(map[string]any{"status": status})

@@ -28,7 +28,7 @@ func (a *Action) Name() string { return Name }
 func (a *Action) Execute(ssn *framework.Session) {
 	byQueue := ssn.NewJobQueues()
 	for _, job := range ssn.Snapshot.Jobs {
-		if !framework.Admitted(job) || pendingTasks(job) == 0 {
+		if !framework.Admitted(job) || (pendingTasks(job) == 0 && len(job.ByStatus[api.Pipelined]) == 0) {
 			continue
 		}
 		if _, ok := ssn.Snapshot.Queues[job.Queue]; !ok {
@@ -76,6 +76,31 @@ func pendingTasks(job *api.JobInfo) int {
 }
 
 func allocateJob(ssn *framework.Session, queue *api.QueueInfo, job *api.JobInfo) {
+	stmt := ssn.NewStatement()
+	var blocked *framework.Reason
+	// Nominated tasks first: bound where the room freed for them is free
+	// now, left waiting where it is still being freed, and placed afresh
+	// where it can no longer be had.
+	nominated := make([]*api.TaskInfo, 0, len(job.ByStatus[api.Pipelined]))
+	for _, t := range job.ByStatus[api.Pipelined] {
+		nominated = append(nominated, t)
+	}
+	ssn.SortTasks(nominated)
+	for _, t := range nominated {
+		switch ssn.ClaimOf(t) {
+		case framework.ClaimVoid:
+			ssn.DropClaim(t)
+		case framework.ClaimReady:
+			if ok, _ := ssn.Allocatable(queue, t); !ok {
+				continue
+			}
+			if err := stmt.Allocate(t, ssn.Snapshot.Nodes[t.NodeName]); err != nil {
+				ssn.Logger.Error(err, "Allocating nominated task failed", "task", t.Name)
+				blocked = framework.Reasonf("InternalError", "%v", err)
+			}
+		}
+	}
+
 	tasks := make([]*api.TaskInfo, 0, len(job.ByStatus[api.Pending]))
 	for _, t := range job.ByStatus[api.Pending] {
 		if !t.BestEffort {
@@ -83,10 +108,10 @@ func allocateJob(ssn *framework.Session, queue *api.QueueInfo, job *api.JobInfo)
 		}
 	}
 	ssn.SortTasks(tasks)
-
-	stmt := ssn.NewStatement()
-	var blocked *framework.Reason
 	for _, t := range tasks {
+		if blocked != nil {
+			break
+		}
 		if ok, r := ssn.Allocatable(queue, t); !ok {
 			blocked = r
 			break

@@ -74,10 +74,10 @@ func started(t *api.TaskInfo) time.Time {
 	return t.Pod.CreationTimestamp.Time
 }
 
-// Evictable reports whether a task's status lets it be evicted: it holds
-// resources on a node and is not already leaving.
-func Evictable(t *api.TaskInfo) bool {
-	return t.Status == api.Running || t.Status == api.Bound
+// Evictable reports whether a task can be evicted now: it holds resources
+// on a node, is not already leaving, and no refused eviction holds it back.
+func Evictable(t *api.TaskInfo, now time.Time) bool {
+	return (t.Status == api.Running || t.Status == api.Bound) && !now.Before(t.NoEvictUntil)
 }
 
 // Choose finds where evicting tasks the policy allows makes room for t, a
@@ -125,12 +125,14 @@ func chooseOn(ssn *framework.Session, job *api.JobInfo, t *api.TaskInfo, n *api.
 	var candidates []*api.TaskInfo
 	room := n.FutureIdle()
 	all := room.Clone()
-	for _, v := range n.Tasks {
-		if !Evictable(v) {
+	for _, nt := range n.Tasks {
+		vj := jobs[nt.Job]
+		if vj == nil || vj.UID == job.UID {
 			continue
 		}
-		vj := jobs[v.Job]
-		if vj == nil || vj.UID == job.UID || !vj.TaskPreemptable(v) || !p.Eligible(job, vj, v) {
+		// The job's copy of the task is the one statements change.
+		v := vj.Tasks[nt.UID]
+		if v == nil || !Evictable(v, ssn.Now) || !vj.TaskPreemptable(v) || !p.Eligible(job, vj, v) {
 			continue
 		}
 		candidates = append(candidates, v)
@@ -208,9 +210,8 @@ func chooseOn(ssn *framework.Session, job *api.JobInfo, t *api.TaskInfo, n *api.
 			continue
 		}
 		// Taking v breaks the gang: the whole gang goes, or v stays.
-		rest := restOfGang(vj, chosen, v)
-		allowed := p.Narrow(t, rest)
-		if len(allowed) != len(rest) || !allEligible(job, vj, rest, p) {
+		rest, ok := restOfGang(vj, chosen, v, ssn.Now)
+		if !ok || len(p.Narrow(t, rest)) != len(rest) || !allEligible(job, vj, rest, p) {
 			unbreakable[vj.UID] = true
 			continue
 		}
@@ -260,17 +261,21 @@ func chooseOn(ssn *framework.Session, job *api.JobInfo, t *api.TaskInfo, n *api.
 	return c
 }
 
-// restOfGang returns the job's other evictable tasks not yet chosen, in
-// name order, on any node.
-func restOfGang(job *api.JobInfo, chosen map[api.TaskID]bool, except *api.TaskInfo) []*api.TaskInfo {
-	var out []*api.TaskInfo
+// restOfGang returns the job's other running tasks not yet chosen, in
+// name order, on any node; ok is false when one of them cannot be evicted
+// now, so the gang cannot go whole.
+func restOfGang(job *api.JobInfo, chosen map[api.TaskID]bool, except *api.TaskInfo, now time.Time) (rest []*api.TaskInfo, ok bool) {
 	for _, o := range job.Tasks {
-		if o.UID != except.UID && !chosen[o.UID] && Evictable(o) {
-			out = append(out, o)
+		if o.UID == except.UID || chosen[o.UID] || (o.Status != api.Running && o.Status != api.Bound) {
+			continue
 		}
+		if !Evictable(o, now) {
+			return nil, false
+		}
+		rest = append(rest, o)
 	}
-	slices.SortFunc(out, func(a, b *api.TaskInfo) int { return cmp.Compare(a.Name, b.Name) })
-	return out
+	slices.SortFunc(rest, func(a, b *api.TaskInfo) int { return cmp.Compare(a.Name, b.Name) })
+	return rest, true
 }
 
 func allEligible(preemptor, vj *api.JobInfo, tasks []*api.TaskInfo, p *Policy) bool {
