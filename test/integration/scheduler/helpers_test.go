@@ -4,6 +4,7 @@ package scheduler
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -77,4 +78,20 @@ func queue(name string, weight int32, capability corev1.ResourceList) *schedulin
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec:       schedulingv1beta1.QueueSpec{Weight: weight, Capability: capability},
 	}
+}
+
+// describePods says where each pod stands, for failure messages.
+func describePods(pods []corev1.Pod) string {
+	var parts []string
+	for _, p := range pods {
+		d := fmt.Sprintf("%s: %s on %q", p.Name, p.Status.Phase, p.Spec.NodeName)
+		if p.Status.NominatedNodeName != "" {
+			d += " nominated " + p.Status.NominatedNodeName
+		}
+		if p.DeletionTimestamp != nil {
+			d += " deleting"
+		}
+		parts = append(parts, d)
+	}
+	return strings.Join(parts, "; ")
 }

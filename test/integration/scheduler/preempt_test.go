@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/test/integration/framework"
 )
 
@@ -24,7 +25,9 @@ var preemptConfig = strings.Replace(framework.SchedulerConfig,
 
 // TestPriorityPreemptionInOneQueue: on a full node, a pod of a higher
 // PriorityClass evicts the youngest of the lower-priority pods, exactly
-// one, and is bound in its place; the victim gets a Preempted event.
+// one, and is bound in its place; the victim gets a Preempted event. A pod
+// of another queue that asks for the same room meanwhile (and whose queue
+// goes first) does not take it: the preemptor is nominated for it.
 func TestPriorityPreemptionInOneQueue(t *testing.T) {
 	if !strings.Contains(preemptConfig, "preempt,") {
 		t.Fatal("the preempt configuration does not name the preempt action")
@@ -33,6 +36,7 @@ func TestPriorityPreemptionInOneQueue(t *testing.T) {
 	createNamespace(t, ns)
 	labelledNodes(t, ns, 1, "4")
 	createQueue(t, queue("default", 1, nil))
+	createQueue(t, queue("preempt-other", 1, nil))
 	for name, value := range map[string]int32{"preempt-low": 10, "preempt-high": 1000} {
 		pc := &schedv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
 		if err := fw.Client.Create(t.Context(), pc); client.IgnoreAlreadyExists(err) != nil {
@@ -69,7 +73,21 @@ func TestPriorityPreemptionInOneQueue(t *testing.T) {
 	framework.Eventually(t, 30*time.Second, "low-young bound", func() (bool, string) { return bound("low-young") })
 
 	create("high", "preempt-high")
-	framework.Eventually(t, 60*time.Second, "high bound in the victim's place", func() (bool, string) { return bound("high") })
+	_ = schedulingv1beta1.QueueNameAnnotation
+	framework.Eventually(t, 60*time.Second, "high bound in the victim's place", func() (bool, string) {
+		ok, _ := bound("high")
+		var evs corev1.EventList
+		_ = fw.Client.List(t.Context(), &evs, client.InNamespace(ns))
+		var seen []string
+		for _, e := range evs.Items {
+			seen = append(seen, e.Reason+"/"+e.InvolvedObject.Name+": "+e.Message)
+		}
+		return ok, describePods(listPods(t, ns)) + fmt.Sprint(seen)
+	})
+	time.Sleep(2 * time.Second)
+	if ok, msg := bound("other"); ok {
+		t.Errorf("other: %s, want it pending: the freed room was claimed by the preemptor", msg)
+	}
 	var p corev1.Pod
 	if err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "low-young"}, &p); !apierrors.IsNotFound(err) {
 		t.Errorf("low-young: %v, want evicted", err)

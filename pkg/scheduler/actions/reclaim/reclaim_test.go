@@ -210,12 +210,12 @@ func TestReclaim(t *testing.T) {
 			},
 			want: []string{"b1-5"},
 		},
-		"a cousin whose department holds only its share gives nothing": {
+		"in a department at its share the borrowing sibling gives back, not the cousin": {
 			sharing: hierarchicalCapacity,
 			objects: api.Objects{
 				Nodes: nodes(4),
-				// dept-b deserves 8 and holds 8; team-b1 is above its 4 but
-				// the department is not.
+				// dept-a holds its 8, team-a2 twice its share; dept-b holds
+				// its 8, so its team-b1, above its own 4, gives nothing.
 				Queues: tree("8", "4", "4", "8", "4"),
 				Pods: []*corev1.Pod{
 					running("a2-0", "team-a2", "n1", 0), running("a2-1", "team-a2", "n1", 1),
@@ -225,6 +225,7 @@ func TestReclaim(t *testing.T) {
 					pending("a1-0", "team-a1"),
 				},
 			},
+			want: []string{"a2-3"},
 		},
 		"proportion: the queue under its weighted share takes back from the one above": {
 			sharing: proportional,

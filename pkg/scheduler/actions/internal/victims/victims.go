@@ -303,8 +303,9 @@ func NewSearch(ssn *framework.Session, p *Policy) *Search {
 	return &Search{ssn: ssn, policy: p, noVictims: map[string]uint64{}}
 }
 
-// Gate says whether a task of the job may be placed at all now (queue
-// capability, deserved share); a refusal carries the reason.
+// Gate says whether a task of the job may be placed now (queue capability,
+// deserved share); a refusal carries the reason. It is asked right before
+// each placement, after the evictions made for it.
 type Gate func(t *api.TaskInfo) (bool, *framework.Reason)
 
 // Result is what Place did for a job.
@@ -339,13 +340,10 @@ func (s *Search) Place(job *api.JobInfo, gate Gate, reason func(preemptor *api.T
 		if !ssn.JobStarving(job) {
 			break
 		}
-		if gate != nil {
-			if ok, r := gate(t); !ok {
-				blocked = r
+		if node, future, _ := ssn.FindNode(t); node != nil {
+			if blocked = admit(gate, t); blocked != nil {
 				break
 			}
-		}
-		if node, future, _ := ssn.FindNode(t); node != nil {
 			var err error
 			if future {
 				err = stmt.Pipeline(t, node)
@@ -381,6 +379,11 @@ func (s *Search) Place(job *api.JobInfo, gate Gate, reason func(preemptor *api.T
 		if blocked != nil {
 			break
 		}
+		// The queue is judged with the victims gone: preemption within a
+		// queue frees what the preemptor takes.
+		if blocked = admit(gate, t); blocked != nil {
+			break
+		}
 		victims = append(victims, c.Victims...)
 		if err := stmt.Pipeline(t, c.Node); err != nil {
 			blocked = internalError(ssn, err, t)
@@ -396,6 +399,16 @@ func (s *Search) Place(job *api.JobInfo, gate Gate, reason func(preemptor *api.T
 		blocked = framework.Reasonf("GangShortfall", "the job's tasks do not make up its gang")
 	}
 	return Result{Blocked: blocked}
+}
+
+func admit(gate Gate, t *api.TaskInfo) *framework.Reason {
+	if gate == nil {
+		return nil
+	}
+	if ok, r := gate(t); !ok {
+		return r
+	}
+	return nil
 }
 
 // key identifies alike searches: tasks the plugins cannot tell apart, of
