@@ -184,7 +184,7 @@ func (s *Scheduler) RunCycle(ctx context.Context) CycleStats {
 		if o.Enqueued {
 			s.cache.MarkEnqueued(id)
 		}
-		if o.Unschedulable != nil {
+		if o.Unschedulable() != nil {
 			stats.Unschedulable++
 			if j := snap.Jobs[id]; j != nil {
 				stats.UnschedulableTasks += int(j.PendingCount())

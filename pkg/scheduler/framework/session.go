@@ -64,8 +64,25 @@ type QueueReport struct {
 type JobOutcome struct {
 	// Enqueued: the job was admitted to Inqueue in this cycle.
 	Enqueued bool
-	// Unschedulable says why the job is not (fully) placed; nil when it is.
-	Unschedulable *Reason
+	// Blockers say what keeps the job from being (fully) placed, in kind
+	// order (see BlockerKind), one per type; empty when nothing does.
+	Blockers []*Reason
+}
+
+// Unschedulable sums the blockers up as one reason: the first blocker's
+// type, and every blocker's message in order; nil without blockers.
+func (o *JobOutcome) Unschedulable() *Reason {
+	if o == nil || len(o.Blockers) == 0 {
+		return nil
+	}
+	if len(o.Blockers) == 1 {
+		return o.Blockers[0]
+	}
+	parts := make([]string, len(o.Blockers))
+	for i, b := range o.Blockers {
+		parts[i] = b.Type + ": " + b.Message
+	}
+	return &Reason{Type: o.Blockers[0].Type, Kind: o.Blockers[0].Kind, Message: strings.Join(parts, "; ")}
 }
 
 // Session is one scheduling cycle over a snapshot.
@@ -224,12 +241,24 @@ func (ssn *Session) Outcome(job api.JobID) *JobOutcome {
 	return o
 }
 
-// SetUnschedulable records why a job is not placed, keeping the first
-// reason of the cycle (the earliest action's).
-func (ssn *Session) SetUnschedulable(job api.JobID, r *Reason) {
-	if o := ssn.Outcome(job); o.Unschedulable == nil {
-		o.Unschedulable = r
+// Block records what keeps a job from being placed. Blockers are kept in
+// kind order; a second reason of a type the job already has is dropped
+// (the earliest action's stands).
+func (ssn *Session) Block(job api.JobID, r *Reason) {
+	if r == nil {
+		return
 	}
+	o := ssn.Outcome(job)
+	at := len(o.Blockers)
+	for i, b := range o.Blockers {
+		if b.Type == r.Type {
+			return
+		}
+		if at == len(o.Blockers) && r.Kind.rank() < b.Kind.rank() {
+			at = i
+		}
+	}
+	o.Blockers = slices.Insert(o.Blockers, at, r)
 }
 
 // QueueLess orders queues: tier by tier the first plugin with an opinion
@@ -293,6 +322,9 @@ func (ssn *Session) JobValid(job *api.JobInfo) *Reason {
 	for _, tier := range ssn.jobValid {
 		for _, p := range tier {
 			if r := p.JobValid(job); r != nil {
+				if r.Kind == KindPlacement {
+					r = r.Of(KindJob)
+				}
 				return r
 			}
 		}
@@ -353,7 +385,7 @@ func (ssn *Session) JobEnqueueable(job *api.JobInfo) (bool, *Reason) {
 		for _, p := range tier {
 			switch v, r := p.JobEnqueueable(job); v {
 			case Reject:
-				return false, r
+				return false, queueReason(r)
 			case Permit:
 				permitted = true
 			}
@@ -363,6 +395,14 @@ func (ssn *Session) JobEnqueueable(job *api.JobInfo) (bool, *Reason) {
 		}
 	}
 	return true, nil
+}
+
+// queueReason marks a plugin's verdict on a queue as a queue blocker.
+func queueReason(r *Reason) *Reason {
+	if r == nil || r.Kind != KindPlacement {
+		return r
+	}
+	return r.Of(KindQueue)
 }
 
 // JobEnqueued tells plugins that a job was admitted.
@@ -379,7 +419,7 @@ func (ssn *Session) Allocatable(q *api.QueueInfo, t *api.TaskInfo) (bool, *Reaso
 	for _, tier := range ssn.allocatable {
 		for _, p := range tier {
 			if ok, r := p.Allocatable(q, t); !ok {
-				return false, r
+				return false, queueReason(r)
 			}
 		}
 	}

@@ -35,8 +35,67 @@ type Reason struct {
 	// Type is a CamelCase word a tool can match on: QueueClosed,
 	// QueueOverused, NotEnoughResources, GangShortfall, InvalidGang, ...
 	Type string
+	// Kind is what blocks the job; blockers are shown in kind order.
+	Kind BlockerKind
 	// Message is the explanation for people, with the numbers.
 	Message string
+}
+
+// BlockerKind says what a reason blocks a job on. Kinds are ordered the way
+// a user reads them: the job and its queue first, then the queue's limits,
+// then placement, topology and preemption.
+type BlockerKind int
+
+// Blocker kinds. The zero value is placement, what most reasons are about.
+const (
+	// KindPlacement: no room for the gang on the nodes.
+	KindPlacement BlockerKind = iota
+	// KindJob: the job cannot be scheduled as it is (its queue does not
+	// exist or is closed, it has fewer pods than its gang).
+	KindJob
+	// KindQueue: a limit of the job's queue or of an ancestor
+	// (capability, deserved share, guarantees of others).
+	KindQueue
+	// KindTopology: a network topology constraint.
+	KindTopology
+	// KindPreemption: room is being made by evicting others, or could not
+	// be made.
+	KindPreemption
+)
+
+var kindNames = [...]string{"Placement", "Job", "Queue", "Topology", "Preemption"}
+
+func (k BlockerKind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "Unknown"
+}
+
+// rank orders kinds for people: job, queue, placement, topology,
+// preemption.
+func (k BlockerKind) rank() int {
+	switch k {
+	case KindJob:
+		return 0
+	case KindQueue:
+		return 1
+	case KindPlacement:
+		return 2
+	case KindTopology:
+		return 3
+	}
+	return 4
+}
+
+// Of returns the reason with its kind set.
+func (r *Reason) Of(k BlockerKind) *Reason {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.Kind = k
+	return &c
 }
 
 func (r *Reason) String() string {

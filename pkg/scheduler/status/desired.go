@@ -30,13 +30,14 @@ func DesiredPodGroupStatus(job *api.JobInfo, outcome *framework.JobOutcome, now 
 		Failed:     job.CountIn(api.Failed),
 		Conditions: append([]schedulingv1beta1.PodGroupCondition(nil), cur.Conditions...),
 	}
+	unschedulable := outcome.Unschedulable()
 	switch {
-	case outcome != nil && outcome.Unschedulable != nil && st.Phase != schedulingv1beta1.PodGroupRunning:
+	case unschedulable != nil && st.Phase != schedulingv1beta1.PodGroupRunning:
 		st.Conditions = setCondition(st.Conditions, schedulingv1beta1.PodGroupCondition{
 			Type:    schedulingv1beta1.PodGroupUnschedulableType,
 			Status:  corev1.ConditionTrue,
-			Reason:  outcome.Unschedulable.Type,
-			Message: outcome.Unschedulable.Message,
+			Reason:  unschedulable.Type,
+			Message: unschedulable.Message,
 		}, now)
 	case st.Phase == schedulingv1beta1.PodGroupRunning || st.Phase == schedulingv1beta1.PodGroupCompleted:
 		st.Conditions = setCondition(st.Conditions, schedulingv1beta1.PodGroupCondition{

@@ -35,7 +35,7 @@ func TestDesiredPodGroupStatus(t *testing.T) {
 		return p
 	}
 	blocked := func(msg string) *framework.JobOutcome {
-		return &framework.JobOutcome{Unschedulable: framework.Reasonf("NotEnoughResources", "%s", msg)}
+		return &framework.JobOutcome{Blockers: []*framework.Reason{framework.Reasonf("NotEnoughResources", "%s", msg)}}
 	}
 	cases := map[string]struct {
 		job     *api.JobInfo

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -152,7 +153,7 @@ func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.Job
 			return
 		}
 		key := "podgroup/" + string(id)
-		if onlyMessageChanged(job.PodGroup.Status, desired) && w.recentlyWritten(key, MessageInterval) {
+		if onlyMessageChanged(job.PodGroup.Status, desired) && w.sameBlockers(id, outcome) && w.recentlyWritten(key, MessageInterval) {
 			return
 		}
 		w.recordUnschedulable(job, outcome)
@@ -191,23 +192,46 @@ func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.Job
 // changes (not when only the numbers in its message move, which would flood
 // the API server while a backlog drains).
 func (w *Writer) recordUnschedulable(job *api.JobInfo, outcome *framework.JobOutcome) {
+	reason := outcome.Unschedulable()
 	w.mu.Lock()
-	if outcome == nil || outcome.Unschedulable == nil {
+	if reason == nil {
 		delete(w.reasons, job.UID)
 		w.mu.Unlock()
 		return
 	}
-	announced := w.reasons[job.UID] == outcome.Unschedulable.Type
-	w.reasons[job.UID] = outcome.Unschedulable.Type
+	types := blockerTypes(outcome)
+	announced := w.reasons[job.UID] == types
+	w.reasons[job.UID] = types
 	w.mu.Unlock()
 	if w.recorder == nil || announced {
 		return
 	}
-	msg := outcome.Unschedulable.Message
+	msg := reason.Message
 	w.recorder.Eventf(job.PodGroup, nil, corev1.EventTypeWarning, "Unschedulable", "Scheduling", "%s", msg)
 	for _, t := range job.ByStatus[api.Pending] {
-		w.recorder.Eventf(t.Pod, nil, corev1.EventTypeWarning, "FailedScheduling", "Scheduling", "%s: %s", outcome.Unschedulable.Type, msg)
+		w.recorder.Eventf(t.Pod, nil, corev1.EventTypeWarning, "FailedScheduling", "Scheduling", "%s: %s", reason.Type, msg)
 	}
+}
+
+// sameBlockers reports whether the job's blockers are of the types last
+// announced: then only their numbers moved.
+func (w *Writer) sameBlockers(id api.JobID, outcome *framework.JobOutcome) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.reasons[id] == blockerTypes(outcome)
+}
+
+// blockerTypes names an outcome's blockers in order, "" without any.
+func blockerTypes(o *framework.JobOutcome) string {
+	if o == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, r := range o.Blockers {
+		b.WriteString(r.Type)
+		b.WriteByte(',')
+	}
+	return b.String()
 }
 
 // onlyMessageChanged reports whether desired differs from cur only in the

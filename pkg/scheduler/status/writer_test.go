@@ -29,7 +29,7 @@ func TestEventsFollowReasonsNotNumbers(t *testing.T) {
 		PodGroups: []*schedulingv1beta1.PodGroup{pg},
 	})
 	cycle := func(typ, msg string) {
-		outcomes := map[api.JobID]*framework.JobOutcome{"ns/pg": {Unschedulable: framework.Reasonf(typ, "%s", msg)}}
+		outcomes := map[api.JobID]*framework.JobOutcome{"ns/pg": {Blockers: []*framework.Reason{framework.Reasonf(typ, "%s", msg)}}}
 		w.Apply(snap, outcomes, nil, metav1.NewTime(now))
 		// The write lands: the PodGroup now shows what was written.
 		if d, ok := w.written["podgroup/ns/pg"].(schedulingv1beta1.PodGroupStatus); ok {

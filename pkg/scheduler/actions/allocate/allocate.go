@@ -5,6 +5,8 @@ package allocate
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
@@ -32,11 +34,11 @@ func (a *Action) Execute(ssn *framework.Session) {
 			continue
 		}
 		if _, ok := ssn.Snapshot.Queues[job.Queue]; !ok {
-			ssn.SetUnschedulable(job.UID, framework.Reasonf("QueueNotFound", "queue %q does not exist", job.Queue))
+			ssn.Block(job.UID, framework.Reasonf("QueueNotFound", "queue %q does not exist", job.Queue).Of(framework.KindJob))
 			continue
 		}
 		if r := ssn.JobValid(job); r != nil {
-			ssn.SetUnschedulable(job.UID, r)
+			ssn.Block(job.UID, r)
 			continue
 		}
 		byQueue.Push(job)
@@ -50,8 +52,8 @@ func (a *Action) Execute(ssn *framework.Session) {
 		jobs := byQueue.Jobs(queue.UID)
 		if ssn.Overused(queue) {
 			for job, ok := jobs.Pop(); ok; job, ok = jobs.Pop() {
-				ssn.SetUnschedulable(job.UID, framework.Reasonf("QueueOverused",
-					"queue %s has used its share of the cluster; the job waits for resources to be released", queue.Name))
+				ssn.Block(job.UID, framework.Reasonf("QueueOverused",
+					"queue %s has used its share of the cluster; the job waits for resources to be released", queue.Name).Of(framework.KindQueue))
 			}
 			continue
 		}
@@ -140,24 +142,58 @@ func allocateJob(ssn *framework.Session, queue *api.QueueInfo, job *api.JobInfo)
 	case ssn.JobReady(job):
 		stmt.Commit()
 		if blocked != nil {
-			ssn.SetUnschedulable(job.UID, blocked)
+			ssn.Block(job.UID, blocked)
 		}
 	case ssn.JobPipelined(job):
 		// Keep the claims for the rest of this cycle, so later jobs cannot
 		// take the resources this job waits for; nothing is bound.
-		ssn.SetUnschedulable(job.UID, framework.Reasonf("Pipelined",
-			"%d of %d tasks placed or waiting for releasing resources (minAvailable %d)",
-			job.PlacedCount(), len(job.Tasks), job.MinAvailable))
+		ssn.Block(job.UID, waiting(ssn, job))
 	default:
 		placeable := job.PlacedCount()
 		stmt.Discard()
 		if blocked == nil {
 			blocked = framework.Reasonf("GangShortfall", "the job's tasks do not make up its gang")
 		}
-		ssn.SetUnschedulable(job.UID, &framework.Reason{
+		ssn.Block(job.UID, &framework.Reason{
 			Type: blocked.Type,
+			Kind: blocked.Kind,
 			Message: fmt.Sprintf("%d of %d tasks placeable, %d needed together (minAvailable); %s",
 				placeable, len(job.Tasks), job.MinAvailable, blocked.Message),
 		})
 	}
+}
+
+// waiting explains a job that holds its gang only with tasks waiting for
+// room being freed: which pods it waits for, on which nodes.
+func waiting(ssn *framework.Session, job *api.JobInfo) *framework.Reason {
+	var nodes []string
+	var releasing []string
+	seen := map[string]bool{}
+	for _, t := range job.ByStatus[api.Pipelined] {
+		if seen[t.NodeName] {
+			continue
+		}
+		seen[t.NodeName] = true
+		nodes = append(nodes, t.NodeName)
+		if n := ssn.Snapshot.Nodes[t.NodeName]; n != nil {
+			for _, o := range n.Tasks {
+				if o.Status == api.Releasing {
+					releasing = append(releasing, o.Namespace+"/"+o.Name)
+				}
+			}
+		}
+	}
+	slices.Sort(nodes)
+	slices.Sort(releasing)
+	return framework.Reasonf("PreemptionPending",
+		"%d of %d tasks placed or waiting on nodes %s for the room of %d pods being deleted (%s); minAvailable %d",
+		job.PlacedCount(), len(job.Tasks), strings.Join(nodes, ", "), len(releasing), shortList(releasing, 5), job.MinAvailable).Of(framework.KindPreemption)
+}
+
+// shortList joins the first max items, counting the rest.
+func shortList(items []string, max int) string {
+	if len(items) <= max {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:max], ", "), len(items)-max)
 }

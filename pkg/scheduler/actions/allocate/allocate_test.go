@@ -127,8 +127,8 @@ func TestAllocateGang(t *testing.T) {
 			}
 			got := map[api.JobID]string{}
 			for id, o := range ssn.Outcomes() {
-				if o.Unschedulable != nil {
-					got[id] = o.Unschedulable.String()
+				if o.Unschedulable() != nil {
+					got[id] = o.Unschedulable().String()
 				}
 			}
 			if diff := cmp.Diff(tc.wantReason, got, cmpEmpty); diff != "" {

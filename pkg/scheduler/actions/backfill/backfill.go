@@ -38,7 +38,7 @@ func (a *Action) Execute(ssn *framework.Session) {
 		for _, t := range sortedBestEffort(ssn, job) {
 			fits, _, fitErrs := ssn.Candidates(t)
 			if len(fits) == 0 {
-				ssn.SetUnschedulable(job.UID, framework.Reasonf("NotEnoughResources", "task %s: %s", t.Name, fitErrs))
+				ssn.Block(job.UID, framework.Reasonf("NotEnoughResources", "task %s: %s", t.Name, fitErrs))
 				continue
 			}
 			stmt := ssn.NewStatement()

@@ -33,10 +33,10 @@ func (a *Action) Execute(ssn *framework.Session) {
 		queue, ok := ssn.Snapshot.Queues[job.Queue]
 		switch {
 		case !ok:
-			ssn.SetUnschedulable(job.UID, framework.Reasonf("QueueNotFound", "queue %q does not exist", job.Queue))
+			ssn.Block(job.UID, framework.Reasonf("QueueNotFound", "queue %q does not exist", job.Queue).Of(framework.KindJob))
 			continue
 		case !queue.Open():
-			ssn.SetUnschedulable(job.UID, framework.Reasonf("QueueClosed", "queue %s is %s and admits no new jobs", queue.Name, queue.State))
+			ssn.Block(job.UID, framework.Reasonf("QueueClosed", "queue %s is %s and admits no new jobs", queue.Name, queue.State).Of(framework.KindJob))
 			continue
 		}
 		byQueue.Push(job)
@@ -53,7 +53,7 @@ func (a *Action) Execute(ssn *framework.Session) {
 			job.Phase = schedulingv1beta1.PodGroupInqueue
 			ssn.JobEnqueued(job)
 		} else {
-			ssn.SetUnschedulable(job.UID, reason)
+			ssn.Block(job.UID, reason)
 		}
 		if jobs.Len() > 0 {
 			queues.Push(queue)

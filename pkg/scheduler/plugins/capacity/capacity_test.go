@@ -125,8 +125,8 @@ func cycle(t *testing.T, o api.Objects, actions ...framework.Action) (*perQueue,
 }
 
 func reasonOf(outcomes map[api.JobID]*framework.JobOutcome, job api.JobID) string {
-	if o := outcomes[job]; o != nil && o.Unschedulable != nil {
-		return o.Unschedulable.String()
+	if o := outcomes[job]; o != nil && o.Unschedulable() != nil {
+		return o.Unschedulable().String()
 	}
 	return ""
 }
@@ -272,8 +272,8 @@ func TestBorrowingAndOveruse(t *testing.T) {
 	}
 	types := map[api.JobID]string{}
 	for _, id := range []api.JobID{"ns/bjob", shadowJob("a-000")} {
-		if o := ssn.Outcomes()[id]; o != nil && o.Unschedulable != nil {
-			types[id] = o.Unschedulable.Type
+		if o := ssn.Outcomes()[id]; o != nil && o.Unschedulable() != nil {
+			types[id] = o.Unschedulable().Type
 		}
 	}
 	wantTypes := map[api.JobID]string{"ns/bjob": "NotEnoughResources", shadowJob("a-000"): "QueueOverused"}

@@ -132,11 +132,11 @@ func TestEnqueueRespectsCapability(t *testing.T) {
 		t.Errorf("admitted %d jobs, want 1 (two 6-cpu minimums exceed the 10-cpu capability)", admitted)
 	}
 	second := ssn.Outcomes()["ns/second"]
-	if second == nil || second.Unschedulable == nil || second.Unschedulable.Type != "QueueCapabilityExceeded" {
+	if second == nil || second.Unschedulable() == nil || second.Unschedulable().Type != "QueueCapabilityExceeded" {
 		t.Fatalf("second job's outcome = %+v, want QueueCapabilityExceeded", second)
 	}
 	want := "queue a cannot admit the job: its minimum (cpu 6) with the queue's allocated (none) and admitted (cpu 6) resources exceeds what the queue may hold (cpu 10, memory 256Gi) in [cpu]"
-	if got := second.Unschedulable.Message; got != want {
+	if got := second.Unschedulable().Message; got != want {
 		t.Errorf("reason:\n got %s\nwant %s", got, want)
 	}
 }
