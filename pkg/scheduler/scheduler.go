@@ -75,6 +75,7 @@ type Scheduler struct {
 	trigger chan struct{}
 	// startNode rotates node searches across cycles.
 	startNode int
+	explained explanations
 }
 
 // New returns a scheduler over c. Wire c's Notify to Scheduler.Notify.
@@ -191,6 +192,7 @@ func (s *Scheduler) RunCycle(ctx context.Context) CycleStats {
 			}
 		}
 	}
+	s.explained.record(snap, ssn.Outcomes(), start)
 	if s.opts.Status != nil {
 		s.opts.Status.Apply(snap, ssn.Outcomes(), jobs, metav1.NewTime(start))
 	}

@@ -204,7 +204,7 @@ func Run(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master
 	}
 
 	var ready atomic.Bool
-	servers, err := startServers(ctx, cfg, reg, &ready)
+	servers, err := startServers(ctx, cfg, reg, sched.ExplainHandler(), &ready)
 	if err != nil {
 		return err
 	}
@@ -377,7 +377,7 @@ func unwrap[T any](obj any) (T, bool) {
 
 // startServers serves /healthz and /readyz, and /metrics (with pprof when
 // enabled); it returns a function that stops them.
-func startServers(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, reg *prometheus.Registry, ready *atomic.Bool) (func(), error) {
+func startServers(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, reg *prometheus.Registry, explain http.Handler, ready *atomic.Bool) (func(), error) {
 	health := http.NewServeMux()
 	health.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	health.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
@@ -389,6 +389,8 @@ func startServers(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguratio
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	// What keeps each pending job from being placed, for calderactl.
+	mux.Handle(scheduler.ExplainPath, explain)
 	if cfg.EnableProfiling != nil && *cfg.EnableProfiling {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)

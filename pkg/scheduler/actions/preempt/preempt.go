@@ -42,6 +42,10 @@ func (a *Action) Execute(ssn *framework.Session) {
 	search := victims.NewSearch(ssn, &victims.Policy{
 		Eligible: eligible,
 		Narrow:   ssn.Preemptable,
+		NoVictims: func(t *api.TaskInfo) *framework.Reason {
+			return framework.Reasonf("NoPreemptionVictims",
+				"no node has lower-priority pods of the job's queue that may be preempted to make room for task %s", t.Name)
+		},
 	})
 	queues := byQueue.Queues()
 	for {
@@ -56,9 +60,10 @@ func (a *Action) Execute(ssn *framework.Session) {
 				break
 			}
 			gate := func(t *api.TaskInfo) (bool, *framework.Reason) { return ssn.Allocatable(queue, t) }
-			search.Place(job, gate, func(t *api.TaskInfo) string {
+			r := search.Place(job, gate, func(t *api.TaskInfo) string {
 				return fmt.Sprintf("preempted by %s/%s (job %s, priority %d)", t.Namespace, t.Name, job.Name, job.Priority)
 			})
+			ssn.Block(job.UID, r.Blocked)
 		}
 	}
 }

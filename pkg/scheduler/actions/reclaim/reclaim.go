@@ -49,6 +49,10 @@ func (a *Action) Execute(ssn *framework.Session) {
 		},
 		Narrow:   ssn.Reclaimable,
 		Distance: ssn.VictimDistance,
+		NoVictims: func(t *api.TaskInfo) *framework.Reason {
+			return framework.Reasonf("NoReclaimVictims",
+				"no node has pods of other queues above their deserved share that may be reclaimed to make room for task %s", t.Name)
+		},
 	})
 	queues := byQueue.Queues()
 	for {
@@ -71,13 +75,14 @@ func (a *Action) Execute(ssn *framework.Session) {
 				}
 				if !ssn.Preemptive(queue, t) {
 					return false, framework.Reasonf("QueueDeservedReached",
-						"queue %s would hold more than it deserves with task %s, so it may not take resources back from other queues", queue.Name, t.Name)
+						"queue %s would hold more than it deserves with task %s, so it may not take resources back from other queues", queue.Name, t.Name).Of(framework.KindQueue)
 				}
 				return true, nil
 			}
-			search.Place(job, gate, func(t *api.TaskInfo) string {
+			r := search.Place(job, gate, func(t *api.TaskInfo) string {
 				return fmt.Sprintf("reclaimed by queue %s for %s/%s (job %s)", queue.Name, t.Namespace, t.Name, job.Name)
 			})
+			ssn.Block(job.UID, r.Blocked)
 		}
 	}
 }

@@ -12,8 +12,10 @@ package victims
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
@@ -32,6 +34,9 @@ type Policy struct {
 	// the reclaimer's); nearer victims are taken first and a node whose
 	// victims are all near beats one that needs far ones.
 	Distance func(preemptor, v *api.TaskInfo) int
+	// NoVictims explains that no node has tasks the policy may evict for
+	// a task.
+	NoVictims func(t *api.TaskInfo) *framework.Reason
 }
 
 // Choice is a node and the tasks to evict so that a task fits there.
@@ -358,7 +363,7 @@ func (s *Search) Place(job *api.JobInfo, gate Gate, reason func(preemptor *api.T
 		}
 		key, remember := s.key(job, t)
 		if at, ok := s.noVictims[key]; remember && ok && at == ssn.Mutations() {
-			blocked = noVictims(t)
+			blocked = s.policy.NoVictims(t).Of(framework.KindPreemption)
 			break
 		}
 		c := Choose(ssn, job, t, s.policy)
@@ -366,7 +371,7 @@ func (s *Search) Place(job *api.JobInfo, gate Gate, reason func(preemptor *api.T
 			if remember {
 				s.noVictims[key] = ssn.Mutations()
 			}
-			blocked = noVictims(t)
+			blocked = s.policy.NoVictims(t).Of(framework.KindPreemption)
 			break
 		}
 		why := reason(t)
@@ -392,6 +397,9 @@ func (s *Search) Place(job *api.JobInfo, gate Gate, reason func(preemptor *api.T
 	}
 	if !ssn.JobStarving(job) && (ssn.JobReady(job) || ssn.JobPipelined(job)) {
 		stmt.Commit()
+		if len(victims) > 0 {
+			ssn.Block(job.UID, pending(victims))
+		}
 		return Result{Committed: true, Victims: victims}
 	}
 	stmt.Discard()
@@ -421,11 +429,21 @@ func (s *Search) key(job *api.JobInfo, t *api.TaskInfo) (string, bool) {
 	return string(job.Queue) + "\x00" + strconv.Itoa(int(job.Priority)) + "\x00" + sig, true
 }
 
-func noVictims(t *api.TaskInfo) *framework.Reason {
-	return framework.Reasonf("NoVictims", "task %s fits no node, and no node has tasks that may be evicted for it to make room", t.Name)
-}
-
 func internalError(ssn *framework.Session, err error, t *api.TaskInfo) *framework.Reason {
 	ssn.Logger.Error(err, "Evicting or placing failed", "task", t.Namespace+"/"+t.Name)
 	return framework.Reasonf("InternalError", "%v", err)
+}
+
+// pending explains a job that room is being made for.
+func pending(victims []*api.TaskInfo) *framework.Reason {
+	names := make([]string, 0, len(victims))
+	for _, v := range victims {
+		names = append(names, v.Namespace+"/"+v.Name)
+	}
+	slices.Sort(names)
+	list := strings.Join(names, ", ")
+	if len(names) > 5 {
+		list = fmt.Sprintf("%s and %d more", strings.Join(names[:5], ", "), len(names)-5)
+	}
+	return framework.Reasonf("PreemptionPending", "evicting %d pods to make room for the job: %s", len(victims), list).Of(framework.KindPreemption)
 }
