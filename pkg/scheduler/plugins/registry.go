@@ -5,6 +5,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/binpack"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/capacity"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/cdp"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/conformance"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/drf"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/gang"
@@ -20,6 +21,7 @@ func NewRegistry() framework.Registry {
 	return framework.Registry{
 		binpack.Name:     binpack.New,
 		capacity.Name:    capacity.New,
+		cdp.Name:         cdp.New,
 		conformance.Name: conformance.New,
 		drf.Name:         drf.New,
 		gang.Name:        gang.New,

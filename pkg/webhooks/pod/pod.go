@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -48,6 +49,8 @@ func (w *Webhook) ValidateCreate(ctx context.Context, pod *corev1.Pod) (admissio
 		return nil, nil
 	}
 	errs := ValidateBudgetAnnotations(pod.Annotations, field.NewPath("metadata", "annotations"))
+	errs = append(errs, ValidatePreemptionKeys(pod.Annotations, field.NewPath("metadata", "annotations"))...)
+	errs = append(errs, ValidatePreemptionKeys(pod.Labels, field.NewPath("metadata", "labels"))...)
 	queueErrs, err := w.reader.Confirmed(ctx, func(ctx context.Context, c client.Reader) (field.ErrorList, error) {
 		return validateQueue(ctx, c, pod)
 	})
@@ -139,4 +142,24 @@ func budgetProblem(value string) string {
 		return "must be a positive integer or a percentage from 1% to 99%"
 	}
 	return ""
+}
+
+// ValidatePreemptionKeys checks the keys that protect a pod from
+// preemption and reclaim, as labels or annotations: volcano.sh/preemptable
+// must be true or false, volcano.sh/cooldown-time a positive duration. A
+// typo would otherwise leave a pod its owner meant to protect unprotected.
+func ValidatePreemptionKeys(values map[string]string, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if v, ok := values[schedulingv1beta1.PreemptableKey]; ok {
+		if _, err := strconv.ParseBool(v); err != nil {
+			errs = append(errs, field.Invalid(fldPath.Key(schedulingv1beta1.PreemptableKey), v, "must be true or false"))
+		}
+	}
+	if v, ok := values[schedulingv1beta1.CooldownTimeKey]; ok {
+		if d, err := time.ParseDuration(v); err != nil || d <= 0 {
+			errs = append(errs, field.Invalid(fldPath.Key(schedulingv1beta1.CooldownTimeKey), v,
+				`must be a positive duration such as "600s" or "10m"`))
+		}
+	}
+	return errs
 }

@@ -79,6 +79,24 @@ func TestValidateCreate(t *testing.T) {
 		"the PodGroup's queue wins over the pod's": {
 			pod: wt.MakePod("p", "ns").Annotation(groupKey, "pg").Annotation(queueKey, "closed").Obj(),
 		},
+		"a preemptable annotation that is not a boolean": {
+			pod: wt.MakePod("p", "ns").Annotation(schedulingv1beta1.PreemptableKey, "no").Obj(),
+			want: []metav1.StatusCause{wt.Cause(wt.Invalid, "metadata.annotations[volcano.sh/preemptable]",
+				`Invalid value: "no": must be true or false`)},
+		},
+		"a cooldown label that is not a duration": {
+			pod: wt.MakePod("p", "ns").Label(schedulingv1beta1.CooldownTimeKey, "600").Obj(),
+			want: []metav1.StatusCause{wt.Cause(wt.Invalid, "metadata.labels[volcano.sh/cooldown-time]",
+				`Invalid value: "600": must be a positive duration such as "600s" or "10m"`)},
+		},
+		"a negative cooldown": {
+			pod: wt.MakePod("p", "ns").Annotation(schedulingv1beta1.CooldownTimeKey, "-5m").Obj(),
+			want: []metav1.StatusCause{wt.Cause(wt.Invalid, "metadata.annotations[volcano.sh/cooldown-time]",
+				`Invalid value: "-5m": must be a positive duration such as "600s" or "10m"`)},
+		},
+		"protection keys spelled right": {
+			pod: wt.MakePod("p", "ns").Annotation(schedulingv1beta1.PreemptableKey, "false").Label(schedulingv1beta1.CooldownTimeKey, "10m").Obj(),
+		},
 		"two disruption budgets": {
 			pod: wt.MakePod("p", "ns").Annotation(schedulingv1beta1.JDBMinAvailableKey, "1").Annotation(schedulingv1beta1.JDBMaxUnavailableKey, "20%").Obj(),
 			want: []metav1.StatusCause{wt.Cause(wt.Forbidden, "metadata.annotations[volcano.sh/jdb-max-unavailable]",

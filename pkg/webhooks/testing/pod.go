@@ -38,3 +38,12 @@ func (w *PodWrapper) Annotation(key, value string) *PodWrapper {
 	w.pod.Annotations[key] = value
 	return w
 }
+
+// Label sets a label.
+func (w *PodWrapper) Label(key, value string) *PodWrapper {
+	if w.pod.Labels == nil {
+		w.pod.Labels = map[string]string{}
+	}
+	w.pod.Labels[key] = value
+	return w
+}
