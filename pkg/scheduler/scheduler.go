@@ -175,6 +175,9 @@ func (s *Scheduler) RunCycle(ctx context.Context) CycleStats {
 		stats.ActionDurations[a.Name()] = s.opts.Clock.Since(as)
 	}
 	ssn.Close()
+	for _, e := range ssn.Evictions() {
+		s.cache.RecordEviction(e.Task.Job, e.By, start, framework.ReEvictionWindow)
+	}
 	s.startNode = ssn.NextStartNode()
 	nodes, jobs := ssn.Touched()
 	s.cache.Invalidate(nodes, jobs)

@@ -2,6 +2,7 @@ package api
 
 import (
 	"maps"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -41,6 +42,9 @@ type JobInfo struct {
 	// Preemptable is the PodGroup's volcano.sh/preemptable annotation, for
 	// the pods that do not say themselves; nil when it does not say.
 	Preemptable *bool
+	// EvictedBy holds the jobs that tasks of this job were evicted for, and
+	// when last; nil when none.
+	EvictedBy map[JobID]time.Time
 	// PreemptNever: the job's PriorityClass (its PodGroup's, else its
 	// pods') has preemptionPolicy Never, so it never evicts others.
 	PreemptNever bool
@@ -203,6 +207,7 @@ func (j *JobInfo) Schedulable() bool { return j.Shadow || j.PodGroup != nil }
 func (j *JobInfo) Clone() *JobInfo {
 	c := *j
 	c.MinTaskMember = maps.Clone(j.MinTaskMember)
+	c.EvictedBy = maps.Clone(j.EvictedBy)
 	c.Tasks = make(map[TaskID]*TaskInfo, len(j.Tasks))
 	c.ByStatus = make(map[TaskStatus]map[TaskID]*TaskInfo, len(j.ByStatus))
 	c.Allocated = j.Allocated.Clone()

@@ -505,6 +505,28 @@ func (c *Cache) ForgetEviction(uid types.UID, retryAt time.Time) {
 	})
 }
 
+// RecordEviction remembers that a task of victim was evicted for by at a
+// time, so that victim does not take the room back from by at once.
+// Records older than keep are dropped.
+func (c *Cache) RecordEviction(victim, by api.JobID, at time.Time, keep time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.jobs[victim]
+	if e == nil {
+		return
+	}
+	if e.info.EvictedBy == nil {
+		e.info.EvictedBy = map[api.JobID]time.Time{}
+	}
+	for id, t := range e.info.EvictedBy {
+		if at.Sub(t) >= keep {
+			delete(e.info.EvictedBy, id)
+		}
+	}
+	e.info.EvictedBy[by] = at
+	c.touchJob(victim)
+}
+
 // resetTaskLocked changes one of our tasks in place, keeping its job's and
 // nodes' accounts in step.
 func (c *Cache) resetTaskLocked(t *api.TaskInfo, change func(*api.TaskInfo)) {

@@ -144,6 +144,20 @@ type Session struct {
 	touchedNodes   map[string]bool
 	touchedJobs    map[api.JobID]bool
 	bound          int
+	evictions      []Eviction
+}
+
+// ReEvictionWindow is how long a job whose tasks were evicted for another
+// job may not evict that job's tasks in turn (the scheduler remembers each
+// eviction this long): two jobs never take the same room from each other
+// back and forth.
+const ReEvictionWindow = 5 * time.Minute
+
+// Eviction is a committed eviction: the task, and the job it was evicted
+// for.
+type Eviction struct {
+	Task *api.TaskInfo
+	By   api.JobID
 }
 
 // OpenSession starts a cycle: it resolves each plugin's extension points and
@@ -227,6 +241,9 @@ func (ssn *Session) Touched() (nodes map[string]bool, jobs map[api.JobID]bool) {
 
 // NextStartNode is where the next cycle's first node search should start.
 func (ssn *Session) NextStartNode() int { return ssn.nextStart }
+
+// Evictions are the evictions committed in the cycle, in order.
+func (ssn *Session) Evictions() []Eviction { return ssn.evictions }
 
 // BoundCount is the number of placements committed in the cycle.
 func (ssn *Session) BoundCount() int { return ssn.bound }

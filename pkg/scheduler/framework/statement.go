@@ -22,8 +22,10 @@ type op struct {
 	// pipelined (nominated) elsewhere, the node it was on.
 	was  api.TaskStatus
 	from *api.NodeInfo
-	// reason is why an evicted task is evicted.
+	// reason is why an evicted task is evicted; by is the job it is
+	// evicted for.
 	reason string
+	by     api.JobID
 }
 
 // Statement groups the placements of one job so that they take effect
@@ -76,8 +78,9 @@ func (s *Statement) place(kind opKind, status api.TaskStatus, t *api.TaskInfo, n
 // Evict marks a bound or running task as Releasing, so that the room it
 // frees counts for placements that may wait for it (Pipeline). Its job and
 // the plugins see it leave, as for an undone placement. Commit hands the
-// eviction to the session's evictor; Discard puts the task back.
-func (s *Statement) Evict(t *api.TaskInfo, reason string) error {
+// eviction to the session's evictor; Discard puts the task back. by is the
+// job the room is made for.
+func (s *Statement) Evict(t *api.TaskInfo, by api.JobID, reason string) error {
 	if s.ssn.evictor == nil {
 		return fmt.Errorf("task %s/%s: the session has no evictor", t.Namespace, t.Name)
 	}
@@ -100,7 +103,7 @@ func (s *Statement) Evict(t *api.TaskInfo, reason string) error {
 	// no longer holds.
 	s.ssn.forgetAllMemos()
 	s.ssn.fireDeallocate(t)
-	s.ops = append(s.ops, op{kind: opEvict, task: t, node: n, was: was, reason: reason})
+	s.ops = append(s.ops, op{kind: opEvict, task: t, node: n, was: was, reason: reason, by: by})
 	return nil
 }
 
@@ -157,6 +160,7 @@ func (s *Statement) Commit() {
 	for _, o := range s.ops {
 		if o.kind == opEvict {
 			s.ssn.evictor.Evict(o.task, o.reason)
+			s.ssn.evictions = append(s.ssn.evictions, Eviction{Task: o.task, By: o.by})
 			continue
 		}
 		if o.kind == opPipeline {

@@ -60,7 +60,7 @@ func TestEvictMakesRoomForAPipelinedTask(t *testing.T) {
 	ssn, victim, preemptor := evictionSession(t, r)
 	n := ssn.Snapshot.Nodes["n"]
 	stmt := ssn.NewStatement()
-	if err := stmt.Evict(victim, "preempted by ns/high"); err != nil {
+	if err := stmt.Evict(victim, "ns/high", "preempted by ns/high"); err != nil {
 		t.Fatal(err)
 	}
 	if victim.Status != api.Releasing {
@@ -93,7 +93,7 @@ func TestDiscardPutsAnEvictedTaskBack(t *testing.T) {
 	job := ssn.Snapshot.Jobs[victim.Job]
 	before, allocated := nodeState(n), job.Allocated.MilliCPU
 	stmt := ssn.NewStatement()
-	if err := stmt.Evict(victim, "preempted"); err != nil {
+	if err := stmt.Evict(victim, "ns/high", "preempted"); err != nil {
 		t.Fatal(err)
 	}
 	if err := stmt.Pipeline(preemptor, n); err != nil {
@@ -117,11 +117,11 @@ func TestDiscardPutsAnEvictedTaskBack(t *testing.T) {
 
 func TestEvictRefuses(t *testing.T) {
 	ssn, victim, _ := evictionSession(t, nil)
-	if err := ssn.NewStatement().Evict(victim, "x"); err == nil {
+	if err := ssn.NewStatement().Evict(victim, "ns/high", "x"); err == nil {
 		t.Error("evicting without an evictor succeeded")
 	}
 	ssn, _, preemptor := evictionSession(t, &recorder{})
-	if err := ssn.NewStatement().Evict(preemptor, "x"); err == nil {
+	if err := ssn.NewStatement().Evict(preemptor, "ns/high", "x"); err == nil {
 		t.Error("evicting a pending task succeeded")
 	}
 }

@@ -265,3 +265,48 @@ func tree(deptA, a1, a2, deptB, b1 string) []*schedulingv1beta1.Queue {
 		schedtesting.MakeQueue("team-b1").Parent("dept-b").Deserved(cpu(b1)).Obj(),
 	}
 }
+
+// TestNoTakingBack: a job whose pod was just evicted for another job does
+// not take the room back from that job, though the queues' shares would
+// let it; once the window has passed it may.
+func TestNoTakingBack(t *testing.T) {
+	now := epoch.Add(2 * time.Hour)
+	objects := func() api.Objects {
+		return api.Objects{
+			Nodes: nodes(1),
+			Queues: []*schedulingv1beta1.Queue{
+				schedtesting.MakeQueue("a").Deserved(cpu("2")).Obj(),
+				schedtesting.MakeQueue("b").Deserved(cpu("2")).Obj(),
+			},
+			PodGroups: []*schedulingv1beta1.PodGroup{
+				schedtesting.MakePodGroup("bj", "ns").Queue("b").MinMember(1).Phase(schedulingv1beta1.PodGroupRunning).Obj(),
+			},
+			Pods: []*corev1.Pod{
+				st.MakePod("ns", "b-0").Group("bj").Req("cpu", "2").Created(metav1.NewTime(epoch)).Node("n1").Obj(),
+				st.MakePod("ns", "b-1").Group("bj").Req("cpu", "2").Created(metav1.NewTime(epoch.Add(time.Minute))).Node("n1").Obj(),
+				pending("a-0", "a"),
+			},
+		}
+	}
+	for name, tc := range map[string]struct {
+		ago  time.Duration
+		want []string
+	}{
+		"within the window": {ago: time.Minute},
+		"after the window":  {ago: framework.ReEvictionWindow + time.Second, want: []string{"b-1"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := objects()
+			snap := api.Build(o)
+			reclaimer := snap.Jobs[api.JobIDOfPod(o.Pods[2])]
+			reclaimer.EvictedBy = map[api.JobID]time.Time{api.NewJobID("ns", "bj"): now.Add(-tc.ago)}
+			r := &recorder{}
+			ssn := framework.OpenSession(t.Context(), snap, tiers(t, flatCapacity), framework.Options{Now: now, Sink: r, Evictor: r})
+			New().Execute(ssn)
+			ssn.Close()
+			if diff := cmp.Diff(tc.want, r.evictions); diff != "" {
+				t.Errorf("evictions (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -85,6 +85,13 @@ func Evictable(t *api.TaskInfo, now time.Time) bool {
 	return (t.Status == api.Running || t.Status == api.Bound) && !now.Before(t.NoEvictUntil)
 }
 
+// evictedRecently reports whether the preemptor lost tasks to the victim's
+// job within the re-eviction window.
+func evictedRecently(preemptor, victimJob *api.JobInfo, now time.Time) bool {
+	at, ok := preemptor.EvictedBy[victimJob.UID]
+	return ok && now.Sub(at) < framework.ReEvictionWindow
+}
+
 // Choose finds where evicting tasks the policy allows makes room for t, a
 // task of job; nil when nowhere. Nodes are first compared by resources
 // alone; the best is then checked with every predicate as if its victims
@@ -137,7 +144,7 @@ func chooseOn(ssn *framework.Session, job *api.JobInfo, t *api.TaskInfo, n *api.
 		}
 		// The job's copy of the task is the one statements change.
 		v := vj.Tasks[nt.UID]
-		if v == nil || !Evictable(v, ssn.Now) || !vj.TaskPreemptable(v) || !p.Eligible(job, vj, v) {
+		if v == nil || !Evictable(v, ssn.Now) || !vj.TaskPreemptable(v) || !p.Eligible(job, vj, v) || evictedRecently(job, vj, ssn.Now) {
 			continue
 		}
 		candidates = append(candidates, v)
@@ -376,7 +383,7 @@ func (s *Search) Place(job *api.JobInfo, gate Gate, reason func(preemptor *api.T
 		}
 		why := reason(t)
 		for _, v := range c.Victims {
-			if err := stmt.Evict(v, why); err != nil {
+			if err := stmt.Evict(v, job.UID, why); err != nil {
 				blocked = internalError(ssn, err, v)
 				break
 			}
