@@ -51,7 +51,8 @@ type JobInfo struct {
 
 	Tasks    map[TaskID]*TaskInfo
 	ByStatus map[TaskStatus]map[TaskID]*TaskInfo
-	// Allocated is the request of the tasks that hold resources.
+	// Allocated is the request of the tasks that count for the job's
+	// allocation (TaskStatus.CountsForJob).
 	Allocated *Resource
 	// TotalRequest is the request of all tasks.
 	TotalRequest *Resource
@@ -97,7 +98,7 @@ func (j *JobInfo) AddTask(t *TaskInfo) {
 	j.Tasks[t.UID] = t
 	j.index(t)
 	j.TotalRequest.Add(t.Resreq)
-	if t.Status.HoldsResources() {
+	if t.Status.CountsForJob() {
 		j.Allocated.Add(t.Resreq)
 	}
 }
@@ -111,20 +112,20 @@ func (j *JobInfo) RemoveTask(t *TaskInfo) {
 	j.unindex(cur)
 	delete(j.Tasks, t.UID)
 	j.TotalRequest.Sub(cur.Resreq)
-	if cur.Status.HoldsResources() {
+	if cur.Status.CountsForJob() {
 		j.Allocated.Sub(cur.Resreq)
 	}
 }
 
 // SetTaskStatus moves a task of this job to a new status.
 func (j *JobInfo) SetTaskStatus(t *TaskInfo, status TaskStatus) {
-	if t.Status.HoldsResources() {
+	if t.Status.CountsForJob() {
 		j.Allocated.Sub(t.Resreq)
 	}
 	j.unindex(t)
 	t.Status = status
 	j.index(t)
-	if t.Status.HoldsResources() {
+	if t.Status.CountsForJob() {
 		j.Allocated.Add(t.Resreq)
 	}
 }

@@ -42,11 +42,27 @@ func TestNodeAccountsFollowTasks(t *testing.T) {
 	if got := n.K8s.GetRequested().GetMilliCPU(); got != 1000 {
 		t.Errorf("kube-scheduler's requested cpu = %dm, want 1000m (pipelined tasks are not on the node yet)", got)
 	}
-	if got, want := job.Allocated.String(), "cpu 1, memory 1Gi, pods 1"; got != want {
+	// The job counts what it holds and what it claims.
+	if got, want := job.Allocated.String(), "cpu 3, memory 1Gi, pods 2"; got != want {
 		t.Errorf("job allocated = %q, want %q", got, want)
 	}
 	if got := job.PlacedCount(); got != 2 {
 		t.Errorf("placed = %d, want 2", got)
+	}
+
+	// A task being deleted still takes room on its node, but no longer
+	// counts for its job.
+	n.RemoveTask(klog.Background(), a)
+	job.SetTaskStatus(a, Releasing)
+	n.AddTask(a)
+	if got, want := job.Allocated.String(), "cpu 2, pods 1"; got != want {
+		t.Errorf("job allocated with a releasing = %q, want %q", got, want)
+	}
+	if got, want := n.Releasing.String(), "cpu 1, memory 1Gi, pods 1"; got != want {
+		t.Errorf("releasing = %q, want %q", got, want)
+	}
+	if got, want := n.Idle.String(), "cpu 3, memory 7Gi, pods 109"; got != want {
+		t.Errorf("idle with a releasing = %q, want %q", got, want)
 	}
 
 	clone := n.Clone()

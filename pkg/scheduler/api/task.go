@@ -60,6 +60,19 @@ func (s TaskStatus) HoldsResources() bool {
 	return false
 }
 
+// CountsForJob reports whether a task in this status counts in its job's
+// (and so its queue's) allocation: it holds resources or claims room being
+// freed for it, and is not leaving. Shares follow what a job will hold, so
+// a queue whose pods are being evicted does not look above its share, nor
+// one whose pods wait for that room below it.
+func (s TaskStatus) CountsForJob() bool {
+	switch s {
+	case Allocated, Pipelined, Binding, Bound, Running:
+		return true
+	}
+	return false
+}
+
 // Placed reports whether the task counts as placed for its gang: it has, or
 // is about to have, a node.
 func (s TaskStatus) Placed() bool {

@@ -69,9 +69,11 @@ func (ssn *Session) signature(t *api.TaskInfo) (string, bool) {
 // every node. ok is false when a plugin cannot sign the task.
 func (ssn *Session) TaskSignature(t *api.TaskInfo) (sig string, ok bool) { return ssn.signature(t) }
 
-// Mutations counts the placements and evictions made and undone in the
-// session so far: a result computed at one count holds while it stays.
-func (ssn *Session) Mutations() uint64 { return ssn.mutations }
+// StateVersion names the session's state: it moves on with every
+// placement and eviction, and a discarded statement puts it back to where
+// the statement began, so a result computed at one version holds whenever
+// the session is at that version again.
+func (ssn *Session) StateVersion() uint64 { return ssn.version }
 
 // FindNode chooses the node for a task as Candidates and BestNode do:
 // the best-scoring node that fits now, else the best that fits once

@@ -56,6 +56,9 @@ func (ssn *Session) DropClaim(t *api.TaskInfo) {
 	t.NodeName = ""
 	ssn.touchedJobs[job.UID] = true
 	ssn.forgetAllMemos()
+	ssn.version++
+	// Plugins counted the claim from the snapshot.
+	ssn.fireDeallocate(t)
 	if ssn.nominator != nil {
 		ssn.nominator.Unnominate(t)
 	}

@@ -132,6 +132,9 @@ type Session struct {
 	// mutations counts the placements made and undone in the session.
 	noFit     map[string]noFit
 	mutations uint64
+	// version names the session's state: every change moves it on, and a
+	// discarded statement puts it back to where the statement began.
+	version uint64
 
 	state map[any]any
 	// fitsBuf and futureBuf are Candidates' reused results.

@@ -34,10 +34,12 @@ type op struct {
 type Statement struct {
 	ssn *Session
 	ops []op
+	// version is the session's state version when the statement began.
+	version uint64
 }
 
 // NewStatement starts a transaction.
-func (ssn *Session) NewStatement() *Statement { return &Statement{ssn: ssn} }
+func (ssn *Session) NewStatement() *Statement { return &Statement{ssn: ssn, version: ssn.version} }
 
 // Allocate places a task on a node's idle resources.
 func (s *Statement) Allocate(t *api.TaskInfo, n *api.NodeInfo) error {
@@ -58,11 +60,13 @@ func (s *Statement) place(kind opKind, status api.TaskStatus, t *api.TaskInfo, n
 	o := op{kind: kind, task: t, node: n, was: t.Status}
 	if t.Status == api.Pipelined {
 		// A nominated task placed at last (or elsewhere): its claim goes.
+		// Plugins counted the claim; they see it end before the placement.
 		if from := s.ssn.Snapshot.Nodes[t.NodeName]; from != nil {
 			from.RemoveTask(s.ssn.Logger, t)
 			s.ssn.touchedNodes[from.Name] = true
 			o.from = from
 		}
+		s.ssn.fireDeallocate(t)
 	}
 	job.SetTaskStatus(t, status)
 	t.NodeName = n.Name
@@ -71,6 +75,7 @@ func (s *Statement) place(kind opKind, status api.TaskStatus, t *api.TaskInfo, n
 	s.ssn.touchedJobs[job.UID] = true
 	s.ssn.forgetMemos(t)
 	s.ssn.fireAllocate(t)
+	s.ssn.version++
 	s.ops = append(s.ops, o)
 	return nil
 }
@@ -103,6 +108,7 @@ func (s *Statement) Evict(t *api.TaskInfo, by api.JobID, reason string) error {
 	// no longer holds.
 	s.ssn.forgetAllMemos()
 	s.ssn.fireDeallocate(t)
+	s.ssn.version++
 	s.ops = append(s.ops, op{kind: opEvict, task: t, node: n, was: was, reason: reason, by: by})
 	return nil
 }
@@ -136,21 +142,25 @@ func (s *Statement) Discard() {
 		o.node.RemoveTask(s.ssn.Logger, o.task)
 		job := s.ssn.Snapshot.Jobs[o.task.Job]
 		if o.from != nil {
-			// Back to its claim.
+			// Back to its claim, which plugins count again.
 			if job != nil {
 				job.SetTaskStatus(o.task, o.was)
 			}
 			o.task.NodeName = o.from.Name
 			o.from.AddTask(o.task)
-		} else {
-			if job != nil {
-				job.SetTaskStatus(o.task, api.Pending)
-			}
-			o.task.NodeName = ""
+			s.ssn.fireDeallocate(o.task)
+			s.ssn.fireAllocate(o.task)
+			continue
 		}
+		if job != nil {
+			job.SetTaskStatus(o.task, api.Pending)
+		}
+		o.task.NodeName = ""
 		s.ssn.fireDeallocate(o.task)
 	}
 	s.ops = nil
+	// The session is as it was when the statement began.
+	s.ssn.version = s.version
 }
 
 // Commit hands the evictions to the evictor and the allocations to the

@@ -14,7 +14,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -300,19 +299,25 @@ func allEligible(preemptor, vj *api.JobInfo, tasks []*api.TaskInfo, p *Policy) b
 }
 
 // Search places jobs by evicting, for one action in one cycle. It
-// remembers which kinds of task found no victims, so that alike tasks of
-// other jobs are not searched for again until the session changes.
+// remembers the kinds of job it failed to place, so that alike jobs are not
+// tried again while the session stays as it was after the failure: a
+// backlog of alike pending jobs costs one search, not one each.
 type Search struct {
 	ssn    *framework.Session
 	policy *Policy
-	// noVictims holds, per task signature, queue and job priority, the
-	// session's mutation count when a search found nothing.
-	noVictims map[string]uint64
+	// failed holds, per kind of job, the session's state version a failed
+	// attempt left it at (undone), and why it failed.
+	failed map[string]failure
+}
+
+type failure struct {
+	mutations uint64
+	why       *framework.Reason
 }
 
 // NewSearch returns a search for the policy in this session.
 func NewSearch(ssn *framework.Session, p *Policy) *Search {
-	return &Search{ssn: ssn, policy: p, noVictims: map[string]uint64{}}
+	return &Search{ssn: ssn, policy: p, failed: map[string]failure{}}
 }
 
 // Gate says whether a task of the job may be placed now (queue capability,
@@ -345,6 +350,10 @@ func (s *Search) Place(job *api.JobInfo, gate Gate, reason func(preemptor *api.T
 		}
 	}
 	ssn.SortTasks(tasks)
+	key, remember := s.key(job, tasks)
+	if f, ok := s.failed[key]; remember && ok && f.mutations == ssn.StateVersion() {
+		return Result{Blocked: f.why}
+	}
 	stmt := ssn.NewStatement()
 	var victims []*api.TaskInfo
 	var blocked *framework.Reason
@@ -368,16 +377,8 @@ func (s *Search) Place(job *api.JobInfo, gate Gate, reason func(preemptor *api.T
 			}
 			continue
 		}
-		key, remember := s.key(job, t)
-		if at, ok := s.noVictims[key]; remember && ok && at == ssn.Mutations() {
-			blocked = s.policy.NoVictims(t).Of(framework.KindPreemption)
-			break
-		}
 		c := Choose(ssn, job, t, s.policy)
 		if c == nil {
-			if remember {
-				s.noVictims[key] = ssn.Mutations()
-			}
 			blocked = s.policy.NoVictims(t).Of(framework.KindPreemption)
 			break
 		}
@@ -413,6 +414,9 @@ func (s *Search) Place(job *api.JobInfo, gate Gate, reason func(preemptor *api.T
 	if blocked == nil {
 		blocked = framework.Reasonf("GangShortfall", "the job's tasks do not make up its gang")
 	}
+	if remember {
+		s.failed[key] = failure{mutations: ssn.StateVersion(), why: blocked}
+	}
 	return Result{Blocked: blocked}
 }
 
@@ -426,14 +430,25 @@ func admit(gate Gate, t *api.TaskInfo) *framework.Reason {
 	return nil
 }
 
-// key identifies alike searches: tasks the plugins cannot tell apart, of
-// jobs in the same queue with the same priority, find the same victims.
-func (s *Search) key(job *api.JobInfo, t *api.TaskInfo) (string, bool) {
-	sig, ok := s.ssn.TaskSignature(t)
+// key identifies alike jobs, which fare alike in the same session: of the
+// same queue and priority, needing as many more tasks, with as many
+// pending tasks that the plugins cannot tell apart. Jobs with a memory of
+// evictions are never alike.
+func (s *Search) key(job *api.JobInfo, tasks []*api.TaskInfo) (string, bool) {
+	if len(tasks) == 0 || len(job.EvictedBy) > 0 {
+		return "", false
+	}
+	sig, ok := s.ssn.TaskSignature(tasks[0])
 	if !ok {
 		return "", false
 	}
-	return string(job.Queue) + "\x00" + strconv.Itoa(int(job.Priority)) + "\x00" + sig, true
+	for _, t := range tasks[1:] {
+		if other, ok := s.ssn.TaskSignature(t); !ok || other != sig {
+			return "", false
+		}
+	}
+	need := job.MinAvailable - job.PlacedCount()
+	return fmt.Sprintf("%s\x00%d\x00%d\x00%d\x00%s", job.Queue, job.Priority, need, len(tasks), sig), true
 }
 
 func internalError(ssn *framework.Session, err error, t *api.TaskInfo) *framework.Reason {
