@@ -343,6 +343,12 @@ func (p *Plugin) Reclaimable(reclaimer *api.TaskInfo, candidates []*api.TaskInfo
 				break
 			}
 		}
+		// The two sibling subtrees that compete under the common ancestor:
+		// the victim's stays better served than the reclaimer's.
+		if r := siblingOf(rs.queue, levels[0]); ok && r != nil &&
+			!share.StillFairer(r.allocated, r.deserved, held(levels[0]), levels[0].deserved, c.Resreq, reclaimer.Resreq) {
+			ok = false
+		}
 		if !ok {
 			continue
 		}
@@ -390,6 +396,18 @@ func (p *Plugin) VictimDistance(reclaimer, victim *api.TaskInfo) int {
 	}
 	common := len(rs.queue.path) - len(belowCommonAncestor(rs.queue, vs.queue))
 	return len(rs.queue.path) - common
+}
+
+// siblingOf returns the reclaimer's queue or ancestor that is a sibling of
+// x (a queue below the common ancestor on the victim's side); nil when the
+// reclaimer's queue is that common ancestor.
+func siblingOf(r, x *queueAttr) *queueAttr {
+	for _, a := range r.path {
+		if a.parent == x.parent {
+			return a
+		}
+	}
+	return nil
 }
 
 // belowCommonAncestor returns v and its ancestors that are not ancestors of

@@ -251,6 +251,9 @@ func (p *Plugin) Reclaimable(reclaimer *api.TaskInfo, candidates []*api.TaskInfo
 		if !share.AboveDeserved(h, a.deserved, c.Resreq, reclaimer.Resreq) || share.IntoGuarantee(h, a.guarantee, c.Resreq) {
 			continue
 		}
+		if r := p.queues[own]; r != nil && !share.StillFairer(r.allocated, r.deserved, h, a.deserved, c.Resreq, reclaimer.Resreq) {
+			continue
+		}
 		held[id] = h.Sub(c.Resreq)
 		out = append(out, c)
 	}
