@@ -1,0 +1,323 @@
+// Package sim runs the scheduler over a simulated member cluster on a
+// simulated clock. It is the scheduler itself minus the API server: the
+// same cache, cycles, actions and plugins, with binds, evictions,
+// nominations and PodGroup status applied to in-memory objects and fed
+// back to the cache as the informers would. Pods run for the time they are
+// given and then succeed; evicted pods go after a grace period. Everything
+// is deterministic for the same inputs.
+package sim
+
+import (
+	"container/heap"
+	"context"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	schedv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/pkg/scheduler"
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/pkg/scheduler/cache"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/status"
+)
+
+// Options configure a simulated cluster.
+type Options struct {
+	Actions []framework.Action
+	Tiers   []framework.Tier
+	// Start is the simulated time the cluster starts at.
+	Start time.Time
+	// EvictionGrace is how long an evicted pod takes to go.
+	EvictionGrace time.Duration
+	// OnEvicted, if set, is told of each evicted pod once it is gone, with
+	// how long it had run; a job controller would create it again.
+	OnEvicted func(c *Cluster, pod *corev1.Pod, ran time.Duration)
+}
+
+// Stats count what happened in a simulation.
+type Stats struct {
+	Cycles, Binds, Evictions, Completions int
+}
+
+// Cluster is a simulated member cluster with the scheduler running on it.
+type Cluster struct {
+	opts   Options
+	clock  *clocktesting.FakeClock
+	cache  *cache.Cache
+	sched  *scheduler.Scheduler
+	pods   map[types.UID]*corev1.Pod
+	groups map[api.JobID]*schedulingv1beta1.PodGroup
+	// runFor is how long each pod runs once bound; 0 runs until evicted.
+	runFor  map[types.UID]time.Duration
+	classes map[string]*schedv1.PriorityClass
+	events  events
+	seq     uint64
+	stats   Stats
+}
+
+// New returns an empty cluster.
+func New(o Options) *Cluster {
+	c := &Cluster{
+		opts:    o,
+		clock:   clocktesting.NewFakeClock(o.Start),
+		cache:   cache.New(cache.Options{}),
+		pods:    map[types.UID]*corev1.Pod{},
+		groups:  map[api.JobID]*schedulingv1beta1.PodGroup{},
+		runFor:  map[types.UID]time.Duration{},
+		classes: map[string]*schedv1.PriorityClass{},
+	}
+	c.sched = scheduler.New(c.cache, scheduler.Options{
+		Actions:     o.Actions,
+		Tiers:       o.Tiers,
+		Binder:      binder{c},
+		Evictor:     evictor{c},
+		Nominations: nominations{c},
+		Status:      statusSink{c},
+		Clock:       c.clock,
+	})
+	return c
+}
+
+// Now is the simulated time.
+func (c *Cluster) Now() time.Time { return c.clock.Now() }
+
+// Stats returns the counts so far.
+func (c *Cluster) Stats() Stats { return c.stats }
+
+// Scheduler is the scheduler running on the cluster (for its
+// explanations).
+func (c *Cluster) Scheduler() *scheduler.Scheduler { return c.sched }
+
+// AddNode adds a node.
+func (c *Cluster) AddNode(n *corev1.Node) { c.cache.UpdateNode(n.DeepCopy()) }
+
+// AddQueue adds or updates a queue.
+func (c *Cluster) AddQueue(q *schedulingv1beta1.Queue) { c.cache.UpdateQueue(q.DeepCopy()) }
+
+// AddPriorityClass adds a PriorityClass.
+func (c *Cluster) AddPriorityClass(pc *schedv1.PriorityClass) {
+	c.classes[pc.Name] = pc.DeepCopy()
+	c.cache.UpdatePriorityClass(pc.DeepCopy())
+}
+
+// AddPodGroup adds a PodGroup.
+func (c *Cluster) AddPodGroup(pg *schedulingv1beta1.PodGroup) {
+	pg = pg.DeepCopy()
+	if pg.CreationTimestamp.IsZero() {
+		pg.CreationTimestamp = metav1.NewTime(c.Now())
+	}
+	c.groups[api.NewJobID(pg.Namespace, pg.Name)] = pg
+	c.cache.UpdatePodGroup(pg.DeepCopy())
+}
+
+// AddPod submits a pending pod that runs for runFor once bound (0: until
+// evicted). Its UID, creation time and priority are filled in when unset
+// (priority from its PriorityClass, as admission would).
+func (c *Cluster) AddPod(p *corev1.Pod, runFor time.Duration) {
+	p = p.DeepCopy()
+	if p.UID == "" {
+		p.UID = types.UID(p.Namespace + "/" + p.Name)
+	}
+	if p.CreationTimestamp.IsZero() {
+		p.CreationTimestamp = metav1.NewTime(c.Now())
+	}
+	if pc := c.classes[p.Spec.PriorityClassName]; pc != nil && p.Spec.Priority == nil {
+		v := pc.Value
+		p.Spec.Priority = &v
+		p.Spec.PreemptionPolicy = pc.PreemptionPolicy
+	}
+	c.pods[p.UID] = p
+	c.runFor[p.UID] = runFor
+	c.cache.UpdatePod(p.DeepCopy())
+}
+
+// Pods returns every pod, in name order.
+func (c *Cluster) Pods() []*corev1.Pod {
+	out := make([]*corev1.Pod, 0, len(c.pods))
+	for _, p := range c.pods {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b *corev1.Pod) int {
+		switch {
+		case a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name:
+			return -1
+		case a.Namespace+"/"+a.Name > b.Namespace+"/"+b.Name:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Cycle runs one scheduling cycle now; its binds, evictions and status
+// take effect at once.
+func (c *Cluster) Cycle(ctx context.Context) scheduler.CycleStats {
+	c.stats.Cycles++
+	return c.sched.RunCycle(ctx)
+}
+
+// Advance moves the clock forward by d, applying the pod completions and
+// deletions due on the way, in time order.
+func (c *Cluster) Advance(d time.Duration) {
+	until := c.Now().Add(d)
+	for c.events.Len() > 0 && !c.events[0].at.After(until) {
+		e := heap.Pop(&c.events).(*event)
+		c.clock.SetTime(e.at)
+		e.do()
+	}
+	c.clock.SetTime(until)
+}
+
+// RunFor runs cycles every period for d, advancing the clock between them.
+// before, if set, is called before each cycle (to submit work).
+func (c *Cluster) RunFor(ctx context.Context, d, period time.Duration, before func(now time.Time)) {
+	end := c.Now().Add(d)
+	for c.Now().Before(end) {
+		if before != nil {
+			before(c.Now())
+		}
+		c.Cycle(ctx)
+		c.Advance(period)
+	}
+}
+
+func (c *Cluster) at(t time.Time, do func()) {
+	c.seq++
+	heap.Push(&c.events, &event{at: t, seq: c.seq, do: do})
+}
+
+// update stores a changed pod and tells the cache, as a watch event would.
+func (c *Cluster) update(p *corev1.Pod) { c.cache.UpdatePod(p.DeepCopy()) }
+
+type binder struct{ c *Cluster }
+
+func (b binder) Bind(t *api.TaskInfo, node string) {
+	c := b.c
+	p := c.pods[t.UID]
+	if p == nil || p.Spec.NodeName != "" {
+		return
+	}
+	now := metav1.NewTime(c.Now())
+	p.Spec.NodeName = node
+	p.Status.Phase = corev1.PodRunning
+	p.Status.StartTime = &now
+	c.stats.Binds++
+	c.update(p)
+	if d := c.runFor[p.UID]; d > 0 {
+		uid := p.UID
+		c.at(c.Now().Add(d), func() { c.finish(uid) })
+	}
+}
+
+func (c *Cluster) finish(uid types.UID) {
+	p := c.pods[uid]
+	if p == nil || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+		return
+	}
+	p.Status.Phase = corev1.PodSucceeded
+	c.stats.Completions++
+	c.update(p)
+}
+
+type evictor struct{ c *Cluster }
+
+func (e evictor) Evict(t *api.TaskInfo, _ string) {
+	c := e.c
+	p := c.pods[t.UID]
+	if p == nil || p.DeletionTimestamp != nil {
+		return
+	}
+	now := metav1.NewTime(c.Now())
+	p.DeletionTimestamp = &now
+	c.stats.Evictions++
+	c.update(p)
+	uid := p.UID
+	c.at(c.Now().Add(c.opts.EvictionGrace), func() { c.remove(uid) })
+}
+
+func (c *Cluster) remove(uid types.UID) {
+	p := c.pods[uid]
+	if p == nil {
+		return
+	}
+	delete(c.pods, uid)
+	delete(c.runFor, uid)
+	c.cache.DeletePod(p.DeepCopy())
+	if c.opts.OnEvicted != nil {
+		var ran time.Duration
+		if p.Status.StartTime != nil {
+			ran = p.DeletionTimestamp.Sub(p.Status.StartTime.Time)
+		}
+		c.opts.OnEvicted(c, p, ran)
+	}
+}
+
+type nominations struct{ c *Cluster }
+
+func (n nominations) WriteNomination(t *api.TaskInfo, node string) {
+	if p := n.c.pods[t.UID]; p != nil {
+		p.Status.NominatedNodeName = node
+		n.c.update(p)
+	}
+}
+
+// statusSink writes PodGroup status as the scheduler's status writer does.
+type statusSink struct{ c *Cluster }
+
+func (s statusSink) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.JobOutcome, touched map[api.JobID]bool, now metav1.Time) {
+	ids := make([]api.JobID, 0, len(outcomes)+len(touched))
+	for id := range outcomes {
+		ids = append(ids, id)
+	}
+	for id := range touched {
+		if _, ok := outcomes[id]; !ok {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		pg, job := s.c.groups[id], snap.Jobs[id]
+		if pg == nil || job == nil {
+			continue
+		}
+		desired := status.DesiredPodGroupStatus(job, outcomes[id], now)
+		if equality.Semantic.DeepEqual(desired, pg.Status) {
+			continue
+		}
+		pg.Status = desired
+		s.c.cache.UpdatePodGroup(pg.DeepCopy())
+	}
+}
+
+// event is something due at a time; seq keeps events of the same time in
+// the order they were made.
+type event struct {
+	at  time.Time
+	seq uint64
+	do  func()
+}
+
+type events []*event
+
+func (e events) Len() int { return len(e) }
+func (e events) Less(i, j int) bool {
+	if !e[i].at.Equal(e[j].at) {
+		return e[i].at.Before(e[j].at)
+	}
+	return e[i].seq < e[j].seq
+}
+func (e events) Swap(i, j int) { e[i], e[j] = e[j], e[i] }
+func (e *events) Push(x any)   { *e = append(*e, x.(*event)) }
+func (e *events) Pop() any {
+	old := *e
+	x := old[len(old)-1]
+	*e = old[:len(old)-1]
+	return x
+}
