@@ -121,3 +121,14 @@ func NodesToFind(percentage, minNodes int) func(int) int {
 		return max(total*p/100, minNodes)
 	}
 }
+
+// CandidateNodes returns how many nodes where evictions would make room
+// preemption and reclaim look for before choosing the best:
+// percentage% of the nodes, at least minNodes and at most maxNodes, and
+// never more than there are.
+func CandidateNodes(percentage, minNodes, maxNodes int) func(nodes int) int {
+	return func(total int) int {
+		n := min(max(total*percentage/100, minNodes), maxNodes)
+		return max(1, min(n, total))
+	}
+}

@@ -64,7 +64,7 @@ func Build(cfg *configv1alpha1.SchedulerConfiguration, h *framework.Handle) (*Pr
 		if !ok {
 			return nil, fmt.Errorf("actions: %q is not available in this version", name)
 		}
-		p.Actions = append(p.Actions, newAction())
+		p.Actions = append(p.Actions, newAction(cfg))
 	}
 	for i := range cfg.Tiers {
 		var tier framework.Tier

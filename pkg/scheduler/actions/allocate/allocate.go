@@ -51,14 +51,15 @@ func (a *Action) Execute(ssn *framework.Session) {
 		}
 		jobs := byQueue.Jobs(queue.UID)
 		if ssn.Overused(queue) {
+			// The queue counts the claims of its nominated tasks in what it
+			// holds: those are still bound; nothing new is placed.
 			for job, ok := jobs.Pop(); ok; job, ok = jobs.Pop() {
-				ssn.Block(job.UID, framework.Reasonf("QueueOverused",
-					"queue %s has used its share of the cluster; the job waits for resources to be released", queue.Name).Of(framework.KindQueue))
+				allocateJob(ssn, queue, job, overused(queue))
 			}
 			continue
 		}
 		job, _ := jobs.Pop()
-		allocateJob(ssn, queue, job)
+		allocateJob(ssn, queue, job, nil)
 		if jobs.Len() > 0 {
 			queues.Push(queue)
 		}
@@ -77,7 +78,20 @@ func pendingTasks(job *api.JobInfo) int {
 	return n
 }
 
-func allocateJob(ssn *framework.Session, queue *api.QueueInfo, job *api.JobInfo) {
+func overused(queue *api.QueueInfo) *framework.Reason {
+	return framework.Reasonf("QueueOverused",
+		"queue %s has used its share of the cluster; the job waits for resources to be released", queue.Name).Of(framework.KindQueue)
+}
+
+// allocateJob places a job's nominated tasks where their room is free and
+// its pending tasks where they fit, as one statement kept only if the job
+// then has its gang. With a reason in held, only nominated tasks are
+// placed.
+func allocateJob(ssn *framework.Session, queue *api.QueueInfo, job *api.JobInfo, held *framework.Reason) {
+	if held != nil && len(job.ByStatus[api.Pipelined]) == 0 {
+		ssn.Block(job.UID, held)
+		return
+	}
 	stmt := ssn.NewStatement()
 	var blocked *framework.Reason
 	// Nominated tasks first: bound where the room freed for them is free
@@ -93,9 +107,8 @@ func allocateJob(ssn *framework.Session, queue *api.QueueInfo, job *api.JobInfo)
 		case framework.ClaimVoid:
 			ssn.DropClaim(t)
 		case framework.ClaimReady:
-			if ok, _ := ssn.Allocatable(queue, t); !ok {
-				continue
-			}
+			// The queue admitted the task when the claim was made, and
+			// counts the claim in what it holds.
 			if err := stmt.Allocate(t, ssn.Snapshot.Nodes[t.NodeName]); err != nil {
 				ssn.Logger.Error(err, "Allocating nominated task failed", "task", t.Name)
 				blocked = framework.Reasonf("InternalError", "%v", err)
@@ -110,6 +123,9 @@ func allocateJob(ssn *framework.Session, queue *api.QueueInfo, job *api.JobInfo)
 		}
 	}
 	ssn.SortTasks(tasks)
+	if held != nil && len(tasks) > 0 {
+		blocked = held
+	}
 	for _, t := range tasks {
 		if blocked != nil {
 			break

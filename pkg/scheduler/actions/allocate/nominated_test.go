@@ -12,6 +12,8 @@ import (
 	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/capacity"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/proportion"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
 
@@ -93,6 +95,39 @@ func TestNominatedTasks(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.wantDropped, r.dropped); diff != "" {
 				t.Errorf("dropped claims (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestNominatedTaskInAFullQueue: the queue counts a claim in what it holds,
+// so a queue that the claim fills (to its capability, or to its share)
+// still lets the task be bound.
+func TestNominatedTaskInAFullQueue(t *testing.T) {
+	for name, plugin := range map[string]framework.PluginFactory{"capacity": capacity.New, "proportion": proportion.New} {
+		t.Run(name, func(t *testing.T) {
+			pre := st.MakePod("ns", "pre").Req("cpu", "4").Priority(10).Obj()
+			pre.Status.NominatedNodeName = "n1"
+			snap := api.Build(api.Objects{
+				Nodes: []*corev1.Node{st.MakeNode("n1").Alloc("cpu", "4").Obj(), st.MakeNode("n2").Alloc("cpu", "4").Obj()},
+				Pods: []*corev1.Pod{pre,
+					st.MakePod("ns", "other").Req("cpu", "4").Annotation(schedulingv1beta1.QueueNameAnnotation, "other").Node("n2").Obj()},
+				Queues: []*schedulingv1beta1.Queue{
+					schedtesting.MakeQueue("default").Capability(schedtesting.Resources("cpu", "4")).Obj(),
+					schedtesting.MakeQueue("other").Obj(),
+				},
+			})
+			p, err := plugin(nil, &framework.Handle{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tiers := append(tiers(t), framework.Tier{Plugins: []framework.TierPlugin{{Plugin: p}}})
+			r := &nominations{}
+			ssn := framework.OpenSession(t.Context(), snap, tiers, framework.Options{Sink: r, Nominator: r})
+			New().Execute(ssn)
+			ssn.Close()
+			if diff := cmp.Diff([]string{"pre->n1"}, r.binds); diff != "" {
+				t.Errorf("binds (-want,+got):\n%s", diff)
 			}
 		})
 	}

@@ -17,12 +17,17 @@ import (
 const Name = "preempt"
 
 // Action is the preempt action.
-type Action struct{}
+type Action struct {
+	// candidates says how many nodes where evictions would make room to
+	// find before choosing, given the number of nodes.
+	candidates func(nodes int) int
+}
 
 var _ framework.Action = &Action{}
 
-// New returns the action.
-func New() *Action { return &Action{} }
+// New returns the action. candidates says how many nodes where evictions
+// would make room to find before choosing the best (nil: every node).
+func New(candidates func(nodes int) int) *Action { return &Action{candidates: candidates} }
 
 // Name returns the action's name.
 func (a *Action) Name() string { return Name }
@@ -40,8 +45,9 @@ func (a *Action) Execute(ssn *framework.Session) {
 		byQueue.Push(job)
 	}
 	search := victims.NewSearch(ssn, &victims.Policy{
-		Eligible: eligible,
-		Narrow:   ssn.Preemptable,
+		Candidates: a.candidates,
+		Eligible:   eligible,
+		Narrow:     ssn.Preemptable,
 		NoVictims: func(t *api.TaskInfo) *framework.Reason {
 			return framework.Reasonf("NoPreemptionVictims",
 				"no node has lower-priority pods of the job's queue that may be preempted to make room for task %s", t.Name)

@@ -58,7 +58,7 @@ func run(t *testing.T, o api.Objects) *recorder {
 	o.Queues = append(o.Queues, schedtesting.MakeQueue("default").Obj(), schedtesting.MakeQueue("other").Obj())
 	r := &recorder{}
 	ssn := framework.OpenSession(t.Context(), api.Build(o), tiers(t), framework.Options{Sink: r, Evictor: r})
-	New().Execute(ssn)
+	New(nil).Execute(ssn)
 	ssn.Close()
 	slices.Sort(r.evictions)
 	return r

@@ -20,12 +20,17 @@ import (
 const Name = "reclaim"
 
 // Action is the reclaim action.
-type Action struct{}
+type Action struct {
+	// candidates says how many nodes where evictions would make room to
+	// find before choosing, given the number of nodes.
+	candidates func(nodes int) int
+}
 
 var _ framework.Action = &Action{}
 
-// New returns the action.
-func New() *Action { return &Action{} }
+// New returns the action. candidates says how many nodes where evictions
+// would make room to find before choosing the best (nil: every node).
+func New(candidates func(nodes int) int) *Action { return &Action{candidates: candidates} }
 
 // Name returns the action's name.
 func (a *Action) Name() string { return Name }
@@ -44,6 +49,7 @@ func (a *Action) Execute(ssn *framework.Session) {
 		byQueue.Push(job)
 	}
 	search := victims.NewSearch(ssn, &victims.Policy{
+		Candidates: a.candidates,
 		Eligible: func(reclaimer, victimJob *api.JobInfo, _ *api.TaskInfo) bool {
 			return victimJob.Queue != reclaimer.Queue
 		},

@@ -90,7 +90,7 @@ func run(t *testing.T, s sharing, o api.Objects) *recorder {
 	t.Helper()
 	r := &recorder{}
 	ssn := framework.OpenSession(t.Context(), api.Build(o), tiers(t, s), framework.Options{Sink: r, Evictor: r})
-	New().Execute(ssn)
+	New(nil).Execute(ssn)
 	ssn.Close()
 	slices.Sort(r.evictions)
 	return r
@@ -302,7 +302,7 @@ func TestNoTakingBack(t *testing.T) {
 			reclaimer.EvictedBy = map[api.JobID]time.Time{api.NewJobID("ns", "bj"): now.Add(-tc.ago)}
 			r := &recorder{}
 			ssn := framework.OpenSession(t.Context(), snap, tiers(t, flatCapacity), framework.Options{Now: now, Sink: r, Evictor: r})
-			New().Execute(ssn)
+			New(nil).Execute(ssn)
 			ssn.Close()
 			if diff := cmp.Diff(tc.want, r.evictions); diff != "" {
 				t.Errorf("evictions (-want,+got):\n%s", diff)

@@ -36,6 +36,9 @@ type Policy struct {
 	// NoVictims explains that no node has tasks the policy may evict for
 	// a task.
 	NoVictims func(t *api.TaskInfo) *framework.Reason
+	// Candidates, given the number of nodes, is how many nodes where
+	// evictions would make room are enough to choose from; nil means all.
+	Candidates func(nodes int) int
 }
 
 // Choice is a node and the tasks to evict so that a task fits there.
@@ -92,13 +95,28 @@ func evictedRecently(preemptor, victimJob *api.JobInfo, now time.Time) bool {
 }
 
 // Choose finds where evicting tasks the policy allows makes room for t, a
-// task of job; nil when nowhere. Nodes are first compared by resources
-// alone; the best is then checked with every predicate as if its victims
-// were gone, and the next is tried when a constraint other than resources
-// still rejects it.
-func Choose(ssn *framework.Session, job *api.JobInfo, t *api.TaskInfo, p *Policy) *Choice {
+// task of job; nil when nowhere. Nodes are visited from start on, round the
+// node list, until the policy's number of candidate nodes is found; next
+// is where the following search should start. Candidates are compared by
+// resources alone; the best is then checked with every predicate as if
+// its victims were gone, and the next is tried when a constraint other
+// than resources still rejects it.
+func Choose(ssn *framework.Session, job *api.JobInfo, t *api.TaskInfo, p *Policy, start int) (c *Choice, next int) {
+	nodes := ssn.Snapshot.NodeList
+	total := len(nodes)
+	if total == 0 {
+		return nil, 0
+	}
+	enough := total
+	if p.Candidates != nil {
+		enough = p.Candidates(total)
+	}
+	start %= total
 	var choices []*Choice
-	for i, n := range ssn.Snapshot.NodeList {
+	visited := 0
+	for i := 0; i < total && len(choices) < enough; i++ {
+		visited++
+		n := nodes[(start+i)%total]
 		if s := ssn.Predicate(t, n); s != nil && s.Unresolvable {
 			continue
 		}
@@ -109,13 +127,14 @@ func Choose(ssn *framework.Session, job *api.JobInfo, t *api.TaskInfo, p *Policy
 		c.order = i
 		choices = append(choices, c)
 	}
+	next = (start + visited) % total
 	slices.SortFunc(choices, (*Choice).better)
 	for _, c := range choices {
 		if ssn.PredicateWithout(t, c.Node, c.onNode()) == nil {
-			return c
+			return c, next
 		}
 	}
-	return nil
+	return nil, next
 }
 
 // onNode returns the victims that run on the choice's node.
@@ -305,6 +324,9 @@ func allEligible(preemptor, vj *api.JobInfo, tasks []*api.TaskInfo, p *Policy) b
 type Search struct {
 	ssn    *framework.Session
 	policy *Policy
+	// next is where the next node search starts, so that searches share
+	// the work of looking over a large cluster.
+	next int
 	// failed holds, per kind of job, the session's state version a failed
 	// attempt left it at (undone), and why it failed.
 	failed map[string]failure
@@ -377,7 +399,8 @@ func (s *Search) Place(job *api.JobInfo, gate Gate, reason func(preemptor *api.T
 			}
 			continue
 		}
-		c := Choose(ssn, job, t, s.policy)
+		var c *Choice
+		c, s.next = Choose(ssn, job, t, s.policy, s.next)
 		if c == nil {
 			blocked = s.policy.NoVictims(t).Of(framework.KindPreemption)
 			break

@@ -68,8 +68,8 @@ func SetDefaults_SchedulerConfiguration(cfg *SchedulerConfiguration) {
 	setBool(&p.TopologyAware, false)
 	setInt32(&p.Workers, 16)
 	setInt32(&p.MinCandidateNodesPercentage, 10)
-	setInt32(&p.MinCandidateNodesAbsolute, 1)
-	setInt32(&p.MaxCandidateNodesAbsolute, 100)
+	setInt32(&p.MinCandidateNodesAbsolute, 100)
+	setInt32(&p.MaxCandidateNodesAbsolute, max(100, *p.MinCandidateNodesAbsolute))
 
 	setDuration(&cfg.Cycle.CoalesceWindow, metav1.Duration{Duration: 10 * time.Millisecond})
 	setDuration(&cfg.Cycle.Heartbeat, metav1.Duration{Duration: time.Second})

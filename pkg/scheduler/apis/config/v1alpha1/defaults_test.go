@@ -29,7 +29,7 @@ func defaultConfig(t *testing.T) *SchedulerConfiguration {
 			TopologyAware:               new(false),
 			Workers:                     new(int32(16)),
 			MinCandidateNodesPercentage: new(int32(10)),
-			MinCandidateNodesAbsolute:   new(int32(1)),
+			MinCandidateNodesAbsolute:   new(int32(100)),
 			MaxCandidateNodesAbsolute:   new(int32(100)),
 		},
 		Cycle:  CycleConfiguration{CoalesceWindow: duration(10 * time.Millisecond), Heartbeat: duration(time.Second)},

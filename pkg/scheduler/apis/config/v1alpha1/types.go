@@ -144,8 +144,14 @@ type NodeSamplingConfiguration struct {
 	MinNodesToFind *int32 `json:"minNodesToFind,omitempty"`
 }
 
-// PreemptionConfiguration tunes the preempt action. The fields are
-// Volcano's preempt action arguments.
+// PreemptionConfiguration tunes the preempt and reclaim actions. The fields
+// are Volcano's preempt action arguments.
+//
+// For each task that fits no node, preempt and reclaim look for nodes where
+// evictions would make room, in turn from where the last search stopped,
+// until they have found clamp(MinCandidateNodesPercentage% of the nodes,
+// MinCandidateNodesAbsolute, MaxCandidateNodesAbsolute) such nodes (or seen
+// every node), and take the best of those.
 type PreemptionConfiguration struct {
 	// TopologyAware simulates evictions on several candidate nodes in
 	// parallel and keeps the best, instead of trying nodes one by one.
@@ -158,19 +164,23 @@ type PreemptionConfiguration struct {
 	// +optional
 	Workers *int32 `json:"workers,omitempty"`
 
-	// MinCandidateNodesPercentage is the share of nodes, 0 to 100, evaluated
-	// as preemption candidates. Volcano's minCandidateNodesPercentage.
-	// Default 10.
+	// MinCandidateNodesPercentage is the share of nodes, 0 to 100, to find
+	// as candidates for evictions before choosing. Volcano's
+	// minCandidateNodesPercentage. Default 10.
 	// +optional
 	MinCandidateNodesPercentage *int32 `json:"minCandidateNodesPercentage,omitempty"`
 
-	// MinCandidateNodesAbsolute is the least number of candidate nodes.
-	// Volcano's minCandidateNodesAbsolute. Default 1, at least 1.
+	// MinCandidateNodesAbsolute is the least number of candidate nodes to
+	// find. Volcano's minCandidateNodesAbsolute. Default 100, as
+	// kube-scheduler's (Volcano's is 1, which takes the first node where
+	// evictions would help), so that clusters of up to 100 nodes always get
+	// the best choice. At least 1.
 	// +optional
 	MinCandidateNodesAbsolute *int32 `json:"minCandidateNodesAbsolute,omitempty"`
 
-	// MaxCandidateNodesAbsolute is the most candidate nodes evaluated.
-	// Volcano's maxCandidateNodesAbsolute. Default 100, at least
+	// MaxCandidateNodesAbsolute is the most candidate nodes to find.
+	// Volcano's maxCandidateNodesAbsolute. Default 100, or
+	// MinCandidateNodesAbsolute when that is larger; at least
 	// MinCandidateNodesAbsolute.
 	// +optional
 	MaxCandidateNodesAbsolute *int32 `json:"maxCandidateNodesAbsolute,omitempty"`
