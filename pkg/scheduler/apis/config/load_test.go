@@ -20,7 +20,7 @@ import (
 // coreRegistry holds the plugins Caldera implements first, and every known
 // action.
 var coreRegistry = v1alpha1.NameRegistry{
-	Plugins: []string{"gang", "priority", "drf", "proportion", "capacity", "predicates", "nodeorder", "binpack", "conformance", "overcommit"},
+	Plugins: []string{"gang", "priority", "drf", "proportion", "capacity", "predicates", "nodeorder", "binpack", "conformance", "overcommit", "cdp"},
 	Actions: v1alpha1.KnownActions(),
 }
 
@@ -255,7 +255,7 @@ tiers:
       weight: 10
 `,
 			wantFormat: VolcanoFormat,
-			want:       []string{`tiers[0].plugins[1].name: Invalid value: "network-topology-aware": plugin is not available in this version of Caldera (available plugins: "binpack", "capacity", "conformance", "drf", "gang", "nodeorder", "overcommit", "predicates", "priority", "proportion")`},
+			want:       []string{`tiers[0].plugins[1].name: Invalid value: "network-topology-aware": plugin is not available in this version of Caldera (available plugins: "binpack", "capacity", "cdp", "conformance", "drf", "gang", "nodeorder", "overcommit", "predicates", "priority", "proportion")`},
 		},
 		"translation and validation errors together, at Volcano's paths": {
 			conf: `
