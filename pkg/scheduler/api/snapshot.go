@@ -11,6 +11,33 @@ type Snapshot struct {
 	NodeList []*NodeInfo
 	Jobs     map[JobID]*JobInfo
 	Queues   map[QueueID]*QueueInfo
+
+	// jobList is Jobs sorted by ID, made on first use.
+	jobList []*JobInfo
+}
+
+// JobList returns the jobs sorted by ID. Decisions iterate jobs in this
+// order rather than the map's, so that the same snapshot gives the same
+// decisions even where the order of their work items matters (heaps whose
+// items change while queued). The snapshot's job set must not change after
+// the first call.
+func (s *Snapshot) JobList() []*JobInfo {
+	if s.jobList == nil || len(s.jobList) != len(s.Jobs) {
+		s.jobList = make([]*JobInfo, 0, len(s.Jobs))
+		for _, j := range s.Jobs {
+			s.jobList = append(s.jobList, j)
+		}
+		slices.SortFunc(s.jobList, func(a, b *JobInfo) int {
+			switch {
+			case a.UID < b.UID:
+				return -1
+			case a.UID > b.UID:
+				return 1
+			}
+			return 0
+		})
+	}
+	return s.jobList
 }
 
 // NewSnapshot assembles a snapshot from its parts and sorts the node list.

@@ -1,6 +1,8 @@
 package framework
 
 import (
+	"slices"
+
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework/pq"
 )
@@ -29,8 +31,16 @@ func (q *JobQueues) Push(job *api.JobInfo) {
 
 // Queues returns the queues that have jobs, in queue order.
 func (q *JobQueues) Queues() *pq.Queue[*api.QueueInfo] {
-	queues := pq.New(q.ssn.QueueLess)
+	ids := make([]api.QueueID, 0, len(q.byQueue))
 	for id := range q.byQueue {
+		ids = append(ids, id)
+	}
+	// Pushed in a fixed order: queues' shares change while they wait (as
+	// reclaim takes from them), so the heap's layout must not depend on the
+	// map's order.
+	slices.Sort(ids)
+	queues := pq.New(q.ssn.QueueLess)
+	for _, id := range ids {
 		queues.Push(q.ssn.Snapshot.Queues[id])
 	}
 	return queues

@@ -35,7 +35,7 @@ func (a *Action) Name() string { return Name }
 // Execute runs the action on a session.
 func (a *Action) Execute(ssn *framework.Session) {
 	byQueue := ssn.NewJobQueues()
-	for _, job := range ssn.Snapshot.Jobs {
+	for _, job := range ssn.Snapshot.JobList() {
 		if !framework.Admitted(job) || job.PendingCount() == 0 || !ssn.JobStarving(job) || job.PreemptNever {
 			continue
 		}

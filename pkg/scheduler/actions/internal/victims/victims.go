@@ -52,6 +52,9 @@ type Choice struct {
 	jobs     int
 	top      int32
 	distance int
+	// again counts victims whose jobs lost pods within the re-eviction
+	// window already: the same work should not pay for every squeeze.
+	again int
 	// earliest is when the longest-running of the most important victims
 	// started: the later, the less work is lost.
 	earliest time.Time
@@ -60,13 +63,15 @@ type Choice struct {
 
 // better orders choices: nearest victims, then fewest jobs touched (one
 // whole low-priority job before parts of several), then the least
-// important victim at the top, then fewest victims, then the most recently
-// started victims, then node order.
+// important victim at the top, then fewest victims of jobs just evicted
+// from, then fewest victims, then the most recently started victims, then
+// node order.
 func (c *Choice) better(o *Choice) int {
 	return cmp.Or(
 		cmp.Compare(c.distance, o.distance),
 		cmp.Compare(c.jobs, o.jobs),
 		cmp.Compare(c.top, o.top),
+		cmp.Compare(c.again, o.again),
 		cmp.Compare(len(c.Victims), len(o.Victims)),
 		o.earliest.Compare(c.earliest),
 		cmp.Compare(c.order, o.order),
@@ -85,6 +90,28 @@ func started(t *api.TaskInfo) time.Time {
 // on a node, is not already leaving, and no refused eviction holds it back.
 func Evictable(t *api.TaskInfo, now time.Time) bool {
 	return (t.Status == api.Running || t.Status == api.Bound) && !now.Before(t.NoEvictUntil)
+}
+
+// evictedLately reports whether some of the job's tasks were evicted
+// within the re-eviction window, for whatever job.
+func evictedLately(j *api.JobInfo, now time.Time) bool {
+	for _, at := range j.EvictedBy {
+		if now.Sub(at) < framework.ReEvictionWindow {
+			return true
+		}
+	}
+	return false
+}
+
+// compareBool orders false before true.
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // evictedRecently reports whether the preemptor lost tasks to the victim's
@@ -178,13 +205,15 @@ func chooseOn(ssn *framework.Session, job *api.JobInfo, t *api.TaskInfo, n *api.
 		return p.Distance(t, v)
 	}
 	// Nearest, then least important first: lower job priority, then lower
-	// pod priority, then the most recently created, then by name.
+	// pod priority, then jobs not evicted from lately, then the most
+	// recently started, then by name.
 	slices.SortFunc(candidates, func(a, b *api.TaskInfo) int {
 		ja, jb := jobs[a.Job], jobs[b.Job]
 		return cmp.Or(
 			cmp.Compare(distance(a), distance(b)),
 			cmp.Compare(ja.Priority, jb.Priority),
 			cmp.Compare(a.Priority, b.Priority),
+			compareBool(evictedLately(ja, ssn.Now), evictedLately(jb, ssn.Now)),
 			started(b).Compare(started(a)),
 			cmp.Compare(a.Namespace, b.Namespace),
 			cmp.Compare(a.Name, b.Name),
@@ -285,6 +314,9 @@ func chooseOn(ssn *framework.Session, job *api.JobInfo, t *api.TaskInfo, n *api.
 	for _, v := range c.Victims {
 		if s := started(v); jobs[v.Job].Priority == c.top && (c.earliest.IsZero() || s.Before(c.earliest)) {
 			c.earliest = s
+		}
+		if evictedLately(jobs[v.Job], ssn.Now) {
+			c.again++
 		}
 	}
 	c.jobs = len(taken)
