@@ -68,6 +68,7 @@ FUZZ_TARGETS := \
 	FuzzValidateDataSourceClaim:./apis/datadependency/v1alpha1/validation \
 	FuzzValidatePodTemplate:./pkg/webhooks/podtemplate \
 	FuzzValidateBudgetAnnotations:./pkg/webhooks/pod \
+	FuzzValidatePreemptionKeys:./pkg/webhooks/pod \
 	FuzzQueueWebhook:./pkg/webhooks/queue \
 	FuzzJobWebhook:./pkg/webhooks/job
 

@@ -54,11 +54,33 @@ func AllComponents() []string {
 	return []string{ComponentWebhook, ComponentScheduler, ComponentControllerManager}
 }
 
+// SchedulerConfig is the local environment's scheduler configuration:
+// Volcano's default tiers with cooldown protection, and preemption and
+// reclaim besides placement.
+const SchedulerConfig = `actions: "enqueue, allocate, preempt, reclaim, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+  - name: cdp
+- plugins:
+  - name: overcommit
+  - name: drf
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+  - name: binpack
+`
+
 // Environment is a running local environment.
 type Environment struct {
 	Dir        string
 	Kubeconfig string
 	Nodes      []controlplane.NodeSpec
+	// ExplainURL is where the scheduler serves what keeps each pending job
+	// from being placed; "" when the scheduler is not started.
+	ExplainURL string
 	etcd       *controlplane.Etcd
 	cluster    *controlplane.Cluster
 	components []*controlplane.Component
@@ -168,12 +190,18 @@ func (e *Environment) startComponent(ctx context.Context, binDir, name string) e
 			"--health-probe-bind-address=" + health,
 		}
 	case ComponentScheduler:
+		conf := filepath.Join(e.Dir, "scheduler.conf")
+		if err := os.WriteFile(conf, []byte(SchedulerConfig), 0o644); err != nil {
+			return fmt.Errorf("writing the scheduler's configuration: %w", err)
+		}
 		args = []string{
 			"--kubeconfig=" + e.Kubeconfig,
+			"--config=" + conf,
 			"--leader-elect=false",
 			"--healthz-bind-address=" + health,
 			"--metrics-bind-address=" + health,
 		}
+		e.ExplainURL = "http://" + health + "/debug/jobs/"
 	case ComponentControllerManager:
 		args = []string{
 			"--kubeconfig=" + e.Kubeconfig,

@@ -92,9 +92,10 @@ Try:
   bin/kubectl get vcjob tensorflow-dist-mnist; bin/kubectl get pods -l volcano.sh/job-name=tensorflow-dist-mnist
   bin/kubectl apply --server-side -f examples/ --recursive
   bin/kubectl get queues,vcjob,podgroups,hypernodes
+  curl -s %s    # what keeps each pending job waiting
 
 Press Ctrl-C to stop everything.
-`, time.Since(start).Round(100*time.Millisecond), env.Kubeconfig, len(env.Nodes), o.dir, env.Kubeconfig)
+`, time.Since(start).Round(100*time.Millisecond), env.Kubeconfig, len(env.Nodes), o.dir, env.Kubeconfig, env.ExplainURL)
 	<-ctx.Done()
 	fmt.Fprintln(out, "\nstopping ...")
 	if err := env.Stop(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -49,4 +50,33 @@ func budgetOK(v string) bool {
 	}
 	n, err := strconv.Atoi(v)
 	return err == nil && n >= 1
+}
+
+// FuzzValidatePreemptionKeys checks the preemption protection keys of
+// arbitrary values: nothing panics, and a value is accepted exactly when
+// volcano.sh/preemptable is a boolean and volcano.sh/cooldown-time a
+// positive duration, as the scheduler reads them.
+func FuzzValidatePreemptionKeys(f *testing.F) {
+	for _, v := range []string{"true", "false", "True", "1", "no", "", "10m", "600s", "-5m", "0s", "1h30m", "600"} {
+		f.Add(v, v)
+	}
+	path := field.NewPath("metadata", "annotations")
+	f.Fuzz(func(t *testing.T, preemptable, cooldown string) {
+		errs := pod.ValidatePreemptionKeys(map[string]string{
+			schedulingv1beta1.PreemptableKey:  preemptable,
+			schedulingv1beta1.CooldownTimeKey: cooldown,
+		}, path)
+		_, boolErr := strconv.ParseBool(preemptable)
+		d, durErr := time.ParseDuration(cooldown)
+		want := 0
+		if boolErr != nil {
+			want++
+		}
+		if durErr != nil || d <= 0 {
+			want++
+		}
+		if len(errs) != want {
+			t.Fatalf("preemptable %q, cooldown %q: %d errors (%v), want %d", preemptable, cooldown, len(errs), errs, want)
+		}
+	})
 }
