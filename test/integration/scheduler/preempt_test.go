@@ -4,17 +4,21 @@ package scheduler
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	schedv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/test/integration/framework"
 )
 
@@ -104,6 +108,111 @@ func TestPriorityPreemptionInOneQueue(t *testing.T) {
 		for _, e := range evs.Items {
 			seen = append(seen, e.Reason+"/"+e.InvolvedObject.Name)
 			if e.Reason == "Preempted" && e.InvolvedObject.Name == "low-young" {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprint(seen)
+	})
+}
+
+// TestPreemptionRespectsDisruptionBudgets: the youngest low-priority pod
+// is guarded by a PodDisruptionBudget that allows no disruption. Its
+// eviction is refused, the preemptor's claim on its room is dropped, and
+// the next cycle evicts the other low-priority pod instead; the guarded pod
+// runs on, with a FailedPreemption event.
+func TestPreemptionRespectsDisruptionBudgets(t *testing.T) {
+	const ns = "preempt-pdb"
+	createNamespace(t, ns)
+	labelledNodes(t, ns, 1, "4")
+	createQueue(t, queue("default", 1, nil))
+	for name, value := range map[string]int32{"preempt-low": 10, "preempt-high": 1000} {
+		pc := &schedv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
+		if err := fw.Client.Create(t.Context(), pc); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatal(err)
+		}
+	}
+	kcm, err := controlplane.StartKubeControllerManager(t.Context(), fw.Cluster.APIServer, controlplane.KubeControllerManagerOptions{
+		BinDir: fw.BinDir, Dir: filepath.Join(fw.Dir, "kcm-preempt-pdb"), Controllers: []string{"disruption"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := kcm.Stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	stop, err := fw.StartScheduler(preemptConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	create := func(name, class string, labels map[string]string) {
+		t.Helper()
+		spec := podSpec(ns, "2")
+		spec.PriorityClassName = class
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels}, Spec: spec}
+		if err := fw.Client.Create(t.Context(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pods := func() map[string]corev1.Pod {
+		out := map[string]corev1.Pod{}
+		for _, p := range listPods(t, ns) {
+			out[p.Name] = p
+		}
+		return out
+	}
+	running := func(name string) func() (bool, string) {
+		return func() (bool, string) {
+			p := pods()[name]
+			return p.Status.Phase == corev1.PodRunning, describePods(listPods(t, ns))
+		}
+	}
+	create("free", "preempt-low", nil)
+	framework.Eventually(t, 30*time.Second, "free running", running("free"))
+	// guarded is younger: the first choice of victim.
+	time.Sleep(1100 * time.Millisecond)
+	create("guarded", "preempt-low", map[string]string{"app": "guarded"})
+	framework.Eventually(t, 30*time.Second, "guarded running", running("guarded"))
+	min := intstr.FromInt32(1)
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "guard"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &min,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}}},
+	}
+	if err := fw.Client.Create(t.Context(), pdb); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 60*time.Second, "the budget allows no disruption", func() (bool, string) {
+		var got policyv1.PodDisruptionBudget
+		if err := fw.Client.Get(t.Context(), client.ObjectKeyFromObject(pdb), &got); err != nil {
+			return false, err.Error()
+		}
+		return got.Status.ObservedGeneration == got.Generation && got.Status.CurrentHealthy == 1 && got.Status.DisruptionsAllowed == 0, fmt.Sprintf("%+v", got.Status)
+	})
+
+	create("high", "preempt-high", nil)
+	framework.Eventually(t, 60*time.Second, "high bound in free's place", func() (bool, string) {
+		got := pods()
+		return got["high"].Spec.NodeName != "" && got["free"].Name == "", describePods(listPods(t, ns))
+	})
+	if p := pods()["guarded"]; p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
+		t.Errorf("guarded: %s, deleting %v; want it running", p.Status.Phase, p.DeletionTimestamp != nil)
+	}
+	framework.Eventually(t, 30*time.Second, "a FailedPreemption event on the guarded pod", func() (bool, string) {
+		var evs corev1.EventList
+		if err := fw.Client.List(t.Context(), &evs, client.InNamespace(ns)); err != nil {
+			return false, err.Error()
+		}
+		var seen []string
+		for _, e := range evs.Items {
+			seen = append(seen, e.Reason+"/"+e.InvolvedObject.Name)
+			if e.Reason == "FailedPreemption" && e.InvolvedObject.Name == "guarded" {
 				return true, ""
 			}
 		}

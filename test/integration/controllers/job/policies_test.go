@@ -193,10 +193,12 @@ func TestPolicyPairs(t *testing.T) {
 						t.Errorf("pod %s kept across the restart", n)
 					}
 				}
-				j := getJob(t, ns, "p")
-				if j.Status.State.Phase != batchv1alpha1.JobRunning || j.Status.RetryCount != 1 {
-					t.Errorf("job %s with retryCount %d, want Running with 1", j.Status.State.Phase, j.Status.RetryCount)
-				}
+				// The Job's status follows its pods' a moment later.
+				framework.Eventually(t, 30*time.Second, "the job Running again after one restart", func() (bool, string) {
+					j := getJob(t, ns, "p")
+					return j.Status.State.Phase == batchv1alpha1.JobRunning && j.Status.RetryCount == 1,
+						fmt.Sprintf("%s with retryCount %d", j.Status.State.Phase, j.Status.RetryCount)
+				})
 			},
 		},
 	}
