@@ -25,18 +25,41 @@ func cpuNode(name, cpu string) controlplane.NodeSpec {
 	}}
 }
 
+// createNamespace creates a test's namespace; its pods are deleted when the
+// test ends (namespaces themselves need kube-controller-manager to go), so
+// that what one test leaves running does not take part in the next test's
+// queue shares.
 func createNamespace(t *testing.T, name string) {
 	t.Helper()
 	if err := fw.Client.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if err := fw.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(name), client.GracePeriodSeconds(0)); err != nil {
+			t.Errorf("deleting the pods of %s: %v", name, err)
+		}
+		if err := fw.Client.DeleteAllOf(ctx, &schedulingv1beta1.PodGroup{}, client.InNamespace(name)); err != nil {
+			t.Errorf("deleting the PodGroups of %s: %v", name, err)
+		}
+	})
 }
 
+// createQueue creates a queue, deleted when the test ends unless it is one
+// of the queues every cluster has.
 func createQueue(t *testing.T, q *schedulingv1beta1.Queue) {
 	t.Helper()
 	if err := fw.Client.Create(t.Context(), q); client.IgnoreAlreadyExists(err) != nil {
 		t.Fatal(err)
 	}
+	if q.Name == schedulingv1beta1.DefaultQueue || q.Name == schedulingv1beta1.RootQueue {
+		return
+	}
+	t.Cleanup(func() {
+		if err := fw.Client.Delete(context.Background(), q.DeepCopy()); client.IgnoreNotFound(err) != nil {
+			t.Errorf("deleting queue %s: %v", q.Name, err)
+		}
+	})
 }
 
 // createGangOn creates a PodGroup of pods 1-cpu pods on the nodes labelled

@@ -3,6 +3,7 @@
 package scheduler
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -29,6 +30,15 @@ func labelledNodes(t *testing.T, label string, n int, cpu string) {
 	if err := controlplane.CreateNodes(t.Context(), fw.Client, specs); err != nil {
 		t.Fatal(err)
 	}
+	// Other tests' queue shares count every node: the test's go with it.
+	t.Cleanup(func() {
+		for _, s := range specs {
+			n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.Name}}
+			if err := fw.Client.Delete(context.Background(), n); client.IgnoreNotFound(err) != nil {
+				t.Errorf("deleting node %s: %v", s.Name, err)
+			}
+		}
+	})
 }
 
 // podSpec is a one-container pod for the volcano scheduler on the test's nodes.

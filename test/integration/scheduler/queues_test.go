@@ -31,6 +31,7 @@ func TestQueuesShareByWeightWithinCapability(t *testing.T) {
 			createPod(t, ns, fmt.Sprintf("%s-%02d", q, i), map[string]string{schedulingv1beta1.QueueNameAnnotation: q}, podSpec(ns, "1"))
 		}
 	}
+
 	stop := startScheduler(t)
 	defer stop()
 
