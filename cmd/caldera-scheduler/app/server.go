@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	apischeme "github.com/caldera-sh/caldera/apis/scheme"
 	"github.com/caldera-sh/caldera/cmd/caldera-scheduler/app/options"
 	"github.com/caldera-sh/caldera/pkg/scheduler"
@@ -358,7 +359,23 @@ func wireCRDInformers(ctx context.Context, c *cache.Cache, crdCache ctrlcache.Ca
 	if err != nil {
 		return nil, err
 	}
-	return []toolscache.InformerSynced{pgReg.HasSynced, qReg.HasSynced}, nil
+	hnInformer, err := crdCache.GetInformer(ctx, &topologyv1alpha1.HyperNode{})
+	if err != nil {
+		return nil, fmt.Errorf("HyperNode informer: %w", err)
+	}
+	hnReg, err := hnInformer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.UpdateHyperNode(obj.(*topologyv1alpha1.HyperNode)) },
+		UpdateFunc: func(_, obj any) { c.UpdateHyperNode(obj.(*topologyv1alpha1.HyperNode)) },
+		DeleteFunc: func(obj any) {
+			if hn, ok := unwrap[*topologyv1alpha1.HyperNode](obj); ok {
+				c.DeleteHyperNode(hn)
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return []toolscache.InformerSynced{pgReg.HasSynced, qReg.HasSynced, hnReg.HasSynced}, nil
 }
 
 // unwrap returns the object of a delete event, also when the informer only

@@ -5,6 +5,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
+	"github.com/caldera-sh/caldera/pkg/topology"
 )
 
 // ShadowPodGroupPrefix names the job of a pod that names no PodGroup:
@@ -55,6 +57,8 @@ type Objects struct {
 	Pods      []*corev1.Pod
 	PodGroups []*schedulingv1beta1.PodGroup
 	Queues    []*schedulingv1beta1.Queue
+	// HyperNodes make up the network topology.
+	HyperNodes []*topologyv1alpha1.HyperNode
 	// PriorityOf resolves a PriorityClass name to its value; nil means 0.
 	PriorityOf func(className string) int32
 	// NeverPreempts reports whether a PriorityClass has preemptionPolicy
@@ -143,5 +147,7 @@ func Build(o Objects) *Snapshot {
 	for _, j := range jobs {
 		jobList = append(jobList, j)
 	}
-	return NewSnapshot(nodeList, jobList, queues)
+	snap := NewSnapshot(nodeList, jobList, queues)
+	snap.Topology = topology.Build(o.HyperNodes, o.Nodes)
+	return snap
 }

@@ -1,6 +1,10 @@
 package api
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/caldera-sh/caldera/pkg/topology"
+)
 
 // Snapshot is the state one scheduling cycle decides on. Decision code may
 // change it freely: the cache hands out copies of what changed and takes the
@@ -11,6 +15,9 @@ type Snapshot struct {
 	NodeList []*NodeInfo
 	Jobs     map[JobID]*JobInfo
 	Queues   map[QueueID]*QueueInfo
+	// Topology is the network topology; never nil, empty without
+	// HyperNodes. It is shared between snapshots and must not be changed.
+	Topology *topology.Tree
 
 	// jobList is Jobs sorted by ID, made on first use.
 	jobList []*JobInfo
@@ -56,6 +63,7 @@ func NewSnapshot(nodes []*NodeInfo, jobs []*JobInfo, queues []*QueueInfo) *Snaps
 	for _, q := range queues {
 		s.Queues[q.UID] = q
 	}
+	s.Topology = topology.Build(nil, nil)
 	s.SortNodes()
 	return s
 }

@@ -19,7 +19,9 @@ import (
 	"k8s.io/klog/v2"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/pkg/topology"
 )
 
 // Options configure a cache.
@@ -79,6 +81,10 @@ type Cache struct {
 	// enqueued jobs were admitted by a cycle; their PodGroup may not show
 	// it yet.
 	enqueued sets.Set[api.JobID]
+	// hyperNodes are the network topology's HyperNodes; topology is the
+	// tree built from them and the nodes, nil when either changed since.
+	hyperNodes map[string]*topologyv1alpha1.HyperNode
+	topology   *topology.Tree
 
 	// The previous snapshot and the generations it copied.
 	snap      *api.Snapshot
@@ -120,6 +126,7 @@ func New(o Options) *Cache {
 		evicting:       sets.New[types.UID](),
 		evictRefused:   map[types.UID]time.Time{},
 		enqueued:       sets.New[api.JobID](),
+		hyperNodes:     map[string]*topologyv1alpha1.HyperNode{},
 		snapNodes:      map[string]uint64{},
 		snapJobs:       map[api.JobID]uint64{},
 		dirtyNode:      sets.New[string](),
@@ -227,6 +234,7 @@ func (c *Cache) Snapshot() *api.Snapshot {
 	for id, q := range c.queues {
 		snap.Queues[id] = q.Clone()
 	}
+	snap.Topology = c.topologyLocked()
 	if nodesChanged || prev == nil {
 		snap.SortNodes()
 	} else {
@@ -241,6 +249,29 @@ func (c *Cache) Snapshot() *api.Snapshot {
 	c.dirtyJob.Clear()
 	c.snap = snap
 	return snap
+}
+
+// topologyLocked returns the network topology tree, building it afresh
+// after a HyperNode or a node's membership may have changed.
+func (c *Cache) topologyLocked() *topology.Tree {
+	if c.topology != nil {
+		return c.topology
+	}
+	hns := make([]*topologyv1alpha1.HyperNode, 0, len(c.hyperNodes))
+	for _, hn := range c.hyperNodes {
+		hns = append(hns, hn)
+	}
+	nodes := make([]*corev1.Node, 0, len(c.nodes))
+	for _, e := range c.nodes {
+		if !e.placeholder {
+			nodes = append(nodes, e.info.Node)
+		}
+	}
+	c.topology = topology.Build(hns, nodes)
+	for _, p := range c.topology.Problems {
+		c.logger.V(2).Info("HyperNode problem", "hyperNode", p.HyperNode, "reason", p.Reason, "message", p.Message)
+	}
+	return c.topology
 }
 
 // Invalidate marks nodes and jobs a cycle changed in its snapshot, so that

@@ -9,6 +9,7 @@ import (
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
+	tt "github.com/caldera-sh/caldera/apis/topology/v1alpha1/testing"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
@@ -240,5 +241,40 @@ func TestPendingWorkFollowsJobs(t *testing.T) {
 		if got := c.PendingWork(); got != s.want {
 			t.Fatalf("after %s: PendingWork() = %t, want %t", s.name, got, s.want)
 		}
+	}
+}
+
+// TestTopologyFollowsHyperNodesAndNodeLabels: the snapshot's topology is
+// built once and shared while nothing it depends on changes, and afresh
+// after a HyperNode changes or a node's labels do.
+func TestTopologyFollowsHyperNodesAndNodeLabels(t *testing.T) {
+	c := newCache()
+	n := st.MakeNode("a").Label("rack", "r1").Obj()
+	c.UpdateNode(n)
+	c.UpdateNode(st.MakeNode("b").Label("rack", "r2").Obj())
+	c.UpdateHyperNode(tt.MakeHyperNode("r1", 1).LabelNodes(&metav1.LabelSelector{MatchLabels: map[string]string{"rack": "r1"}}).Obj())
+	first := c.Snapshot().Topology
+	if got := first.ByName["r1"].Nodes; len(got) != 1 || got[0] != "a" {
+		t.Fatalf("r1 holds %v, want [a]", got)
+	}
+	heartbeat := n.DeepCopy()
+	heartbeat.Status.Conditions[0].Message = "still ready"
+	c.UpdateNode(heartbeat)
+	if again := c.Snapshot().Topology; again != first {
+		t.Errorf("the topology was rebuilt though no label or HyperNode changed")
+	}
+	moved := n.DeepCopy()
+	moved.Labels["rack"] = "r2"
+	c.UpdateNode(moved)
+	if got := c.Snapshot().Topology.ByName["r1"].Nodes; len(got) != 0 {
+		t.Errorf("after relabelling, r1 holds %v, want nothing", got)
+	}
+	c.UpdateHyperNode(tt.MakeHyperNode("r1", 1).LabelNodes(&metav1.LabelSelector{MatchLabels: map[string]string{"rack": "r2"}}).Obj())
+	if got := c.Snapshot().Topology.ByName["r1"].Nodes; len(got) != 2 {
+		t.Errorf("after the HyperNode changed, r1 holds %v, want a and b", got)
+	}
+	c.DeleteHyperNode(tt.MakeHyperNode("r1", 1).Obj())
+	if !c.Snapshot().Topology.Empty() {
+		t.Errorf("the topology still has HyperNodes after the last was deleted")
 	}
 }

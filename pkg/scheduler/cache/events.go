@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 )
 
@@ -223,6 +224,10 @@ func (c *Cache) UpdateNode(node *corev1.Node) {
 	c.mu.Lock()
 	e := c.nodes[node.Name]
 	relevant := e == nil || e.placeholder || nodeChanged(e.info.Node, node)
+	if e == nil || e.placeholder || !maps.Equal(e.info.Node.Labels, node.Labels) {
+		// Membership in HyperNodes follows names and labels.
+		c.topology = nil
+	}
 	if e == nil {
 		e = &nodeEntry{info: api.NewNodeInfo(node)}
 		c.nodes[node.Name] = e
@@ -261,6 +266,7 @@ func readyStatus(n *corev1.Node) corev1.ConditionStatus {
 // DeleteNode forgets a node; it stays as a placeholder while pods name it.
 func (c *Cache) DeleteNode(node *corev1.Node) {
 	c.mu.Lock()
+	c.topology = nil
 	if e := c.nodes[node.Name]; e != nil {
 		if len(e.info.Tasks) == 0 {
 			delete(c.nodes, node.Name)
@@ -329,6 +335,30 @@ func (c *Cache) DeleteQueue(q *schedulingv1beta1.Queue) {
 	c.mu.Lock()
 	delete(c.queues, api.QueueID(q.Name))
 	c.mu.Unlock()
+}
+
+// UpdateHyperNode records a HyperNode as it now is.
+func (c *Cache) UpdateHyperNode(hn *topologyv1alpha1.HyperNode) {
+	c.mu.Lock()
+	old := c.hyperNodes[hn.Name]
+	changed := old == nil || !equality.Semantic.DeepEqual(old.Spec, hn.Spec)
+	c.hyperNodes[hn.Name] = hn
+	if changed {
+		c.topology = nil
+	}
+	c.mu.Unlock()
+	if changed {
+		c.signal()
+	}
+}
+
+// DeleteHyperNode forgets a HyperNode.
+func (c *Cache) DeleteHyperNode(hn *topologyv1alpha1.HyperNode) {
+	c.mu.Lock()
+	delete(c.hyperNodes, hn.Name)
+	c.topology = nil
+	c.mu.Unlock()
+	c.signal()
 }
 
 // UpdatePriorityClass records a PriorityClass and re-prioritises the jobs
