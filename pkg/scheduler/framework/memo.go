@@ -86,12 +86,13 @@ func (ssn *Session) StateVersion() uint64 { return ssn.version }
 func (ssn *Session) FindNode(t *api.TaskInfo) (node *api.NodeInfo, future bool, fitErrs *FitErrors) {
 	if s := ssn.PrePredicate(t); s != nil {
 		fitErrs = &FitErrors{}
-		for range ssn.Snapshot.NodeList {
+		for range ssn.SearchNodes() {
 			fitErrs.Add(s)
 		}
 		return nil, false, fitErrs
 	}
 	sig, signed := ssn.signature(t)
+	sig += ssn.scopeKey()
 	if signed {
 		if f, ok := ssn.noFit[sig]; ok && f.mutations == ssn.mutations {
 			// An alike task fitted no node, and no node changed since.

@@ -13,7 +13,7 @@ import (
 func (ssn *Session) Candidates(t *api.TaskInfo) (fits, futureFits []*api.NodeInfo, fitErrs *FitErrors) {
 	fitErrs = &FitErrors{}
 	if s := ssn.PrePredicate(t); s != nil {
-		for range ssn.Snapshot.NodeList {
+		for range ssn.SearchNodes() {
 			fitErrs.Add(s)
 		}
 		return nil, nil, fitErrs
@@ -25,7 +25,7 @@ func (ssn *Session) Candidates(t *api.TaskInfo) (fits, futureFits []*api.NodeInf
 func (ssn *Session) scan(t *api.TaskInfo, fitErrs *FitErrors) (fits, futureFits []*api.NodeInfo, _ *FitErrors) {
 	fits, futureFits = ssn.fitsBuf[:0], ssn.futureBuf[:0]
 	defer func() { ssn.fitsBuf, ssn.futureBuf = fits, futureFits }()
-	nodes := ssn.Snapshot.NodeList
+	nodes := ssn.SearchNodes()
 	total := len(nodes)
 	enough := total
 	if ssn.nodesToFind != nil {

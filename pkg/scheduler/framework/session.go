@@ -120,6 +120,9 @@ type Session struct {
 	reclaimable    [][]ReclaimablePlugin
 	preemptive     [][]PreemptivePlugin
 	victimDistance []VictimDistancePlugin
+	topology       [][]TopologyPlugin
+	// scope restricts node searches to a domain; nil means every node.
+	scope *Domain
 
 	// signers and keepers are the predicate and node-score plugins when
 	// every one of them can sign tasks (and every scorer keep scores);
@@ -206,6 +209,7 @@ func OpenSession(ctx context.Context, snap *api.Snapshot, tiers []Tier, o Option
 	ssn.reclaimable = enabled[ReclaimablePlugin](tiers, PointReclaimable)
 	ssn.preemptive = enabled[PreemptivePlugin](tiers, PointPreemptive)
 	ssn.victimDistance = all[VictimDistancePlugin](tiers)
+	ssn.topology = enabled[TopologyPlugin](tiers, PointHyperNodeGradient)
 	ssn.setUpMemos()
 	for _, p := range ssn.sessionPlugins {
 		start := time.Now()

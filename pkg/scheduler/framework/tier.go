@@ -22,6 +22,9 @@ const (
 	PointPreemptable    ExtensionPoint = "Preemptable"
 	PointReclaimable    ExtensionPoint = "Reclaimable"
 	PointPreemptive     ExtensionPoint = "Preemptive"
+	// PointHyperNodeGradient: the domains a job with a network topology
+	// constraint is tried in.
+	PointHyperNodeGradient ExtensionPoint = "HyperNodeGradient"
 )
 
 // TierPlugin is a plugin instance in a tier with the points switched off

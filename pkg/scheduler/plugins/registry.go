@@ -9,6 +9,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/conformance"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/drf"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/gang"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/networktopologyaware"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/nodeorder"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/overcommit"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/predicates"
@@ -19,16 +20,17 @@ import (
 // NewRegistry returns every plugin this build provides.
 func NewRegistry() framework.Registry {
 	return framework.Registry{
-		binpack.Name:     binpack.New,
-		capacity.Name:    capacity.New,
-		cdp.Name:         cdp.New,
-		conformance.Name: conformance.New,
-		drf.Name:         drf.New,
-		gang.Name:        gang.New,
-		nodeorder.Name:   nodeorder.New,
-		overcommit.Name:  overcommit.New,
-		predicates.Name:  predicates.New,
-		priority.Name:    priority.New,
-		proportion.Name:  proportion.New,
+		binpack.Name:              binpack.New,
+		capacity.Name:             capacity.New,
+		cdp.Name:                  cdp.New,
+		conformance.Name:          conformance.New,
+		drf.Name:                  drf.New,
+		gang.Name:                 gang.New,
+		networktopologyaware.Name: networktopologyaware.New,
+		nodeorder.Name:            nodeorder.New,
+		overcommit.Name:           overcommit.New,
+		predicates.Name:           predicates.New,
+		priority.Name:             priority.New,
+		proportion.Name:           proportion.New,
 	}
 }

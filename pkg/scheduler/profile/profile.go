@@ -35,21 +35,22 @@ func NameRegistry() configv1alpha1.NameRegistry {
 // pointSwitches maps the framework's extension points to the configuration
 // switch that turns each off.
 var pointSwitches = map[framework.ExtensionPoint]configv1alpha1.ExtensionPoint{
-	framework.PointQueueOrder:     configv1alpha1.QueueOrder,
-	framework.PointJobOrder:       configv1alpha1.JobOrder,
-	framework.PointNamespaceOrder: configv1alpha1.NamespaceOrder,
-	framework.PointTaskOrder:      configv1alpha1.TaskOrder,
-	framework.PointJobReady:       configv1alpha1.JobReady,
-	framework.PointJobPipelined:   configv1alpha1.JobPipelined,
-	framework.PointJobStarving:    configv1alpha1.JobStarving,
-	framework.PointJobEnqueueable: configv1alpha1.JobEnqueued,
-	framework.PointAllocatable:    configv1alpha1.Allocatable,
-	framework.PointOverused:       configv1alpha1.Overused,
-	framework.PointPredicate:      configv1alpha1.Predicate,
-	framework.PointNodeOrder:      configv1alpha1.NodeOrder,
-	framework.PointPreemptable:    configv1alpha1.Preemptable,
-	framework.PointReclaimable:    configv1alpha1.Reclaimable,
-	framework.PointPreemptive:     configv1alpha1.Preemptive,
+	framework.PointQueueOrder:        configv1alpha1.QueueOrder,
+	framework.PointJobOrder:          configv1alpha1.JobOrder,
+	framework.PointNamespaceOrder:    configv1alpha1.NamespaceOrder,
+	framework.PointTaskOrder:         configv1alpha1.TaskOrder,
+	framework.PointJobReady:          configv1alpha1.JobReady,
+	framework.PointJobPipelined:      configv1alpha1.JobPipelined,
+	framework.PointJobStarving:       configv1alpha1.JobStarving,
+	framework.PointJobEnqueueable:    configv1alpha1.JobEnqueued,
+	framework.PointAllocatable:       configv1alpha1.Allocatable,
+	framework.PointOverused:          configv1alpha1.Overused,
+	framework.PointPredicate:         configv1alpha1.Predicate,
+	framework.PointNodeOrder:         configv1alpha1.NodeOrder,
+	framework.PointPreemptable:       configv1alpha1.Preemptable,
+	framework.PointReclaimable:       configv1alpha1.Reclaimable,
+	framework.PointPreemptive:        configv1alpha1.Preemptive,
+	framework.PointHyperNodeGradient: configv1alpha1.HyperNodeGradient,
 }
 
 // Build instantiates the configured actions and plugins. The configuration

@@ -86,12 +86,67 @@ func overused(queue *api.QueueInfo) *framework.Reason {
 // allocateJob places a job's nominated tasks where their room is free and
 // its pending tasks where they fit, as one statement kept only if the job
 // then has its gang. With a reason in held, only nominated tasks are
-// placed.
+// placed. A job with a network topology constraint is placed whole within
+// one of the domains its topology plugin gives, tried in order.
 func allocateJob(ssn *framework.Session, queue *api.QueueInfo, job *api.JobInfo, held *framework.Reason) {
 	if held != nil && len(job.ByStatus[api.Pipelined]) == 0 {
 		ssn.Block(job.UID, held)
 		return
 	}
+	if d := ssn.Domains(job, false); d != nil {
+		allocateInDomains(ssn, queue, job, held, d)
+		return
+	}
+	stmt, blocked := attempt(ssn, queue, job, held)
+	settle(ssn, job, stmt, blocked)
+}
+
+// allocateInDomains tries the job within each domain in turn and keeps
+// the first attempt that gives it its gang; a soft constraint then lets it
+// be placed anywhere.
+func allocateInDomains(ssn *framework.Session, queue *api.QueueInfo, job *api.JobInfo, held *framework.Reason, d *framework.Domains) {
+	var closest *framework.Domain
+	var closestPlaced int32 = -1
+	var closestWhy *framework.Reason
+	for _, dom := range d.List {
+		ssn.Scope(dom)
+		stmt, blocked := attempt(ssn, queue, job, held)
+		ssn.Unscope()
+		if ssn.JobReady(job) || ssn.JobPipelined(job) {
+			settle(ssn, job, stmt, blocked)
+			return
+		}
+		if placed := job.PlacedCount(); placed > closestPlaced {
+			closest, closestPlaced, closestWhy = dom, placed, blocked
+		}
+		stmt.Discard()
+	}
+	if !d.Hard {
+		stmt, blocked := attempt(ssn, queue, job, held)
+		settle(ssn, job, stmt, blocked)
+		return
+	}
+	if held != nil {
+		ssn.Block(job.UID, held)
+		return
+	}
+	why := d.Why
+	if why == nil {
+		msg := fmt.Sprintf("none of the %d network domains the job may use holds its gang (minAvailable %d)", len(d.List), job.MinAvailable)
+		if closest != nil {
+			msg += fmt.Sprintf("; %s (tier %d) comes closest with %d of %d tasks placeable", closest.Name, closest.Tier, closestPlaced, len(job.Tasks))
+			if closestWhy != nil {
+				msg += ": " + closestWhy.Message
+			}
+		}
+		why = framework.Reasonf("TopologyConstraint", "%s", msg)
+	}
+	ssn.Block(job.UID, why.Of(framework.KindTopology))
+}
+
+// attempt places the job's nominated and pending tasks as one statement;
+// it returns the statement and what stopped it, nil when nothing did.
+func attempt(ssn *framework.Session, queue *api.QueueInfo, job *api.JobInfo, held *framework.Reason) (*framework.Statement, *framework.Reason) {
 	stmt := ssn.NewStatement()
 	var blocked *framework.Reason
 	// Nominated tasks first: bound where the room freed for them is free
@@ -153,7 +208,13 @@ func allocateJob(ssn *framework.Session, queue *api.QueueInfo, job *api.JobInfo,
 			break
 		}
 	}
+	return stmt, blocked
+}
 
+// settle decides an attempt: committed when the job has its gang, kept
+// (claims held for the rest of the cycle) when it has it only with tasks
+// waiting for room being freed, undone otherwise.
+func settle(ssn *framework.Session, job *api.JobInfo, stmt *framework.Statement, blocked *framework.Reason) {
 	switch {
 	case ssn.JobReady(job):
 		stmt.Commit()

@@ -129,7 +129,7 @@ func evictedRecently(preemptor, victimJob *api.JobInfo, now time.Time) bool {
 // its victims were gone, and the next is tried when a constraint other
 // than resources still rejects it.
 func Choose(ssn *framework.Session, job *api.JobInfo, t *api.TaskInfo, p *Policy, start int) (c *Choice, next int) {
-	nodes := ssn.Snapshot.NodeList
+	nodes := ssn.SearchNodes()
 	total := len(nodes)
 	if total == 0 {
 		return nil, 0
@@ -396,6 +396,31 @@ type Result struct {
 // gang; otherwise nothing is evicted. reason describes an eviction for the
 // victim's event.
 func (s *Search) Place(job *api.JobInfo, gate Gate, reason func(preemptor *api.TaskInfo) string) Result {
+	d := s.ssn.Domains(job, true)
+	if d == nil {
+		return s.place(job, gate, reason)
+	}
+	// A job with a network topology constraint makes room within one
+	// domain at a time.
+	for _, dom := range d.List {
+		s.ssn.Scope(dom)
+		r := s.place(job, gate, reason)
+		s.ssn.Unscope()
+		if r.Committed {
+			return r
+		}
+	}
+	if !d.Hard {
+		return s.place(job, gate, reason)
+	}
+	why := d.Why
+	if why == nil {
+		why = framework.Reasonf("TopologyConstraint", "evicting pods in any one of the %d network domains the job may use would not make room for its gang", len(d.List))
+	}
+	return Result{Blocked: why.Of(framework.KindTopology)}
+}
+
+func (s *Search) place(job *api.JobInfo, gate Gate, reason func(preemptor *api.TaskInfo) string) Result {
 	ssn := s.ssn
 	tasks := make([]*api.TaskInfo, 0, len(job.ByStatus[api.Pending]))
 	for _, t := range job.ByStatus[api.Pending] {
@@ -503,7 +528,7 @@ func (s *Search) key(job *api.JobInfo, tasks []*api.TaskInfo) (string, bool) {
 		}
 	}
 	need := job.MinAvailable - job.PlacedCount()
-	return fmt.Sprintf("%s\x00%d\x00%d\x00%d\x00%s", job.Queue, job.Priority, need, len(tasks), sig), true
+	return fmt.Sprintf("%s\x00%d\x00%d\x00%d\x00%s\x00%s", job.Queue, job.Priority, need, len(tasks), sig, s.ssn.ScopeName()), true
 }
 
 func internalError(ssn *framework.Session, err error, t *api.TaskInfo) *framework.Reason {

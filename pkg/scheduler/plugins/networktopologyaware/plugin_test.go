@@ -1,0 +1,265 @@
+package networktopologyaware
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
+	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
+	tt "github.com/caldera-sh/caldera/apis/topology/v1alpha1/testing"
+	"github.com/caldera-sh/caldera/pkg/scheduler/actions/allocate"
+	"github.com/caldera-sh/caldera/pkg/scheduler/actions/enqueue"
+	"github.com/caldera-sh/caldera/pkg/scheduler/actions/preempt"
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/gang"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/priority"
+	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
+)
+
+type recorder struct{ binds map[string]string }
+
+func (r *recorder) Bind(t *api.TaskInfo, node string) { r.binds[t.Name] = node }
+
+// cluster is two spines of two leaves of two 4-CPU nodes:
+//
+//	s-a: l-a1 (n0, n1), l-a2 (n2, n3)
+//	s-b: l-b1 (n4, n5), l-b2 (n6, n7)
+func cluster() ([]*corev1.Node, []*topologyv1alpha1.HyperNode) {
+	var nodes []*corev1.Node
+	for i := range 8 {
+		nodes = append(nodes, st.MakeNode(fmt.Sprintf("n%d", i)).Alloc("cpu", "4").Obj())
+	}
+	leaf := func(name string, a, b int) *topologyv1alpha1.HyperNode {
+		return tt.MakeHyperNode(name, 1).TierName("leaf").ExactNode(fmt.Sprintf("n%d", a)).ExactNode(fmt.Sprintf("n%d", b)).Obj()
+	}
+	hns := []*topologyv1alpha1.HyperNode{
+		leaf("l-a1", 0, 1), leaf("l-a2", 2, 3), leaf("l-b1", 4, 5), leaf("l-b2", 6, 7),
+		tt.MakeHyperNode("s-a", 2).TierName("spine").ExactHyperNode("l-a1").ExactHyperNode("l-a2").Obj(),
+		tt.MakeHyperNode("s-b", 2).TierName("spine").ExactHyperNode("l-b1").ExactHyperNode("l-b2").Obj(),
+	}
+	return nodes, hns
+}
+
+// gangOf is an admitted PodGroup of n 2-CPU pods, all needed at once.
+func gangOf(name string, n int, nt *schedulingv1beta1.NetworkTopologySpec) (*schedulingv1beta1.PodGroup, []*corev1.Pod) {
+	pg := schedtesting.MakePodGroup(name, "ns").MinMember(int32(n)).Phase(schedulingv1beta1.PodGroupInqueue).Obj()
+	pg.Spec.NetworkTopology = nt
+	var pods []*corev1.Pod
+	for i := range n {
+		pods = append(pods, st.MakePod("ns", fmt.Sprintf("%s-%d", name, i)).Group(name).Req("cpu", "2").Obj())
+	}
+	return pg, pods
+}
+
+func hard(tier int32) *schedulingv1beta1.NetworkTopologySpec {
+	return &schedulingv1beta1.NetworkTopologySpec{Mode: schedulingv1beta1.HardNetworkTopologyMode, HighestTierAllowed: &tier}
+}
+
+func run(t *testing.T, o api.Objects) (*recorder, *framework.Session) {
+	t.Helper()
+	o.Queues = append(o.Queues, schedtesting.MakeQueue("default").Obj())
+	var plugins []framework.TierPlugin
+	for _, f := range []framework.PluginFactory{priority.New, gang.New, New} {
+		p, err := f(nil, &framework.Handle{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plugins = append(plugins, framework.TierPlugin{Plugin: p})
+	}
+	r := &recorder{binds: map[string]string{}}
+	ssn := framework.OpenSession(t.Context(), api.Build(o), []framework.Tier{{Plugins: plugins}}, framework.Options{Sink: r})
+	enqueue.New().Execute(ssn)
+	allocate.New().Execute(ssn)
+	ssn.Close()
+	return r, ssn
+}
+
+// leafOf names the leaves the binds landed in.
+func leavesOf(binds map[string]string) []string {
+	leaf := map[string]string{"n0": "l-a1", "n1": "l-a1", "n2": "l-a2", "n3": "l-a2", "n4": "l-b1", "n5": "l-b1", "n6": "l-b2", "n7": "l-b2"}
+	var out []string
+	for _, n := range binds {
+		out = append(out, leaf[n])
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func spinesOf(binds map[string]string) []string {
+	var out []string
+	for _, l := range leavesOf(binds) {
+		out = append(out, "s-"+l[2:3])
+	}
+	return slices.Compact(out)
+}
+
+func reason(ssn *framework.Session, job string) string {
+	if r := ssn.Outcome(api.JobID("ns/" + job)).Unschedulable(); r != nil {
+		return r.String()
+	}
+	return ""
+}
+
+func TestHardTierPlacement(t *testing.T) {
+	nodes, hns := cluster()
+	busy := st.MakePod("other", "busy").Req("cpu", "2").Node("n6").Obj()
+
+	t.Run("a gang that fits a leaf lands in one, the fullest that holds it", func(t *testing.T) {
+		pg, pods := gangOf("g", 3, hard(1))
+		r, _ := run(t, api.Objects{Nodes: nodes, HyperNodes: hns, PodGroups: []*schedulingv1beta1.PodGroup{pg}, Pods: append(pods, busy)})
+		if len(r.binds) != 3 {
+			t.Fatalf("bound %v, want all 3", r.binds)
+		}
+		if diff := cmp.Diff([]string{"l-b2"}, leavesOf(r.binds)); diff != "" {
+			t.Errorf("leaves (-want,+got):\n%s", diff)
+		}
+	})
+	t.Run("a gang larger than any leaf waits with a topology reason", func(t *testing.T) {
+		pg, pods := gangOf("g", 5, hard(1))
+		r, ssn := run(t, api.Objects{Nodes: nodes, HyperNodes: hns, PodGroups: []*schedulingv1beta1.PodGroup{pg}, Pods: pods})
+		if len(r.binds) != 0 {
+			t.Errorf("bound %v, want nothing", r.binds)
+		}
+		if got := reason(ssn, "g"); !strings.HasPrefix(got, "TopologyConstraint: none of the 4 HyperNodes of tier 1 or below has cpu 10") {
+			t.Errorf("reason %q", got)
+		}
+	})
+	t.Run("tier 2 lets the same gang span one spine", func(t *testing.T) {
+		pg, pods := gangOf("g", 5, hard(2))
+		r, _ := run(t, api.Objects{Nodes: nodes, HyperNodes: hns, PodGroups: []*schedulingv1beta1.PodGroup{pg}, Pods: pods})
+		if len(r.binds) != 5 || len(spinesOf(r.binds)) != 1 {
+			t.Errorf("bound %v (spines %v), want 5 pods under one spine", r.binds, spinesOf(r.binds))
+		}
+	})
+	t.Run("a tier named", func(t *testing.T) {
+		pg, pods := gangOf("g", 5, &schedulingv1beta1.NetworkTopologySpec{Mode: schedulingv1beta1.HardNetworkTopologyMode, HighestTierName: "spine"})
+		r, _ := run(t, api.Objects{Nodes: nodes, HyperNodes: hns, PodGroups: []*schedulingv1beta1.PodGroup{pg}, Pods: pods})
+		if len(r.binds) != 5 || len(spinesOf(r.binds)) != 1 {
+			t.Errorf("bound %v, want 5 pods under one spine", r.binds)
+		}
+	})
+	t.Run("an unknown tier name", func(t *testing.T) {
+		pg, pods := gangOf("g", 2, &schedulingv1beta1.NetworkTopologySpec{Mode: schedulingv1beta1.HardNetworkTopologyMode, HighestTierName: "rack"})
+		r, ssn := run(t, api.Objects{Nodes: nodes, HyperNodes: hns, PodGroups: []*schedulingv1beta1.PodGroup{pg}, Pods: pods})
+		want := `TopologyConstraint: highestTierName "rack" names no tier of the network topology (tiers: leaf, spine)`
+		if len(r.binds) != 0 || reason(ssn, "g") != want {
+			t.Errorf("bound %v, reason %q; want nothing and %q", r.binds, reason(ssn, "g"), want)
+		}
+	})
+	t.Run("without HyperNodes a hard gang waits", func(t *testing.T) {
+		pg, pods := gangOf("g", 2, hard(1))
+		r, ssn := run(t, api.Objects{Nodes: nodes, PodGroups: []*schedulingv1beta1.PodGroup{pg}, Pods: pods})
+		if len(r.binds) != 0 || !strings.Contains(reason(ssn, "g"), "no HyperNodes") {
+			t.Errorf("bound %v, reason %q", r.binds, reason(ssn, "g"))
+		}
+	})
+	t.Run("a soft gang that fits no leaf is placed anyway", func(t *testing.T) {
+		tier := int32(1)
+		pg, pods := gangOf("g", 5, &schedulingv1beta1.NetworkTopologySpec{Mode: schedulingv1beta1.SoftNetworkTopologyMode, HighestTierAllowed: &tier})
+		r, _ := run(t, api.Objects{Nodes: nodes, HyperNodes: hns, PodGroups: []*schedulingv1beta1.PodGroup{pg}, Pods: pods})
+		if len(r.binds) != 5 {
+			t.Errorf("bound %v, want all 5", r.binds)
+		}
+	})
+	t.Run("a soft gang that fits a leaf keeps to it", func(t *testing.T) {
+		tier := int32(1)
+		pg, pods := gangOf("g", 4, &schedulingv1beta1.NetworkTopologySpec{Mode: schedulingv1beta1.SoftNetworkTopologyMode, HighestTierAllowed: &tier})
+		r, _ := run(t, api.Objects{Nodes: nodes, HyperNodes: hns, PodGroups: []*schedulingv1beta1.PodGroup{pg}, Pods: pods})
+		if len(r.binds) != 4 || len(leavesOf(r.binds)) != 1 {
+			t.Errorf("bound %v (leaves %v), want 4 pods in one leaf", r.binds, leavesOf(r.binds))
+		}
+	})
+	t.Run("a job that already runs stays in its leaf", func(t *testing.T) {
+		pg, pods := gangOf("g", 1, hard(1))
+		pods[0].Spec.NodeName, pods[0].Status.Phase = "n4", corev1.PodRunning
+		for i := 1; i < 4; i++ {
+			pods = append(pods, st.MakePod("ns", fmt.Sprintf("g-%d", i)).Group("g").Req("cpu", "2").Obj())
+		}
+		r, _ := run(t, api.Objects{Nodes: nodes, HyperNodes: hns, PodGroups: []*schedulingv1beta1.PodGroup{pg}, Pods: pods})
+		if len(r.binds) != 3 {
+			t.Fatalf("bound %v, want the 3 new pods", r.binds)
+		}
+		if diff := cmp.Diff([]string{"l-b1"}, leavesOf(r.binds)); diff != "" {
+			t.Errorf("leaves (-want,+got):\n%s", diff)
+		}
+	})
+	t.Run("highestTierAllowed 0 keeps the job on one node", func(t *testing.T) {
+		pg, pods := gangOf("g", 2, hard(0))
+		r, _ := run(t, api.Objects{Nodes: nodes, HyperNodes: hns, PodGroups: []*schedulingv1beta1.PodGroup{pg}, Pods: pods})
+		if len(r.binds) != 2 || r.binds["g-0"] != r.binds["g-1"] {
+			t.Errorf("bound %v, want both pods on one node", r.binds)
+		}
+	})
+}
+
+func TestPodsWithoutConstraintFillUsedHyperNodes(t *testing.T) {
+	nodes, hns := cluster()
+	busy := st.MakePod("other", "busy").Req("cpu", "2").Node("n6").Obj()
+	pod := st.MakePod("ns", "free").Req("cpu", "1").Obj()
+	r, _ := run(t, api.Objects{Nodes: nodes, HyperNodes: hns, Pods: []*corev1.Pod{busy, pod}})
+	if got := r.binds["free"]; got != "n6" && got != "n7" {
+		t.Errorf("free bound to %q, want a node under l-b2, the only HyperNode in use", got)
+	}
+}
+
+type evictions struct {
+	recorder
+	evicted   []string
+	nominated map[string]string
+}
+
+func (e *evictions) Evict(t *api.TaskInfo, _ string)    { e.evicted = append(e.evicted, t.Name) }
+func (e *evictions) Nominate(t *api.TaskInfo, n string) { e.nominated[t.Name] = n }
+func (e *evictions) Unnominate(*api.TaskInfo)           {}
+
+// TestPreemptionStaysInOneHyperNode: a high-priority hard tier-1 gang on a
+// full cluster evicts low-priority pods of one leaf only, and waits there.
+func TestPreemptionStaysInOneHyperNode(t *testing.T) {
+	nodes, hns := cluster()
+	var pods []*corev1.Pod
+	for i := range 8 {
+		for k := range 2 {
+			pods = append(pods, st.MakePod("ns", fmt.Sprintf("low-%d-%d", i, k)).Req("cpu", "2").Priority(1).Node(fmt.Sprintf("n%d", i)).Obj())
+		}
+	}
+	pg, gangPods := gangOf("g", 4, hard(1))
+	for _, p := range gangPods {
+		p.Spec.Priority = new(int32(100))
+	}
+	snap := api.Build(api.Objects{
+		Nodes: nodes, HyperNodes: hns, PodGroups: []*schedulingv1beta1.PodGroup{pg}, Pods: append(pods, gangPods...),
+		Queues: []*schedulingv1beta1.Queue{schedtesting.MakeQueue("default").Obj()},
+	})
+	var plugins []framework.TierPlugin
+	for _, f := range []framework.PluginFactory{priority.New, gang.New, New} {
+		p, err := f(nil, &framework.Handle{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plugins = append(plugins, framework.TierPlugin{Plugin: p})
+	}
+	r := &evictions{recorder: recorder{binds: map[string]string{}}, nominated: map[string]string{}}
+	ssn := framework.OpenSession(t.Context(), snap, []framework.Tier{{Plugins: plugins}}, framework.Options{Sink: r, Evictor: r, Nominator: r})
+	preempt.New(nil).Execute(ssn)
+	ssn.Close()
+	if len(r.evicted) != 4 || len(r.nominated) != 4 {
+		t.Fatalf("evicted %v, nominated %v; want 4 of each", r.evicted, r.nominated)
+	}
+	if leaves := leavesOf(r.nominated); len(leaves) != 1 {
+		t.Errorf("nominated into leaves %v, want one", leaves)
+	}
+	victimNodes := map[string]string{}
+	for _, v := range r.evicted {
+		victimNodes[v] = "n" + strings.Split(v, "-")[1]
+	}
+	if diff := cmp.Diff(leavesOf(r.nominated), leavesOf(victimNodes)); diff != "" {
+		t.Errorf("victims' leaves differ from the gang's (-gang,+victims):\n%s", diff)
+	}
+}
