@@ -5,9 +5,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
@@ -223,10 +225,18 @@ func (e *evictions) Unnominate(*api.TaskInfo)           {}
 // full cluster evicts low-priority pods of one leaf only, and waits there.
 func TestPreemptionStaysInOneHyperNode(t *testing.T) {
 	nodes, hns := cluster()
+	// The most recently started victims, the first choice, are on n0 and
+	// n4, in different spines: the gang must still keep to one leaf.
+	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var pods []*corev1.Pod
 	for i := range 8 {
+		age := time.Duration(i) * time.Hour
+		if i == 0 || i == 4 {
+			age = 10 * time.Hour
+		}
 		for k := range 2 {
-			pods = append(pods, st.MakePod("ns", fmt.Sprintf("low-%d-%d", i, k)).Req("cpu", "2").Priority(1).Node(fmt.Sprintf("n%d", i)).Obj())
+			pods = append(pods, st.MakePod("ns", fmt.Sprintf("low-%d-%d", i, k)).Req("cpu", "2").Priority(1).
+				Created(metav1.NewTime(epoch.Add(age))).Node(fmt.Sprintf("n%d", i)).Obj())
 		}
 	}
 	pg, gangPods := gangOf("g", 4, hard(1))
