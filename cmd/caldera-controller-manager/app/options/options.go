@@ -29,6 +29,10 @@ type Options struct {
 	Burst          int
 	// GracefulShutdown bounds how long running reconciles may take to end.
 	GracefulShutdown time.Duration
+	// HyperNodeDiscoveryConfig is a file with the networkTopologyDiscovery
+	// section of Volcano's controller configuration; empty turns HyperNode
+	// discovery off.
+	HyperNodeDiscoveryConfig string
 }
 
 // NewOptions returns the defaults.
@@ -61,6 +65,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet, all []string) {
 	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "queries per second to the API server")
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "burst of queries to the API server")
 	fs.DurationVar(&o.GracefulShutdown, "graceful-shutdown-timeout", o.GracefulShutdown, "how long running reconciles may take to finish on shutdown")
+	fs.StringVar(&o.HyperNodeDiscoveryConfig, "hypernode-discovery-config", o.HyperNodeDiscoveryConfig,
+		"file with a networkTopologyDiscovery section (Volcano's controller configuration may be given whole); empty turns HyperNode discovery off")
 }
 
 // Validate checks the options against the known controllers.
