@@ -55,8 +55,8 @@ func AllComponents() []string {
 }
 
 // SchedulerConfig is the local environment's scheduler configuration:
-// Volcano's default tiers with cooldown protection, and preemption and
-// reclaim besides placement.
+// Volcano's default tiers with cooldown protection and network topology,
+// and preemption and reclaim besides placement.
 const SchedulerConfig = `actions: "enqueue, allocate, preempt, reclaim, backfill"
 tiers:
 - plugins:
@@ -71,6 +71,22 @@ tiers:
   - name: proportion
   - name: nodeorder
   - name: binpack
+  - name: network-topology-aware
+`
+
+// HyperNodeDiscovery is the local environment's HyperNode discovery: the
+// simulated nodes' spine and leaf labels make the network topology.
+const HyperNodeDiscovery = `networkTopologyDiscovery:
+- source: label
+  enabled: true
+  config:
+    networkTopologyTypes:
+      fabric:
+      - nodeLabel: ` + SpineLabel + `
+        tierName: spine
+      - nodeLabel: ` + LeafLabel + `
+        tierName: leaf
+      - nodeLabel: kubernetes.io/hostname
 `
 
 // Environment is a running local environment.
@@ -203,8 +219,13 @@ func (e *Environment) startComponent(ctx context.Context, binDir, name string) e
 		}
 		e.ExplainURL = "http://" + health + "/debug/jobs/"
 	case ComponentControllerManager:
+		conf := filepath.Join(e.Dir, "hypernode-discovery.conf")
+		if err := os.WriteFile(conf, []byte(HyperNodeDiscovery), 0o644); err != nil {
+			return fmt.Errorf("writing the HyperNode discovery configuration: %w", err)
+		}
 		args = []string{
 			"--kubeconfig=" + e.Kubeconfig,
+			"--hypernode-discovery-config=" + conf,
 			"--leader-elect=false",
 			"--health-probe-bind-address=" + health,
 			"--metrics-bind-address=0",

@@ -115,6 +115,19 @@ func TestLocalUpAndDown(t *testing.T) {
 	if out := kubectl("get", "podgroup", "quickstart", "-o", "jsonpath={.status.phase}"); out != "Running" {
 		t.Errorf("quickstart PodGroup phase = %q, want Running", out)
 	}
+	// The controller manager discovers the HyperNodes of the simulated
+	// network from the nodes' spine and leaf labels.
+	deadline = time.Now().Add(60 * time.Second)
+	for {
+		out := kubectl("get", "hypernodes", "-l", "topology.caldera.sh/discovered-by=label", "-o", "jsonpath={range .items[*]}{.metadata.name}={.status.nodeCount} {end}")
+		if strings.Count(out, "=") == 5 && strings.Contains(out, "fabric-t1-leaf-0=4") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("discovered HyperNodes not there within 60s: %q\ncontroller manager log:\n%s", out, readFile(filepath.Join(dir, "caldera-controller-manager.log")))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 	// The controller manager runs a Volcano Job from the examples.
 	deadline = time.Now().Add(60 * time.Second)
 	for {
