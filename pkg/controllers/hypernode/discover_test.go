@@ -2,6 +2,8 @@ package hypernode
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -166,5 +168,28 @@ func TestLoadConfigIgnoresOtherSections(t *testing.T) {
 	}
 	if cfg.labelSource() == nil {
 		t.Error("the label source was not read")
+	}
+}
+
+// TestExamples loads every discovery configuration under
+// examples/controller.
+func TestExamples(t *testing.T) {
+	files, err := filepath.Glob("../../../examples/controller/*.conf")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples found: %v", err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := LoadConfig(data)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if cfg.labelSource() == nil {
+			t.Errorf("%s: the label source is not enabled", f)
+		}
 	}
 }
