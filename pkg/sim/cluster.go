@@ -21,6 +21,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/cache"
@@ -39,6 +40,9 @@ type Options struct {
 	// OnEvicted, if set, is told of each evicted pod once it is gone, with
 	// how long it had run; a job controller would create it again.
 	OnEvicted func(c *Cluster, pod *corev1.Pod, ran time.Duration)
+	// NodesToFind bounds node searches as the scheduler's nodeSampling
+	// does; nil searches every node.
+	NodesToFind func(nodes int) int
 }
 
 // Stats count what happened in a simulation.
@@ -81,6 +85,7 @@ func New(o Options) *Cluster {
 		Nominations: nominations{c},
 		Status:      statusSink{c},
 		Clock:       c.clock,
+		NodesToFind: o.NodesToFind,
 	})
 	return c
 }
@@ -97,6 +102,9 @@ func (c *Cluster) Scheduler() *scheduler.Scheduler { return c.sched }
 
 // AddNode adds a node.
 func (c *Cluster) AddNode(n *corev1.Node) { c.cache.UpdateNode(n.DeepCopy()) }
+
+// AddHyperNode adds or updates a HyperNode of the network topology.
+func (c *Cluster) AddHyperNode(hn *topologyv1alpha1.HyperNode) { c.cache.UpdateHyperNode(hn.DeepCopy()) }
 
 // AddQueue adds or updates a queue.
 func (c *Cluster) AddQueue(q *schedulingv1beta1.Queue) { c.cache.UpdateQueue(q.DeepCopy()) }
