@@ -104,7 +104,9 @@ func (c *Cluster) Scheduler() *scheduler.Scheduler { return c.sched }
 func (c *Cluster) AddNode(n *corev1.Node) { c.cache.UpdateNode(n.DeepCopy()) }
 
 // AddHyperNode adds or updates a HyperNode of the network topology.
-func (c *Cluster) AddHyperNode(hn *topologyv1alpha1.HyperNode) { c.cache.UpdateHyperNode(hn.DeepCopy()) }
+func (c *Cluster) AddHyperNode(hn *topologyv1alpha1.HyperNode) {
+	c.cache.UpdateHyperNode(hn.DeepCopy())
+}
 
 // AddQueue adds or updates a queue.
 func (c *Cluster) AddQueue(q *schedulingv1beta1.Queue) { c.cache.UpdateQueue(q.DeepCopy()) }
