@@ -10,6 +10,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/drf"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/gang"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/networktopologyaware"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/nodegroup"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/nodeorder"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/overcommit"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/predicates"
@@ -27,6 +28,7 @@ func NewRegistry() framework.Registry {
 		drf.Name:                  drf.New,
 		gang.Name:                 gang.New,
 		networktopologyaware.Name: networktopologyaware.New,
+		nodegroup.Name:            nodegroup.New,
 		nodeorder.Name:            nodeorder.New,
 		overcommit.Name:           overcommit.New,
 		predicates.Name:           predicates.New,

@@ -15,6 +15,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/capacity"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/nodegroup"
 )
 
 // Profile is a configuration made runnable.
@@ -82,6 +83,11 @@ func Build(cfg *configv1alpha1.SchedulerConfiguration, h *framework.Handle) (*Pr
 			}
 			var args any
 			switch {
+			case pc.Name == nodegroup.Name:
+				// enableHierarchy changes what the plugin does, so it
+				// reaches the plugin beside its arguments.
+				ng, _ := typed.(*configv1alpha1.NodeGroupArgs)
+				args = &nodegroup.Options{Args: ng, Hierarchy: pc.HierarchyEnabled()}
 			case typed != nil:
 				args = typed
 			case pc.Name == capacity.Name:

@@ -6,6 +6,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/capacity"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/nodegroup"
 )
 
 func TestBuildHonoursSwitches(t *testing.T) {
@@ -19,6 +20,10 @@ tiers:
   - name: drf
   - name: capacity
     enableHierarchy: true
+  - name: nodegroup
+    enableHierarchy: true
+    arguments:
+      strict: false
 `), NameRegistry())
 	if err != nil {
 		t.Fatal(err)
@@ -40,5 +45,12 @@ tiers:
 	}
 	if !c.Hierarchical() {
 		t.Errorf("enableHierarchy did not reach the capacity plugin")
+	}
+	ng, ok := p.Plugin(nodegroup.Name).(*nodegroup.Plugin)
+	if !ok {
+		t.Fatalf("nodegroup plugin not built")
+	}
+	if !ng.Hierarchical() || ng.Strict() {
+		t.Errorf("nodegroup hierarchical=%v strict=%v, want enableHierarchy and strict: false to reach it", ng.Hierarchical(), ng.Strict())
 	}
 }

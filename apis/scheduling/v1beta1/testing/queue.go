@@ -82,11 +82,47 @@ func (q *QueueWrapper) ExtendCluster(name string, weight int32, capacity corev1.
 
 // RequiredNodeGroups sets the node groups the queue's pods must run on.
 func (q *QueueWrapper) RequiredNodeGroups(groups ...string) *QueueWrapper {
+	q.nodeGroupAffinity().RequiredDuringSchedulingIgnoredDuringExecution = groups
+	return q
+}
+
+// PreferredNodeGroups sets the node groups the queue's pods should run on.
+func (q *QueueWrapper) PreferredNodeGroups(groups ...string) *QueueWrapper {
+	q.nodeGroupAffinity().PreferredDuringSchedulingIgnoredDuringExecution = groups
+	return q
+}
+
+// AvoidedNodeGroups sets the node groups the queue's pods must not run on.
+func (q *QueueWrapper) AvoidedNodeGroups(groups ...string) *QueueWrapper {
+	q.nodeGroupAntiAffinity().RequiredDuringSchedulingIgnoredDuringExecution = groups
+	return q
+}
+
+// DispreferredNodeGroups sets the node groups the queue's pods should not
+// run on.
+func (q *QueueWrapper) DispreferredNodeGroups(groups ...string) *QueueWrapper {
+	q.nodeGroupAntiAffinity().PreferredDuringSchedulingIgnoredDuringExecution = groups
+	return q
+}
+
+func (q *QueueWrapper) nodeGroupAffinity() *schedulingv1beta1.NodeGroupAffinity {
 	if q.Spec.Affinity == nil {
 		q.Spec.Affinity = &schedulingv1beta1.Affinity{}
 	}
-	q.Spec.Affinity.NodeGroupAffinity = &schedulingv1beta1.NodeGroupAffinity{RequiredDuringSchedulingIgnoredDuringExecution: groups}
-	return q
+	if q.Spec.Affinity.NodeGroupAffinity == nil {
+		q.Spec.Affinity.NodeGroupAffinity = &schedulingv1beta1.NodeGroupAffinity{}
+	}
+	return q.Spec.Affinity.NodeGroupAffinity
+}
+
+func (q *QueueWrapper) nodeGroupAntiAffinity() *schedulingv1beta1.NodeGroupAntiAffinity {
+	if q.Spec.Affinity == nil {
+		q.Spec.Affinity = &schedulingv1beta1.Affinity{}
+	}
+	if q.Spec.Affinity.NodeGroupAntiAffinity == nil {
+		q.Spec.Affinity.NodeGroupAntiAffinity = &schedulingv1beta1.NodeGroupAntiAffinity{}
+	}
+	return q.Spec.Affinity.NodeGroupAntiAffinity
 }
 
 // Annotation sets an annotation.

@@ -30,6 +30,7 @@ var (
 	_ PluginArgs = &OvercommitArgs{}
 	_ PluginArgs = &PredicatesArgs{}
 	_ PluginArgs = &NetworkTopologyAwareArgs{}
+	_ PluginArgs = &NodeGroupArgs{}
 )
 
 // NewPluginArgs returns empty typed arguments for the plugin, or nil when
@@ -46,6 +47,8 @@ func NewPluginArgs(plugin string) PluginArgs {
 		return &PredicatesArgs{}
 	case NetworkTopologyAwarePlugin:
 		return &NetworkTopologyAwareArgs{}
+	case NodeGroupPlugin:
+		return &NodeGroupArgs{}
 	}
 	return nil
 }
@@ -304,3 +307,12 @@ func (a *NetworkTopologyAwareArgs) Validate(path *field.Path) field.ErrorList {
 	}
 	return errs
 }
+
+// Default implements PluginArgs. The defaults are Volcano's.
+func (a *NodeGroupArgs) Default() {
+	setBool(&a.Strict, true)
+	setBool(&a.EnablePreferredOrder, false)
+}
+
+// Validate implements PluginArgs: both switches take any value.
+func (a *NodeGroupArgs) Validate(*field.Path) field.ErrorList { return nil }

@@ -41,6 +41,18 @@ func TestDecodePluginArgs(t *testing.T) {
 			want: &NetworkTopologyAwareArgs{Weight: new(int32(1)), BinpackCPU: new(int32(1)), BinpackMemory: new(int32(1)),
 				NormalPodBinpack: new(true), NormalPodFading: new(0.8)},
 		},
+		"nodegroup defaults": {
+			plugin: PluginConfig{Name: NodeGroupPlugin},
+			want:   &NodeGroupArgs{Strict: new(true), EnablePreferredOrder: new(false)},
+		},
+		"nodegroup keeps what is set": {
+			plugin: PluginConfig{Name: NodeGroupPlugin, Args: runtime.RawExtension{Raw: []byte(`{"strict":false}`)}},
+			want:   &NodeGroupArgs{Strict: new(false), EnablePreferredOrder: new(false)},
+		},
+		"nodegroup rejects a misspelt switch": {
+			plugin:   PluginConfig{Name: NodeGroupPlugin, Args: runtime.RawExtension{Raw: []byte(`{"strikt":false}`)}},
+			wantErrs: []string{`tiers[0].plugins[0].args.strikt: Forbidden: unknown field; did you mean "strict"?`},
+		},
 		"plugin without typed arguments": {
 			plugin: PluginConfig{Name: GangPlugin},
 		},

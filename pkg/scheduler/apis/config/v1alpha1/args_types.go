@@ -249,3 +249,20 @@ type NetworkTopologyAwareArgs struct {
 	// +optional
 	NormalPodFading *float64 `json:"normalPodFading,omitempty"`
 }
+
+// NodeGroupArgs are the arguments of the nodegroup plugin, which confines
+// a queue's pods to the node groups (nodes labelled
+// volcano.sh/nodegroup-name) its spec.affinity names.
+type NodeGroupArgs struct {
+	// Strict keeps pods of queues without node-group affinity off every
+	// node. When false they may run on nodes without a node group.
+	// Volcano's strict. Default true.
+	// +optional
+	Strict *bool `json:"strict,omitempty"`
+
+	// EnablePreferredOrder scores the preferred node groups by their
+	// position in the queue's list, the first highest, rather than alike.
+	// Volcano's enablePreferredOrder. Default false.
+	// +optional
+	EnablePreferredOrder *bool `json:"enablePreferredOrder,omitempty"`
+}

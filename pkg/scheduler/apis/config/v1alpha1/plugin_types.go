@@ -28,7 +28,8 @@ type PluginConfig struct {
 	// Volcano releases read it; current ones no longer do.
 	// +optional
 	EnableNamespaceOrder *bool `json:"enableNamespaceOrder,omitempty"`
-	// EnableHierarchy turns on hierarchical queues in drf and capacity. Off
+	// EnableHierarchy turns on hierarchical queues in drf, capacity and
+	// nodegroup (which then inherits node-group affinity from ancestors). Off
 	// unless set to true.
 	// +optional
 	EnableHierarchy *bool `json:"enableHierarchy,omitempty"`

@@ -143,8 +143,8 @@ func validatePlugin(p *PluginConfig, reg Registry, path *field.Path) field.Error
 			"plugin is not available in this version of Caldera (available plugins: %s)", quoteAll(reg.PluginNames())))}
 	}
 	var errs field.ErrorList
-	if p.EnableHierarchy != nil && p.Name != DRFPlugin && p.Name != CapacityPlugin {
-		errs = append(errs, field.Invalid(path.Child("enableHierarchy"), *p.EnableHierarchy, "only drf and capacity have hierarchical queues"))
+	if p.EnableHierarchy != nil && p.Name != DRFPlugin && p.Name != CapacityPlugin && p.Name != NodeGroupPlugin {
+		errs = append(errs, field.Invalid(path.Child("enableHierarchy"), *p.EnableHierarchy, "only drf, capacity and nodegroup have hierarchical queues"))
 	}
 	ap := path.Child("args")
 	if TakesNoArgs(p.Name) {

@@ -128,7 +128,7 @@ func TestValidateSchedulerConfiguration(t *testing.T) {
 		},
 		"hierarchy on a plugin without queues": {
 			mutate: func(c *SchedulerConfiguration) { c.Tiers[0].Plugins[1].EnableHierarchy = new(false) },
-			want:   []string{`tiers[0].plugins[1].enableHierarchy: Invalid value: false: only drf and capacity have hierarchical queues`},
+			want:   []string{`tiers[0].plugins[1].enableHierarchy: Invalid value: false: only drf, capacity and nodegroup have hierarchical queues`},
 		},
 		"arguments to a plugin without arguments": {
 			mutate: func(c *SchedulerConfiguration) {

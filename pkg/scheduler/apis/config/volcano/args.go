@@ -446,3 +446,26 @@ func translateNetworkTopologyAware(t *translator, args map[string]any, from, to 
 	a.BinpackResources = res.result(t, from, to.Child("binpackResources"))
 	return a
 }
+
+// Volcano argument keys of the nodegroup plugin.
+const (
+	ngStrictKey         = "strict"
+	ngPreferredOrderKey = "enablePreferredOrder"
+)
+
+func translateNodeGroup(t *translator, args map[string]any, from, to *field.Path) v1alpha1.PluginArgs {
+	a := &v1alpha1.NodeGroupArgs{}
+	for _, key := range sortedKeys(args) {
+		v := args[key]
+		kp := from.Key(key)
+		switch key {
+		case ngStrictKey:
+			a.Strict = t.boolArg(v, kp, to.Child("strict"))
+		case ngPreferredOrderKey:
+			a.EnablePreferredOrder = t.boolArg(v, kp, to.Child("enablePreferredOrder"))
+		default:
+			t.unknownArg(v1alpha1.NodeGroupPlugin, key, from, []string{ngPreferredOrderKey, ngStrictKey})
+		}
+	}
+	return a
+}

@@ -263,6 +263,7 @@ func argsTranslators() map[string]argsTranslator {
 		v1alpha1.OvercommitPlugin:           translateOvercommit,
 		v1alpha1.PredicatesPlugin:           translatePredicates,
 		v1alpha1.NetworkTopologyAwarePlugin: translateNetworkTopologyAware,
+		v1alpha1.NodeGroupPlugin:            translateNodeGroup,
 	}
 }
 

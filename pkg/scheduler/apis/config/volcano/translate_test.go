@@ -220,6 +220,20 @@ tiers:
 				NormalPodBinpack: new(true), NormalPodFading: new(0.5),
 			})})),
 		},
+		"nodegroup": {
+			in: `
+tiers:
+- plugins:
+  - name: nodegroup
+    enableHierarchy: true
+    arguments:
+      strict: false
+      enablePreferredOrder: true
+`,
+			want: config(tier(v1alpha1.PluginConfig{Name: "nodegroup", EnableHierarchy: new(true), Args: rawArgs(t, &v1alpha1.NodeGroupArgs{
+				Strict: new(false), EnablePreferredOrder: new(true),
+			})})),
+		},
 		"plugins without a typed translation keep their arguments": {
 			in: `
 tiers:
@@ -330,10 +344,14 @@ tiers:
   - name: nodeorder
     arguments:
       selectorspread.weight: 1
+  - name: nodegroup
+    arguments:
+      strct: true
 `,
 			want: []string{
 				`tiers[0].plugins[0].arguments[binpack.wieght]: Forbidden: unknown argument of plugin binpack; did you mean "binpack.weight"?`,
 				`tiers[0].plugins[1].arguments[selectorspread.weight]: Forbidden: unknown argument of plugin nodeorder (known: "balancedresource.weight", "imagelocality.weight", "leastrequested.weight", "mostrequested.weight", "nodeaffinity.weight", "podaffinity.weight", "podtopologyspread.weight", "tainttoleration.weight")`,
+				`tiers[0].plugins[2].arguments[strct]: Forbidden: unknown argument of plugin nodegroup; did you mean "strict"?`,
 			},
 		},
 		"arguments to a plugin without arguments": {
