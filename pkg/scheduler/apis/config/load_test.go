@@ -384,40 +384,6 @@ func TestLoadJSON(t *testing.T) {
 	}
 }
 
-const examplesDir = "../../../../examples/scheduler"
-
-// TestExamples loads every file in examples/scheduler, and checks that each
-// survives a round trip through Caldera's format: written out as YAML and
-// loaded again, it is the same configuration.
-func TestExamples(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(examplesDir, "*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatalf("no examples in %s", examplesDir)
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			cfg, err := LoadFile(file, coreRegistry)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := yaml.Marshal(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			again, err := Load(out, coreRegistry)
-			if err != nil {
-				t.Fatalf("loading the written configuration: %v\n%s", err, out)
-			}
-			if diff := cmp.Diff(cfg, again, argsAsJSON); diff != "" {
-				t.Errorf("round trip (-loaded,+reloaded):\n%s", diff)
-			}
-		})
-	}
-}
-
 // TestRoundTrip writes a configuration with every field set in Caldera's
 // format and loads it back.
 func TestRoundTrip(t *testing.T) {

@@ -191,27 +191,27 @@ func (p *Plugin) Predicate(t *api.TaskInfo, n *api.NodeInfo) *framework.Status {
 }
 
 // check returns why a pod of queue q may not run on a node of group, or "".
-// The phrases follow a node count ("3 nodes are ...").
+// The phrases follow a node count ("3 nodes in node group ...").
 func (p *Plugin) check(q api.QueueID, group string) string {
 	r := p.rules[q]
 	if r == nil {
 		switch {
 		case group != "":
-			return fmt.Sprintf("are in node group %q and queue %q has no node-group affinity", group, q)
+			return fmt.Sprintf("in node group %q, and queue %q has no node-group affinity", group, q)
 		case p.strict:
-			return fmt.Sprintf("have no node group and queue %q has no node-group affinity (the nodegroup plugin is strict)", q)
+			return fmt.Sprintf("without a node group, and queue %q has no node-group affinity (the nodegroup plugin is strict)", q)
 		}
 		return ""
 	}
 	switch {
 	case group == "":
-		return fmt.Sprintf("have no node group (label %s) and %s has node-group affinity", LabelKey, r.owner())
+		return fmt.Sprintf("without a node group (label %s), and %s has node-group affinity", LabelKey, r.owner())
 	case slices.Contains(r.antiRequired, group):
-		return fmt.Sprintf("are in node group %q, which %s must avoid (nodeGroupAntiAffinity)", group, r.owner())
+		return fmt.Sprintf("in node group %q, which %s must avoid (nodeGroupAntiAffinity)", group, r.owner())
 	case slices.Contains(r.required, group), slices.Contains(r.preferred, group), slices.Contains(r.antiPreferred, group):
 		return ""
 	}
-	return fmt.Sprintf("are in node group %q, which %s does not name in its node-group affinity", group, r.owner())
+	return fmt.Sprintf("in node group %q, which %s does not name in its node-group affinity", group, r.owner())
 }
 
 // owner names the queue, and the ancestor whose affinity it inherits, for

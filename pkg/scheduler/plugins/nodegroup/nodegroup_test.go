@@ -156,23 +156,23 @@ func TestPredicateReasons(t *testing.T) {
 	p, ssn := open(t, Options{Hierarchy: true})
 	_, why := fits(t, p, ssn, "anti")
 	want := map[string]string{
-		"a0": `are in node group "a", which queue "anti" must avoid (nodeGroupAntiAffinity)`,
-		"a1": `are in node group "a", which queue "anti" must avoid (nodeGroupAntiAffinity)`,
-		"c0": `are in node group "c", which queue "anti" does not name in its node-group affinity`,
-		"x0": `have no node group (label volcano.sh/nodegroup-name) and queue "anti" has node-group affinity`,
+		"a0": `in node group "a", which queue "anti" must avoid (nodeGroupAntiAffinity)`,
+		"a1": `in node group "a", which queue "anti" must avoid (nodeGroupAntiAffinity)`,
+		"c0": `in node group "c", which queue "anti" does not name in its node-group affinity`,
+		"x0": `without a node group (label volcano.sh/nodegroup-name), and queue "anti" has node-group affinity`,
 	}
 	if diff := cmp.Diff(want, why); diff != "" {
 		t.Errorf("reasons (-want,+got):\n%s", diff)
 	}
 	_, why = fits(t, p, ssn, "grandchild")
-	if got, want := why["b0"], `are in node group "b", which queue "grandchild" (with the affinity of queue "req-a") does not name in its node-group affinity`; got != want {
+	if got, want := why["b0"], `in node group "b", which queue "grandchild" (with the affinity of queue "req-a") does not name in its node-group affinity`; got != want {
 		t.Errorf("inherited reason %q, want %q", got, want)
 	}
 	_, why = fits(t, p, ssn, "default")
-	if got, want := why["x0"], `have no node group and queue "default" has no node-group affinity (the nodegroup plugin is strict)`; got != want {
+	if got, want := why["x0"], `without a node group, and queue "default" has no node-group affinity (the nodegroup plugin is strict)`; got != want {
 		t.Errorf("strict reason %q, want %q", got, want)
 	}
-	if got, want := why["a0"], `are in node group "a" and queue "default" has no node-group affinity`; got != want {
+	if got, want := why["a0"], `in node group "a", and queue "default" has no node-group affinity`; got != want {
 		t.Errorf("grouped-node reason %q, want %q", got, want)
 	}
 }
