@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	cmapp "github.com/caldera-sh/caldera/cmd/caldera-controller-manager/app"
 	cmoptions "github.com/caldera-sh/caldera/cmd/caldera-controller-manager/app/options"
 	schedapp "github.com/caldera-sh/caldera/cmd/caldera-scheduler/app"
@@ -47,6 +49,22 @@ func (f *Framework) StartScheduler(configYAML string) (stop func() error, err er
 	if err != nil {
 		return nil, err
 	}
+	cfg.ClientConnection.Kubeconfig = f.Kubeconfig()
+	return runInProcess("scheduler", func(ctx context.Context) error { return schedapp.Run(ctx, cfg, "") }), nil
+}
+
+// StartSchedulerFile runs caldera-scheduler with the configuration file at
+// path (either format), as a user would, except for what tests need: no
+// leader election, no listening ports, and fast cycles.
+func (f *Framework) StartSchedulerFile(path string) (stop func() error, err error) {
+	cfg, err := config.LoadFile(path, profile.NameRegistry())
+	if err != nil {
+		return nil, err
+	}
+	cfg.LeaderElection.LeaderElect = new(false)
+	cfg.HealthzBindAddress, cfg.MetricsBindAddress = "0", "0"
+	cfg.Cycle.CoalesceWindow = &metav1.Duration{Duration: 10 * time.Millisecond}
+	cfg.Cycle.Heartbeat = &metav1.Duration{Duration: 500 * time.Millisecond}
 	cfg.ClientConnection.Kubeconfig = f.Kubeconfig()
 	return runInProcess("scheduler", func(ctx context.Context) error { return schedapp.Run(ctx, cfg, "") }), nil
 }

@@ -3,14 +3,19 @@
 package scheduler
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
@@ -129,4 +134,109 @@ func TestNodeGroups(t *testing.T) {
 		}
 		return false, fmt.Sprintf("%+v", pg.Status.Conditions)
 	})
+}
+
+// TestNodeGroupsExample runs the documented example (docs/node-groups.md):
+// the queues of examples/nodegroups/queues.yaml under the scheduler
+// configuration examples/scheduler/nodegroup.conf, on two h100 nodes, one
+// a100, one cpu and one without a group. research-vision inherits
+// research's groups and fills the h100 nodes (preferred) first;
+// research-nlp's own affinity keeps it on a100; batch runs on cpu, spills
+// onto a100 as a last resort and never onto h100; a queue without affinity
+// keeps to the node without a group.
+func TestNodeGroupsExample(t *testing.T) {
+	const ns = "nodegroup-example"
+	createNamespace(t, ns)
+	createQueue(t, queue("default", 1, nil))
+	group := map[string]string{}
+	var specs []controlplane.NodeSpec
+	for i, g := range []string{"h100", "h100", "a100", "cpu", ""} {
+		s := cpuNode(fmt.Sprintf("%s-%d", ns, i), "4")
+		s.Labels = map[string]string{"test": ns}
+		if g != "" {
+			s.Labels[nodegroup.LabelKey] = g
+		}
+		group[s.Name] = g
+		specs = append(specs, s)
+	}
+	if err := controlplane.CreateNodes(t.Context(), fw.Client, specs); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, s := range specs {
+			_ = client.IgnoreNotFound(fw.Client.Delete(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.Name}}))
+		}
+	})
+	raw, err := os.ReadFile("../../../examples/nodegroups/queues.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
+	for {
+		var q schedulingv1beta1.Queue
+		if err := dec.Decode(&q); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		createQueue(t, &q)
+	}
+	stop, err := fw.StartSchedulerFile("../../../examples/scheduler/nodegroup.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+
+	gang := func(name, q string, pods int) {
+		pg := &schedulingv1beta1.PodGroup{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec:       schedulingv1beta1.PodGroupSpec{MinMember: int32(pods), Queue: q},
+		}
+		if err := fw.Client.Create(t.Context(), pg); err != nil {
+			t.Fatal(err)
+		}
+		for i := range pods {
+			createPod(t, ns, fmt.Sprintf("%s-%d", name, i), map[string]string{schedulingv1beta1.KubeGroupNameAnnotation: name}, podSpec(ns, "1"))
+		}
+	}
+	// groups returns how many of the gang's pods are bound in each group.
+	groups := func(gangName string, pods int) map[string]int {
+		t.Helper()
+		var got map[string]int
+		framework.Eventually(t, 60*time.Second, gangName+" bound", func() (bool, string) {
+			got = map[string]int{}
+			bound := 0
+			for _, p := range listPods(t, ns) {
+				if p.Annotations[schedulingv1beta1.KubeGroupNameAnnotation] == gangName && p.Spec.NodeName != "" {
+					got[group[p.Spec.NodeName]]++
+					bound++
+				}
+			}
+			var pg schedulingv1beta1.PodGroup
+			_ = fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: gangName}, &pg)
+			return bound == pods, fmt.Sprintf("%d of %d bound: %v; PodGroup %s %+v", bound, pods, got, pg.Status.Phase, pg.Status.Conditions)
+		})
+		return got
+	}
+
+	gang("vision", "research-vision", 6)
+	if got := groups("vision", 6); got["h100"] != 6 {
+		t.Errorf("research-vision in groups %v, want all 6 on h100 (preferred by research)", got)
+	}
+	gang("nlp", "research-nlp", 3)
+	if got := groups("nlp", 3); got["a100"] != 3 {
+		t.Errorf("research-nlp in groups %v, want all 3 on a100 (its own affinity)", got)
+	}
+	gang("batch", "batch", 5)
+	if got := groups("batch", 5); got["cpu"] != 4 || got["a100"] != 1 {
+		t.Errorf("batch in groups %v, want 4 on cpu and the fifth on a100 (last resort), none on h100", got)
+	}
+	gang("other", "default", 1)
+	if got := groups("other", 1); got[""] != 1 {
+		t.Errorf("default queue in groups %v, want the node without a group", got)
+	}
 }
