@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -31,6 +32,7 @@ var (
 	_ PluginArgs = &PredicatesArgs{}
 	_ PluginArgs = &NetworkTopologyAwareArgs{}
 	_ PluginArgs = &NodeGroupArgs{}
+	_ PluginArgs = &ResourceStrategyFitArgs{}
 )
 
 // NewPluginArgs returns empty typed arguments for the plugin, or nil when
@@ -49,6 +51,8 @@ func NewPluginArgs(plugin string) PluginArgs {
 		return &NetworkTopologyAwareArgs{}
 	case NodeGroupPlugin:
 		return &NodeGroupArgs{}
+	case ResourceStrategyFitPlugin:
+		return &ResourceStrategyFitArgs{}
 	}
 	return nil
 }
@@ -226,16 +230,37 @@ func (a *PredicatesArgs) Default() {
 	setInt32(&a.VolumeBindingWeight, 1)
 	setDuration(&a.DRAFilterTimeout, metav1.Duration{Duration: 10e9})
 	if a.Proportional != nil {
-		for name, r := range a.Proportional.Resources {
-			if r.CPU == nil {
-				r.CPU = new(resource.MustParse("1"))
-			}
-			if r.Memory == nil {
-				r.Memory = new(resource.MustParse("1G"))
-			}
-			a.Proportional.Resources[name] = r
+		defaultReservations(a.Proportional.Resources)
+	}
+}
+
+// defaultReservations keeps 1 CPU and 1G of memory per unit where a
+// reservation does not say.
+func defaultReservations(m map[corev1.ResourceName]ResourceReservation) {
+	for name, r := range m {
+		if r.CPU == nil {
+			r.CPU = new(resource.MustParse("1"))
+		}
+		if r.Memory == nil {
+			r.Memory = new(resource.MustParse("1G"))
+		}
+		m[name] = r
+	}
+}
+
+// validateReservations checks a scarce-resource-to-reservation map.
+func validateReservations(m map[corev1.ResourceName]ResourceReservation, p *field.Path) field.ErrorList {
+	errs := validateResourceNames(m, p, true)
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		r := m[name]
+		if r.CPU != nil && r.CPU.Sign() < 0 {
+			errs = append(errs, field.Invalid(p.Key(string(name)).Child("cpu"), r.CPU.String(), "must not be negative"))
+		}
+		if r.Memory != nil && r.Memory.Sign() < 0 {
+			errs = append(errs, field.Invalid(p.Key(string(name)).Child("memory"), r.Memory.String(), "must not be negative"))
 		}
 	}
+	return errs
 }
 
 // maxShapeScore is the highest score of a utilization shape point, as in
@@ -268,16 +293,7 @@ func (a *PredicatesArgs) Validate(path *field.Path) field.ErrorList {
 		if len(a.Proportional.Resources) == 0 {
 			errs = append(errs, field.Required(p, "name at least one resource"))
 		}
-		errs = append(errs, validateResourceNames(a.Proportional.Resources, p, true)...)
-		for _, name := range slices.Sorted(maps.Keys(a.Proportional.Resources)) {
-			r := a.Proportional.Resources[name]
-			if r.CPU != nil && r.CPU.Sign() < 0 {
-				errs = append(errs, field.Invalid(p.Key(string(name)).Child("cpu"), r.CPU.String(), "must not be negative"))
-			}
-			if r.Memory != nil && r.Memory.Sign() < 0 {
-				errs = append(errs, field.Invalid(p.Key(string(name)).Child("memory"), r.Memory.String(), "must not be negative"))
-			}
-		}
+		errs = append(errs, validateReservations(a.Proportional.Resources, p)...)
 	}
 	return errs
 }
@@ -316,3 +332,98 @@ func (a *NodeGroupArgs) Default() {
 
 // Validate implements PluginArgs: both switches take any value.
 func (a *NodeGroupArgs) Validate(*field.Path) field.ErrorList { return nil }
+
+// Default implements PluginArgs. The weight is Volcano's default.
+func (a *ResourceStrategyFitArgs) Default() {
+	setInt32(&a.Weight, 10)
+	if len(a.Resources) == 0 {
+		a.Resources = map[string]ResourceStrategy{
+			string(corev1.ResourceCPU):    {Type: LeastAllocated},
+			string(corev1.ResourceMemory): {Type: LeastAllocated},
+		}
+	}
+	for name, r := range a.Resources {
+		setInt32(&r.Weight, 1)
+		a.Resources[name] = r
+	}
+	if a.SRA != nil {
+		setInt32(&a.SRA.RetentionWeight, 1)
+		if a.SRA.Policy == SRAProportional {
+			if a.SRA.Proportional == nil {
+				a.SRA.Proportional = map[corev1.ResourceName]ResourceReservation{}
+			}
+			for name := range a.SRA.Resources {
+				if _, ok := a.SRA.Proportional[name]; !ok {
+					a.SRA.Proportional[name] = ResourceReservation{}
+				}
+			}
+			defaultReservations(a.SRA.Proportional)
+		}
+	}
+}
+
+// Validate implements PluginArgs.
+func (a *ResourceStrategyFitArgs) Validate(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	errs = append(errs, validateWeight(a.Weight, path.Child("weight"))...)
+	rp := path.Child("resources")
+	for _, name := range slices.Sorted(maps.Keys(a.Resources)) {
+		r := a.Resources[name]
+		p := rp.Key(name)
+		errs = append(errs, validateResourcePattern(name, p)...)
+		switch r.Type {
+		case MostAllocated, LeastAllocated:
+		case "":
+			errs = append(errs, field.Required(p.Child("type"), fmt.Sprintf("must be %s or %s", MostAllocated, LeastAllocated)))
+		default:
+			errs = append(errs, field.NotSupported(p.Child("type"), r.Type, []ScoringStrategy{MostAllocated, LeastAllocated}))
+		}
+		errs = append(errs, validateWeight(r.Weight, p.Child("weight"))...)
+	}
+	if s := a.SRA; s != nil {
+		sp := path.Child("sra")
+		switch s.Policy {
+		case SRARetention, SRAProportional:
+		case "":
+			errs = append(errs, field.Required(sp.Child("policy"), fmt.Sprintf("must be %s or %s", SRARetention, SRAProportional)))
+		default:
+			errs = append(errs, field.NotSupported(sp.Child("policy"), s.Policy, []SRAPolicy{SRARetention, SRAProportional}))
+		}
+		if len(s.Resources) == 0 {
+			errs = append(errs, field.Required(sp.Child("resources"), "name at least one scarce resource"))
+		}
+		errs = append(errs, validateResourceNames(s.Resources, sp.Child("resources"), true)...)
+		for _, name := range slices.Sorted(maps.Keys(s.Resources)) {
+			w := s.Resources[name]
+			errs = append(errs, validateWeight(&w, sp.Child("resources").Key(string(name)))...)
+		}
+		errs = append(errs, validateWeight(s.RetentionWeight, sp.Child("retentionWeight"))...)
+		pp := sp.Child("proportional")
+		if len(s.Proportional) > 0 && s.Policy != SRAProportional {
+			errs = append(errs, field.Invalid(pp, "", fmt.Sprintf("applies only with policy %s", SRAProportional)))
+		}
+		errs = append(errs, validateReservations(s.Proportional, pp)...)
+		for _, name := range slices.Sorted(maps.Keys(s.Proportional)) {
+			if _, ok := s.Resources[name]; !ok {
+				errs = append(errs, field.Invalid(pp.Key(string(name)), name, "must be one of sra.resources"))
+			}
+		}
+	}
+	return errs
+}
+
+// validateResourcePattern checks a resource name, or a prefix of resource
+// names ending in a single "*".
+func validateResourcePattern(name string, p *field.Path) field.ErrorList {
+	if prefix, ok := strings.CutSuffix(name, "*"); ok {
+		if strings.Contains(prefix, "*") {
+			return field.ErrorList{field.Invalid(p, name, `"*" may appear only once, at the end`)}
+		}
+		return nil
+	}
+	var errs field.ErrorList
+	for _, msg := range validation.IsQualifiedName(name) {
+		errs = append(errs, field.Invalid(p, name, msg))
+	}
+	return errs
+}

@@ -53,6 +53,22 @@ func TestDecodePluginArgs(t *testing.T) {
 			plugin:   PluginConfig{Name: NodeGroupPlugin, Args: runtime.RawExtension{Raw: []byte(`{"strikt":false}`)}},
 			wantErrs: []string{`tiers[0].plugins[0].args.strikt: Forbidden: unknown field; did you mean "strict"?`},
 		},
+		"resource-strategy-fit defaults": {
+			plugin: PluginConfig{Name: ResourceStrategyFitPlugin, Args: runtime.RawExtension{Raw: []byte(`{"sra":{"policy":"proportional","resources":{"nvidia.com/gpu":1}}}`)}},
+			want: &ResourceStrategyFitArgs{
+				Weight: new(int32(10)),
+				Resources: map[string]ResourceStrategy{
+					"cpu":    {Type: LeastAllocated, Weight: new(int32(1))},
+					"memory": {Type: LeastAllocated, Weight: new(int32(1))},
+				},
+				SRA: &ScarceResourceAvoidance{
+					Policy: SRAProportional, Resources: map[corev1.ResourceName]int32{"nvidia.com/gpu": 1}, RetentionWeight: new(int32(1)),
+					Proportional: map[corev1.ResourceName]ResourceReservation{
+						"nvidia.com/gpu": {CPU: new(resource.MustParse("1")), Memory: new(resource.MustParse("1G"))},
+					},
+				},
+			},
+		},
 		"plugin without typed arguments": {
 			plugin: PluginConfig{Name: GangPlugin},
 		},
@@ -133,6 +149,35 @@ func TestPluginArgsValidate(t *testing.T) {
 		"predicates proportional without resources": {
 			args: &PredicatesArgs{Proportional: &ProportionalPredicate{}},
 			want: []string{`args.proportional.resources: Required value: name at least one resource`},
+		},
+		"resource-strategy-fit": {
+			args: &ResourceStrategyFitArgs{
+				Weight: new(int32(-1)),
+				Resources: map[string]ResourceStrategy{
+					"cpu":            {Type: "Spread"},
+					"memory":         {},
+					"nvidia.com/*":   {Type: MostAllocated, Weight: new(int32(-2))},
+					"a*b*":           {Type: MostAllocated},
+					"example.com/x/": {Type: LeastAllocated},
+				},
+				SRA: &ScarceResourceAvoidance{
+					Policy:       "keep",
+					Resources:    map[corev1.ResourceName]int32{"cpu": 1},
+					Proportional: map[corev1.ResourceName]ResourceReservation{"nvidia.com/gpu": {}},
+				},
+			},
+			want: []string{
+				`args.weight: Invalid value: -1: must be greater than or equal to 0`,
+				`args.resources[a*b*]: Invalid value: "a*b*": "*" may appear only once, at the end`,
+				`args.resources[cpu].type: Unsupported value: "Spread": supported values: "MostAllocated", "LeastAllocated"`,
+				`args.resources[example.com/x/]: Invalid value: "example.com/x/": a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
+				`args.resources[memory].type: Required value: must be MostAllocated or LeastAllocated`,
+				`args.resources[nvidia.com/*].weight: Invalid value: -2: must be greater than or equal to 0`,
+				`args.sra.policy: Unsupported value: "keep": supported values: "retention", "proportional"`,
+				`args.sra.resources[cpu]: Invalid value: "cpu": cpu and memory have fields of their own`,
+				`args.sra.proportional: Invalid value: "": applies only with policy proportional`,
+				`args.sra.proportional[nvidia.com/gpu]: Invalid value: "nvidia.com/gpu": must be one of sra.resources`,
+			},
 		},
 		"network-topology-aware": {
 			args: &NetworkTopologyAwareArgs{Weight: new(int32(-1)), NormalPodFading: new(-0.1)},

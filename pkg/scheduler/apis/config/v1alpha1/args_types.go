@@ -266,3 +266,86 @@ type NodeGroupArgs struct {
 	// +optional
 	EnablePreferredOrder *bool `json:"enablePreferredOrder,omitempty"`
 }
+
+// ResourceStrategyFitArgs are the arguments of the resource-strategy-fit
+// plugin, which scores nodes per resource by how full (MostAllocated) or
+// how empty (LeastAllocated) the task would leave them, and keeps tasks
+// that do not need a scarce resource off the nodes that have it.
+type ResourceStrategyFitArgs struct {
+	// Weight of the plugin's score. Volcano's resourceStrategyFitWeight.
+	// Default 10.
+	// +optional
+	Weight *int32 `json:"weight,omitempty"`
+
+	// Resources maps a resource name, or a prefix ending in "*" (for
+	// example nvidia.com/*), to its strategy. A resource takes its exact
+	// entry, else the longest matching prefix; resources that match none
+	// do not count. Volcano's resources. Default: cpu and memory,
+	// LeastAllocated, weight 1.
+	// +optional
+	Resources map[string]ResourceStrategy `json:"resources,omitempty"`
+
+	// SRA (scarce resource avoidance) keeps tasks that do not need a
+	// scarce resource off the nodes that have it. Volcano's sra.* keys.
+	// +optional
+	SRA *ScarceResourceAvoidance `json:"sra,omitempty"`
+}
+
+// ScoringStrategy is how a resource is scored.
+type ScoringStrategy string
+
+// Scoring strategies. The strings are Volcano's.
+const (
+	// MostAllocated scores (used+requested)/allocatable: it packs.
+	MostAllocated ScoringStrategy = "MostAllocated"
+	// LeastAllocated scores 1-(used+requested)/allocatable: it spreads.
+	LeastAllocated ScoringStrategy = "LeastAllocated"
+)
+
+// ResourceStrategy is one resource's strategy and weight.
+type ResourceStrategy struct {
+	// Type is MostAllocated or LeastAllocated.
+	// +required
+	Type ScoringStrategy `json:"type"`
+	// Weight of the resource among the task's resources; >= 0. Default 1.
+	// +optional
+	Weight *int32 `json:"weight,omitempty"`
+}
+
+// SRAPolicy is how scarce resources are kept for the tasks that need them.
+type SRAPolicy string
+
+// Scarce-resource avoidance policies. The strings are Volcano's.
+const (
+	// SRARetention scores nodes higher the fewer scarce resources they
+	// have that the task does not ask for.
+	SRARetention SRAPolicy = "retention"
+	// SRAProportional keeps CPU and memory free on a node in proportion
+	// to its idle units of each scarce resource: a node the task would
+	// leave short is filtered out.
+	SRAProportional SRAPolicy = "proportional"
+)
+
+// ScarceResourceAvoidance configures scarce-resource avoidance.
+type ScarceResourceAvoidance struct {
+	// Policy is retention or proportional. Volcano's sra.policy.
+	// +required
+	Policy SRAPolicy `json:"policy"`
+
+	// Resources are the scarce resources, each with its retention weight
+	// (higher: more scarce; default 1). Volcano's sra.resources and
+	// sra.retention.<name>.
+	// +required
+	Resources map[corev1.ResourceName]int32 `json:"resources"`
+
+	// RetentionWeight scales the retention score. Volcano's
+	// sra.retention.weight. Default 1.
+	// +optional
+	RetentionWeight *int32 `json:"retentionWeight,omitempty"`
+
+	// Proportional is, per scarce resource, the CPU and memory kept free
+	// per idle unit (default 1 CPU and 1G each). Volcano's
+	// sra.proportional.<name>.cpu (cores) and .memory (gigabytes).
+	// +optional
+	Proportional map[corev1.ResourceName]ResourceReservation `json:"proportional,omitempty"`
+}

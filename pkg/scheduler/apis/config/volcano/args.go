@@ -3,7 +3,6 @@ package volcano
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -265,11 +264,7 @@ func translatePredicates(t *translator, args map[string]any, from, to *field.Pat
 
 	proportional := false
 	var proportionalNames []string
-	type reservation struct {
-		cpu, memory       *float64
-		cpuKey, memoryKey string
-	}
-	reservations := map[string]*reservation{}
+	reservations := newReservationKeys(proportionalResourcesKey)
 	for _, key := range sortedKeys(args) {
 		v := args[key]
 		kp := from.Key(key)
@@ -286,24 +281,7 @@ func translatePredicates(t *translator, args map[string]any, from, to *field.Pat
 			names, err := toNames(v, kp)
 			t.add(err)
 			proportionalNames = names
-		case strings.HasPrefix(key, proportionalResourcesKey+".") && (strings.HasSuffix(key, ".cpu") || strings.HasSuffix(key, ".memory")):
-			rest := strings.TrimPrefix(key, proportionalResourcesKey+".")
-			name, kind := rest[:strings.LastIndexByte(rest, '.')], rest[strings.LastIndexByte(rest, '.')+1:]
-			f, err := toFloat(v, kp)
-			if err != nil {
-				t.add(err)
-				continue
-			}
-			r := reservations[name]
-			if r == nil {
-				r = &reservation{}
-				reservations[name] = r
-			}
-			if kind == "cpu" {
-				r.cpu, r.cpuKey = &f, key
-			} else {
-				r.memory, r.memoryKey = &f, key
-			}
+		case reservations.take(t, key, v, from):
 		case key == gpuSharingEnableKey || key == gpuNumberEnableKey:
 			// Old Volcano releases shared GPUs in the predicates plugin;
 			// current ones do it in deviceshare. Off, the key is harmless.
@@ -339,40 +317,117 @@ func translatePredicates(t *translator, args map[string]any, from, to *field.Pat
 
 	// As in Volcano, the reservations count only when the proportional
 	// predicate is enabled, and only for listed resources.
+	res := reservations.result(t, proportionalNames, proportionalResourcesKey, args, from)
 	if proportional {
-		a.Proportional = &v1alpha1.ProportionalPredicate{Resources: map[corev1.ResourceName]v1alpha1.ResourceReservation{}}
 		rp := to.Child("proportional", "resources")
+		a.Proportional = &v1alpha1.ProportionalPredicate{Resources: map[corev1.ResourceName]v1alpha1.ResourceReservation{}}
 		for _, name := range proportionalNames {
-			var out v1alpha1.ResourceReservation
-			t.origins.record(rp.Key(name), from.Key(proportionalResourcesKey))
-			if r := reservations[name]; r != nil {
-				if r.cpu != nil {
-					// Volcano reads cores per unit.
-					out.CPU = resource.NewMilliQuantity(int64(math.Round(*r.cpu*1000)), resource.DecimalSI)
-					t.origins.record(rp.Key(name).Child("cpu"), from.Key(r.cpuKey))
-				}
-				if r.memory != nil {
-					// Volcano reads gigabytes (10^9 bytes) per unit.
-					out.Memory = resource.NewQuantity(int64(math.Round(*r.memory*1e9)), resource.DecimalSI)
-					t.origins.record(rp.Key(name).Child("memory"), from.Key(r.memoryKey))
-				}
-			}
-			a.Proportional.Resources[corev1.ResourceName(name)] = out
+			a.Proportional.Resources[corev1.ResourceName(name)] = res[name].out
+			res[name].record(t, rp.Key(name), from)
 		}
 		t.origins.record(rp, from.Key(proportionalResourcesKey))
 	}
-	for _, name := range sortedKeys(reservations) {
-		if !slices.Contains(proportionalNames, name) {
-			r := reservations[name]
-			key := r.cpuKey
-			if key == "" {
-				key = r.memoryKey
-			}
-			t.add(field.Invalid(from.Key(key), display(args[key]),
-				fmt.Sprintf("%s is not listed in %s, so this value has no effect (Volcano ignores it); add it to %s", name, proportionalResourcesKey, proportionalResourcesKey)))
-		}
-	}
 	return a
+}
+
+// reservationKeys collects Volcano's "<prefix>.<name>.cpu" (cores per
+// unit) and "<prefix>.<name>.memory" (gigabytes, 10^9 bytes, per unit)
+// keys.
+type reservationKeys struct {
+	prefix string
+	byName map[string]*reservationKey
+}
+
+type reservationKey struct {
+	cpu, memory       *float64
+	cpuKey, memoryKey string
+}
+
+func newReservationKeys(prefix string) *reservationKeys {
+	return &reservationKeys{prefix: prefix, byName: map[string]*reservationKey{}}
+}
+
+// take consumes key if it is one of the pattern's.
+func (r *reservationKeys) take(t *translator, key string, v any, from *field.Path) bool {
+	rest, ok := strings.CutPrefix(key, r.prefix+".")
+	if !ok {
+		return false
+	}
+	dot := strings.LastIndexByte(rest, '.')
+	if dot <= 0 || (rest[dot+1:] != "cpu" && rest[dot+1:] != "memory") {
+		return false
+	}
+	name, kind := rest[:dot], rest[dot+1:]
+	f, err := toFloat(v, from.Key(key))
+	if err != nil {
+		t.add(err)
+		return true
+	}
+	k := r.byName[name]
+	if k == nil {
+		k = &reservationKey{}
+		r.byName[name] = k
+	}
+	if kind == "cpu" {
+		k.cpu, k.cpuKey = &f, key
+	} else {
+		k.memory, k.memoryKey = &f, key
+	}
+	return true
+}
+
+// reservation is one listed resource's translated reservation.
+type reservation struct {
+	out v1alpha1.ResourceReservation
+	key *reservationKey
+	// listKey is the key that lists the resource.
+	listKey string
+}
+
+// record notes where the reservation's values came from.
+func (r *reservation) record(t *translator, to, from *field.Path) {
+	t.origins.record(to, from.Key(r.listKey))
+	if r.key == nil {
+		return
+	}
+	if r.key.cpu != nil {
+		t.origins.record(to.Child("cpu"), from.Key(r.key.cpuKey))
+	}
+	if r.key.memory != nil {
+		t.origins.record(to.Child("memory"), from.Key(r.key.memoryKey))
+	}
+}
+
+// result returns the reservations of the listed resources (unset values
+// stay unset) and reports values given for resources not listed, which
+// Volcano ignores.
+func (r *reservationKeys) result(t *translator, listed []string, listKey string, args map[string]any, from *field.Path) map[string]*reservation {
+	out := map[string]*reservation{}
+	for _, name := range listed {
+		res := &reservation{listKey: listKey, key: r.byName[name]}
+		if k := res.key; k != nil {
+			if k.cpu != nil {
+				res.out.CPU = resource.NewMilliQuantity(int64(math.Round(*k.cpu*1000)), resource.DecimalSI)
+			}
+			if k.memory != nil {
+				res.out.Memory = resource.NewQuantity(int64(math.Round(*k.memory*1e9)), resource.DecimalSI)
+			}
+		}
+		out[name] = res
+	}
+	for _, name := range sortedKeys(r.byName) {
+		if _, ok := out[name]; ok {
+			continue
+		}
+		k := r.byName[name]
+		key := k.cpuKey
+		if key == "" {
+			key = k.memoryKey
+		}
+		t.add(field.Invalid(from.Key(key), display(args[key]),
+			fmt.Sprintf("%s is not listed in %s, so this value has no effect (Volcano ignores it); add it to %s", name, listKey, listKey)))
+	}
+	return out
 }
 
 // shape reads volumebinding.shape: a list of {utilization, score}.
@@ -468,4 +523,137 @@ func translateNodeGroup(t *translator, args map[string]any, from, to *field.Path
 		}
 	}
 	return a
+}
+
+// Volcano argument keys of the resource-strategy-fit plugin.
+const (
+	rsfWeightKey          = "resourceStrategyFitWeight"
+	rsfResourcesKey       = "resources"
+	sraPolicyKey          = "sra.policy"
+	sraResourcesKey       = "sra.resources"
+	sraRetentionPrefix    = "sra.retention"
+	sraRetentionWeightKey = "sra.retention.weight"
+	sraProportionalPrefix = "sra.proportional"
+)
+
+func translateResourceStrategyFit(t *translator, args map[string]any, from, to *field.Path) v1alpha1.PluginArgs {
+	a := &v1alpha1.ResourceStrategyFitArgs{}
+	var sraPolicy *string
+	var sraNames []string
+	retention := map[string]int32{}
+	retentionKeys := map[string]string{}
+	proportional := newReservationKeys(sraProportionalPrefix)
+	for _, key := range sortedKeys(args) {
+		v := args[key]
+		kp := from.Key(key)
+		switch {
+		case key == rsfWeightKey:
+			a.Weight = t.int32Arg(v, kp, to.Child("weight"))
+		case key == rsfResourcesKey:
+			a.Resources = t.resourceStrategies(v, kp, to.Child("resources"))
+		case key == sraPolicyKey:
+			s, err := toString(v, kp)
+			t.add(err)
+			sraPolicy = &s
+		case key == sraResourcesKey:
+			names, err := toNames(v, kp)
+			t.add(err)
+			sraNames = names
+		case key == sraRetentionWeightKey:
+			if a.SRA == nil {
+				a.SRA = &v1alpha1.ScarceResourceAvoidance{}
+			}
+			a.SRA.RetentionWeight = t.int32Arg(v, kp, to.Child("sra", "retentionWeight"))
+		case strings.HasPrefix(key, sraRetentionPrefix+"."):
+			w, err := toInt32(v, kp)
+			if err != nil {
+				t.add(err)
+				continue
+			}
+			name := strings.TrimPrefix(key, sraRetentionPrefix+".")
+			retention[name], retentionKeys[name] = w, key
+		case proportional.take(t, key, v, from):
+		default:
+			t.unknownArg(v1alpha1.ResourceStrategyFitPlugin, key, from, []string{rsfResourcesKey, rsfWeightKey,
+				sraPolicyKey, sraProportionalPrefix + ".<name>.cpu", sraProportionalPrefix + ".<name>.memory",
+				sraResourcesKey, sraRetentionPrefix + ".<name>", sraRetentionWeightKey})
+		}
+	}
+	res := proportional.result(t, sraNames, sraResourcesKey, args, from)
+	if sraPolicy == nil && len(sraNames) == 0 && a.SRA == nil && len(retention) == 0 {
+		return a
+	}
+	if a.SRA == nil {
+		a.SRA = &v1alpha1.ScarceResourceAvoidance{}
+	}
+	sp := to.Child("sra")
+	if sraPolicy != nil {
+		a.SRA.Policy = v1alpha1.SRAPolicy(*sraPolicy)
+		t.origins.record(sp.Child("policy"), from.Key(sraPolicyKey))
+	}
+	a.SRA.Resources = map[corev1.ResourceName]int32{}
+	for _, name := range sraNames {
+		w, ok := retention[name]
+		if !ok {
+			w = 1
+		}
+		a.SRA.Resources[corev1.ResourceName(name)] = w
+		origin := from.Key(sraResourcesKey)
+		if key, ok := retentionKeys[name]; ok {
+			origin = from.Key(key)
+		}
+		t.origins.record(sp.Child("resources").Key(name), origin)
+	}
+	t.origins.record(sp.Child("resources"), from.Key(sraResourcesKey))
+	for _, name := range sortedKeys(retention) {
+		if _, ok := a.SRA.Resources[corev1.ResourceName(name)]; !ok {
+			key := retentionKeys[name]
+			t.add(field.Invalid(from.Key(key), display(args[key]),
+				fmt.Sprintf("%s is not listed in %s, so this weight has no effect (Volcano ignores it); add it to %s", name, sraResourcesKey, sraResourcesKey)))
+		}
+	}
+	if a.SRA.Policy == v1alpha1.SRAProportional {
+		a.SRA.Proportional = map[corev1.ResourceName]v1alpha1.ResourceReservation{}
+		for _, name := range sraNames {
+			a.SRA.Proportional[corev1.ResourceName(name)] = res[name].out
+			res[name].record(t, sp.Child("proportional").Key(name), from)
+		}
+	}
+	return a
+}
+
+// resourceStrategies reads resource-strategy-fit's resources: a map of
+// resource name (or prefix ending in "*") to {type, weight}.
+func (t *translator) resourceStrategies(v any, from, to *field.Path) map[string]v1alpha1.ResourceStrategy {
+	m, err := toMap(v, from)
+	if err != nil {
+		t.add(err)
+		return nil
+	}
+	out := map[string]v1alpha1.ResourceStrategy{}
+	for _, name := range sortedKeys(m) {
+		np, tp := from.Key(name), to.Key(name)
+		entry, err := toMap(m[name], np)
+		if err != nil {
+			t.add(err)
+			continue
+		}
+		var rs v1alpha1.ResourceStrategy
+		for _, key := range sortedKeys(entry) {
+			switch key {
+			case "type":
+				s, err := toString(entry[key], np.Child(key))
+				t.add(err)
+				rs.Type = v1alpha1.ScoringStrategy(s)
+				t.origins.record(tp.Child("type"), np.Child(key))
+			case "weight":
+				rs.Weight = t.int32Arg(entry[key], np.Child(key), tp.Child("weight"))
+			default:
+				t.unknownKey(np.Child(key), key, []string{"type", "weight"}, "field")
+			}
+		}
+		out[name] = rs
+		t.origins.record(tp, np)
+	}
+	return out
 }

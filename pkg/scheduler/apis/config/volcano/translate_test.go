@@ -234,6 +234,62 @@ tiers:
 				Strict: new(false), EnablePreferredOrder: new(true),
 			})})),
 		},
+		"resource-strategy-fit with retention": {
+			in: `
+tiers:
+- plugins:
+  - name: resource-strategy-fit
+    arguments:
+      resourceStrategyFitWeight: 10
+      resources:
+        nvidia.com/gpu:
+          type: MostAllocated
+          weight: 2
+        cpu:
+          type: LeastAllocated
+          weight: 1
+        example.com/*:
+          type: MostAllocated
+      sra.policy: retention
+      sra.resources: nvidia.com/t4, nvidia.com/a10
+      sra.retention.weight: 2
+      sra.retention.nvidia.com/a10: 3
+`,
+			want: config(tier(v1alpha1.PluginConfig{Name: "resource-strategy-fit", Args: rawArgs(t, &v1alpha1.ResourceStrategyFitArgs{
+				Weight: new(int32(10)),
+				Resources: map[string]v1alpha1.ResourceStrategy{
+					"nvidia.com/gpu": {Type: v1alpha1.MostAllocated, Weight: new(int32(2))},
+					"cpu":            {Type: v1alpha1.LeastAllocated, Weight: new(int32(1))},
+					"example.com/*":  {Type: v1alpha1.MostAllocated},
+				},
+				SRA: &v1alpha1.ScarceResourceAvoidance{
+					Policy:          v1alpha1.SRARetention,
+					Resources:       map[corev1.ResourceName]int32{"nvidia.com/t4": 1, "nvidia.com/a10": 3},
+					RetentionWeight: new(int32(2)),
+				},
+			})})),
+		},
+		"resource-strategy-fit with proportional": {
+			in: `
+tiers:
+- plugins:
+  - name: resource-strategy-fit
+    arguments:
+      sra.policy: proportional
+      sra.resources: nvidia.com/gpu
+      sra.proportional.nvidia.com/gpu.cpu: 8
+      sra.proportional.nvidia.com/gpu.memory: 16
+`,
+			want: config(tier(v1alpha1.PluginConfig{Name: "resource-strategy-fit", Args: rawArgs(t, &v1alpha1.ResourceStrategyFitArgs{
+				SRA: &v1alpha1.ScarceResourceAvoidance{
+					Policy:    v1alpha1.SRAProportional,
+					Resources: map[corev1.ResourceName]int32{"nvidia.com/gpu": 1},
+					Proportional: map[corev1.ResourceName]v1alpha1.ResourceReservation{
+						"nvidia.com/gpu": {CPU: new(resource.MustParse("8")), Memory: new(resource.MustParse("16G"))},
+					},
+				},
+			})})),
+		},
 		"plugins without a typed translation keep their arguments": {
 			in: `
 tiers:
@@ -347,11 +403,19 @@ tiers:
   - name: nodegroup
     arguments:
       strct: true
+  - name: resource-strategy-fit
+    arguments:
+      sra.retention.nvidia.com/gpu: 2
+      resources:
+        cpu:
+          kind: MostAllocated
 `,
 			want: []string{
 				`tiers[0].plugins[0].arguments[binpack.wieght]: Forbidden: unknown argument of plugin binpack; did you mean "binpack.weight"?`,
 				`tiers[0].plugins[1].arguments[selectorspread.weight]: Forbidden: unknown argument of plugin nodeorder (known: "balancedresource.weight", "imagelocality.weight", "leastrequested.weight", "mostrequested.weight", "nodeaffinity.weight", "podaffinity.weight", "podtopologyspread.weight", "tainttoleration.weight")`,
 				`tiers[0].plugins[2].arguments[strct]: Forbidden: unknown argument of plugin nodegroup; did you mean "strict"?`,
+				`tiers[0].plugins[3].arguments[resources][cpu].kind: Forbidden: unknown field (known: "type", "weight")`,
+				`tiers[0].plugins[3].arguments[sra.retention.nvidia.com/gpu]: Invalid value: "2": nvidia.com/gpu is not listed in sra.resources, so this weight has no effect (Volcano ignores it); add it to sra.resources`,
 			},
 		},
 		"arguments to a plugin without arguments": {
