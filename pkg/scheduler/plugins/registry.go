@@ -16,6 +16,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/predicates"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/priority"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/proportion"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/resourcestrategyfit"
 )
 
 // NewRegistry returns every plugin this build provides.
@@ -34,5 +35,6 @@ func NewRegistry() framework.Registry {
 		predicates.Name:           predicates.New,
 		priority.Name:             priority.New,
 		proportion.Name:           proportion.New,
+		resourcestrategyfit.Name:  resourcestrategyfit.New,
 	}
 }
