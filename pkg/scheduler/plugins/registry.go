@@ -17,6 +17,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/priority"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/proportion"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/resourcestrategyfit"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/tasktopology"
 )
 
 // NewRegistry returns every plugin this build provides.
@@ -36,5 +37,6 @@ func NewRegistry() framework.Registry {
 		priority.Name:             priority.New,
 		proportion.Name:           proportion.New,
 		resourcestrategyfit.Name:  resourcestrategyfit.New,
+		tasktopology.Name:         tasktopology.New,
 	}
 }

@@ -24,6 +24,15 @@ func MakeJob(name, namespace string) *JobWrapper {
 // Obj returns a copy of the built Job.
 func (w *JobWrapper) Obj() *batchv1alpha1.Job { return w.job.DeepCopy() }
 
+// Annotation sets an annotation.
+func (w *JobWrapper) Annotation(k, v string) *JobWrapper {
+	if w.job.Annotations == nil {
+		w.job.Annotations = map[string]string{}
+	}
+	w.job.Annotations[k] = v
+	return w
+}
+
 // Queue sets spec.queue.
 func (w *JobWrapper) Queue(queue string) *JobWrapper {
 	w.job.Spec.Queue = queue

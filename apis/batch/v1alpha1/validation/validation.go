@@ -69,6 +69,7 @@ func ValidateJob(job *batchv1alpha1.Job) field.ErrorList {
 	allErrs := validateJobName(job.Name, field.NewPath("metadata", "name"))
 	specPath := field.NewPath("spec")
 	allErrs = append(allErrs, validateJobSpec(&job.Spec, job.Name, specPath)...)
+	allErrs = append(allErrs, validateTaskTopology(job, field.NewPath("metadata", "annotations"))...)
 
 	// Only on create: afterwards the job controller records the name of the
 	// claim it created for volumeClaim in volumeClaimName.
@@ -519,4 +520,38 @@ func tasksInCycles(tasks []batchv1alpha1.TaskSpec, dependsOn map[string][]string
 	}
 	slices.Sort(stuck)
 	return stuck
+}
+
+// validateTaskTopology checks the task-topology annotations: well formed,
+// and naming only tasks of the job.
+func validateTaskTopology(job *batchv1alpha1.Job, fldPath *field.Path) field.ErrorList {
+	tt, err := batchv1alpha1.ParseTaskTopology(job.Annotations)
+	if err != nil {
+		return field.ErrorList{field.Invalid(fldPath, "", err.Error())}
+	}
+	if tt == nil {
+		return nil
+	}
+	tasks := sets.New[string]()
+	for _, t := range job.Spec.Tasks {
+		tasks.Insert(t.Name)
+	}
+	var allErrs field.ErrorList
+	check := func(key string, names []string) {
+		for _, n := range names {
+			if !tasks.Has(n) {
+				allErrs = append(allErrs, field.Invalid(fldPath.Key(key), job.Annotations[key],
+					fmt.Sprintf("names task %q, which the job does not have (its tasks: %s)", n, strings.Join(sets.List(tasks), ", "))))
+				return
+			}
+		}
+	}
+	for _, g := range tt.Affinity {
+		check(batchv1alpha1.TaskTopologyAffinityKey, g)
+	}
+	for _, g := range tt.AntiAffinity {
+		check(batchv1alpha1.TaskTopologyAntiAffinityKey, g)
+	}
+	check(batchv1alpha1.TaskTopologyTaskOrderKey, tt.Order)
+	return allErrs
 }

@@ -264,6 +264,22 @@ func TestValidateJob(t *testing.T) {
 			job:  job().Plugin("mpi").Task(task("master", 1)).Task(task("node", 2)).Obj(),
 			want: field.ErrorList{invalid("spec.plugins[mpi]")},
 		},
+		"task topology naming the job's tasks": {
+			job: job().Annotation(batchv1alpha1.TaskTopologyAffinityKey, "ps,worker;ps,evaluator").
+				Annotation(batchv1alpha1.TaskTopologyAntiAffinityKey, "ps;worker,chief").
+				Annotation(batchv1alpha1.TaskTopologyTaskOrderKey, "ps,worker,chief,evaluator").
+				Task(task("ps", 2)).Task(task("worker", 4)).Task(task("chief", 1)).Task(task("evaluator", 1)).Obj(),
+		},
+		"task topology naming a task the job does not have": {
+			job: job().Annotation(batchv1alpha1.TaskTopologyAffinityKey, "ps,wroker").
+				Task(task("ps", 1)).Task(task("worker", 2)).Obj(),
+			want: field.ErrorList{invalid("metadata.annotations[volcano.sh/task-topology-affinity]")},
+		},
+		"task topology with an empty name": {
+			job: job().Annotation(batchv1alpha1.TaskTopologyTaskOrderKey, "ps,").
+				Task(task("ps", 1)).Obj(),
+			want: field.ErrorList{invalid("metadata.annotations")},
+		},
 		"network topology with tier and tier name": {
 			job: job().NetworkTopology(schedulingv1beta1.NetworkTopologySpec{HighestTierAllowed: ptr.To[int32](1), HighestTierName: "rack"}).
 				Task(task("a", 1)).Obj(),

@@ -26,6 +26,15 @@ func (pg *PodGroupWrapper) Obj() *schedulingv1beta1.PodGroup {
 	return &pg.PodGroup
 }
 
+// Annotation sets an annotation.
+func (pg *PodGroupWrapper) Annotation(k, v string) *PodGroupWrapper {
+	if pg.Annotations == nil {
+		pg.Annotations = map[string]string{}
+	}
+	pg.Annotations[k] = v
+	return pg
+}
+
 // MinMember sets spec.minMember.
 func (pg *PodGroupWrapper) MinMember(n int32) *PodGroupWrapper {
 	pg.Spec.MinMember = n

@@ -33,6 +33,7 @@ var (
 	_ PluginArgs = &NetworkTopologyAwareArgs{}
 	_ PluginArgs = &NodeGroupArgs{}
 	_ PluginArgs = &ResourceStrategyFitArgs{}
+	_ PluginArgs = &TaskTopologyArgs{}
 )
 
 // NewPluginArgs returns empty typed arguments for the plugin, or nil when
@@ -53,6 +54,8 @@ func NewPluginArgs(plugin string) PluginArgs {
 		return &NodeGroupArgs{}
 	case ResourceStrategyFitPlugin:
 		return &ResourceStrategyFitArgs{}
+	case TaskTopologyPlugin:
+		return &TaskTopologyArgs{}
 	}
 	return nil
 }
@@ -332,6 +335,14 @@ func (a *NodeGroupArgs) Default() {
 
 // Validate implements PluginArgs: both switches take any value.
 func (a *NodeGroupArgs) Validate(*field.Path) field.ErrorList { return nil }
+
+// Default implements PluginArgs.
+func (a *TaskTopologyArgs) Default() { setInt32(&a.Weight, 1) }
+
+// Validate implements PluginArgs.
+func (a *TaskTopologyArgs) Validate(path *field.Path) field.ErrorList {
+	return validateWeight(a.Weight, path.Child("weight"))
+}
 
 // Default implements PluginArgs. The weight is Volcano's default.
 func (a *ResourceStrategyFitArgs) Default() {

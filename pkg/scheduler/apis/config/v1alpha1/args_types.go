@@ -267,6 +267,16 @@ type NodeGroupArgs struct {
 	EnablePreferredOrder *bool `json:"enablePreferredOrder,omitempty"`
 }
 
+// TaskTopologyArgs are the arguments of the task-topology plugin, which
+// places a job's pods by the task affinity and anti-affinity its
+// annotations declare.
+type TaskTopologyArgs struct {
+	// Weight of the plugin's score. Volcano's task-topology.weight.
+	// Default 1.
+	// +optional
+	Weight *int32 `json:"weight,omitempty"`
+}
+
 // ResourceStrategyFitArgs are the arguments of the resource-strategy-fit
 // plugin, which scores nodes per resource by how full (MostAllocated) or
 // how empty (LeastAllocated) the task would leave them, and keeps tasks

@@ -525,6 +525,21 @@ func translateNodeGroup(t *translator, args map[string]any, from, to *field.Path
 	return a
 }
 
+// Volcano argument key of the task-topology plugin.
+const ttWeightKey = "task-topology.weight"
+
+func translateTaskTopology(t *translator, args map[string]any, from, to *field.Path) v1alpha1.PluginArgs {
+	a := &v1alpha1.TaskTopologyArgs{}
+	for _, key := range sortedKeys(args) {
+		if key != ttWeightKey {
+			t.unknownArg(v1alpha1.TaskTopologyPlugin, key, from, []string{ttWeightKey})
+			continue
+		}
+		a.Weight = t.int32Arg(args[key], from.Key(key), to.Child("weight"))
+	}
+	return a
+}
+
 // Volcano argument keys of the resource-strategy-fit plugin.
 const (
 	rsfWeightKey          = "resourceStrategyFitWeight"

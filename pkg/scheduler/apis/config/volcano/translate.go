@@ -265,6 +265,7 @@ func argsTranslators() map[string]argsTranslator {
 		v1alpha1.NetworkTopologyAwarePlugin: translateNetworkTopologyAware,
 		v1alpha1.NodeGroupPlugin:            translateNodeGroup,
 		v1alpha1.ResourceStrategyFitPlugin:  translateResourceStrategyFit,
+		v1alpha1.TaskTopologyPlugin:         translateTaskTopology,
 	}
 }
 

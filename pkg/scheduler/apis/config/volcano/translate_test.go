@@ -290,6 +290,16 @@ tiers:
 				},
 			})})),
 		},
+		"task-topology": {
+			in: `
+tiers:
+- plugins:
+  - name: task-topology
+    arguments:
+      task-topology.weight: 10
+`,
+			want: config(tier(v1alpha1.PluginConfig{Name: "task-topology", Args: rawArgs(t, &v1alpha1.TaskTopologyArgs{Weight: new(int32(10))})})),
+		},
 		"plugins without a typed translation keep their arguments": {
 			in: `
 tiers:
