@@ -69,7 +69,7 @@ func (r *recorder) Bind(t *api.TaskInfo, node string) {
 func (c *cluster) run(t *testing.T) *recorder {
 	t.Helper()
 	var plugins []framework.TierPlugin
-	for _, f := range []framework.PluginFactory{priority.New, gang.New, New} {
+	for _, f := range []framework.PluginFactory{newPriority, newGang, New} {
 		p, err := f(nil, &framework.Handle{})
 		if err != nil {
 			t.Fatal(err)
@@ -78,10 +78,19 @@ func (c *cluster) run(t *testing.T) *recorder {
 	}
 	r := &recorder{binds: map[string]string{}}
 	ssn := framework.OpenSession(t.Context(), api.Build(c.objs), []framework.Tier{{Plugins: plugins}}, framework.Options{Sink: r})
-	enqueue.New().Execute(ssn)
-	allocate.New().Execute(ssn)
+	runCycle(ssn)
 	ssn.Close()
 	return r
+}
+
+var (
+	newPriority framework.PluginFactory = priority.New
+	newGang     framework.PluginFactory = gang.New
+)
+
+func runCycle(ssn *framework.Session) {
+	enqueue.New().Execute(ssn)
+	allocate.New().Execute(ssn)
 }
 
 // byNode lists the pods bound to each node, sorted.
