@@ -1,0 +1,113 @@
+//go:build integration
+
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
+	"github.com/caldera-sh/caldera/pkg/controllers/job/core"
+	"github.com/caldera-sh/caldera/pkg/controlplane"
+	"github.com/caldera-sh/caldera/test/integration/framework"
+)
+
+// TestTaskTopologyExample runs the documented example
+// (docs/task-topology.md): the Job examples/batch/tensorflow-task-topology.yaml
+// under the scheduler configuration examples/scheduler/task-topology.conf,
+// on four 4-CPU nodes. The PodGroup and pods are the ones the job
+// controller builds for the Job (only kept on this test's nodes by a node
+// selector). Each parameter server lands on its own node with two workers
+// beside it.
+func TestTaskTopologyExample(t *testing.T) {
+	const ns = "task-topology-example"
+	createNamespace(t, ns)
+	createQueue(t, queue("default", 1, nil))
+	var specs []controlplane.NodeSpec
+	for i := range 4 {
+		s := cpuNode(fmt.Sprintf("%s-%d", ns, i), "4")
+		s.Labels = map[string]string{"test": ns}
+		specs = append(specs, s)
+	}
+	if err := controlplane.CreateNodes(t.Context(), fw.Client, specs); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, s := range specs {
+			_ = client.IgnoreNotFound(fw.Client.Delete(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.Name}}))
+		}
+	})
+	stop, err := fw.StartSchedulerFile("../../../examples/scheduler/task-topology.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+
+	raw, err := os.ReadFile("../../../examples/batch/tensorflow-task-topology.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job batchv1alpha1.Job
+	if err := yaml.UnmarshalStrict(raw, &job); err != nil {
+		t.Fatal(err)
+	}
+	job.Namespace, job.UID = ns, "example"
+	batchv1alpha1.SetDefaults_Job(&job)
+	pg := core.BuildPodGroup(&job)
+	pg.OwnerReferences = nil
+	if err := fw.Client.Create(t.Context(), pg); err != nil {
+		t.Fatal(err)
+	}
+	for ti, task := range job.Spec.Tasks {
+		for i := range int(task.Replicas) {
+			pod := core.BuildPod(&job, ti, i, nil)
+			pod.OwnerReferences = nil
+			pod.Spec.NodeSelector = map[string]string{"test": ns}
+			if err := fw.Client.Create(t.Context(), pod); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	var together [][]string
+	framework.Eventually(t, 60*time.Second, "the job's 6 pods bound", func() (bool, string) {
+		perNode := map[string][]string{}
+		bound := 0
+		for _, p := range listPods(t, ns) {
+			if p.Spec.NodeName != "" {
+				perNode[p.Spec.NodeName] = append(perNode[p.Spec.NodeName], p.Name)
+				bound++
+			}
+		}
+		together = nil
+		for _, pods := range perNode {
+			slices.Sort(pods)
+			together = append(together, pods)
+		}
+		slices.SortFunc(together, func(a, b []string) int { return strings.Compare(a[0], b[0]) })
+		return bound == 6, fmt.Sprintf("%d of 6 bound: %v", bound, together)
+	})
+	// Which workers join which parameter server is the buckets' choice
+	// (docs/task-topology.md): the lighter bucket of equals, in turn.
+	want := [][]string{
+		{"tf-topology-ps-0", "tf-topology-worker-0", "tf-topology-worker-2"},
+		{"tf-topology-ps-1", "tf-topology-worker-1", "tf-topology-worker-3"},
+	}
+	if fmt.Sprint(together) != fmt.Sprint(want) {
+		t.Errorf("pods sharing nodes %v, want %v", together, want)
+	}
+}
