@@ -73,6 +73,15 @@ func (s TaskStatus) CountsForJob() bool {
 	return false
 }
 
+// Live reports whether a task in this status can still run.
+func (s TaskStatus) Live() bool {
+	switch s {
+	case Failed, Unknown, Releasing:
+		return false
+	}
+	return true
+}
+
 // Placed reports whether the task counts as placed for its gang: it has, or
 // is about to have, a node.
 func (s TaskStatus) Placed() bool {

@@ -34,6 +34,11 @@ type Domains struct {
 type TopologyPlugin interface {
 	Plugin
 	Domains(job *api.JobInfo, evicting bool) *Domains
+	// SubGroupDomains is Domains for one sub-group of the job, its
+	// domains' nodes limited to within (every node when nil): the job's
+	// own domain, when it has one. nil means the sub-group has no
+	// constraint.
+	SubGroupDomains(job *api.JobInfo, g *api.SubGroup, within *Domain, evicting bool) *Domains
 }
 
 // Domains asks the first enabled topology plugin about the job; nil when
@@ -48,6 +53,23 @@ func (ssn *Session) Domains(job *api.JobInfo, evicting bool) *Domains {
 	}
 	return nil
 }
+
+// SubGroupDomains asks the first enabled topology plugin about a
+// sub-group of the job, within the current scope; nil when none
+// constrains it.
+func (ssn *Session) SubGroupDomains(job *api.JobInfo, g *api.SubGroup, evicting bool) *Domains {
+	for _, tier := range ssn.topology {
+		for _, p := range tier {
+			if d := p.SubGroupDomains(job, g, ssn.scope, evicting); d != nil {
+				return d
+			}
+		}
+	}
+	return nil
+}
+
+// CurrentScope is the domain searches are restricted to, nil for none.
+func (ssn *Session) CurrentScope() *Domain { return ssn.scope }
 
 // Scope restricts node searches (FindNode, Candidates) to a domain's
 // nodes until Unscope; nil searches every node.
@@ -81,4 +103,27 @@ func (ssn *Session) scopeKey() string {
 		return ""
 	}
 	return "\x00@" + ssn.scope.Name
+}
+
+type subGroups struct {
+	policies []*api.SubGroupPolicy
+	err      error
+}
+
+// SubGroups returns the job's sub-groups (api.SubGroupsOf), worked out
+// once per cycle: a job's tasks do not change within one, and the
+// sub-groups hold the tasks themselves, so their statuses are current.
+func (ssn *Session) SubGroups(job *api.JobInfo) ([]*api.SubGroupPolicy, error) {
+	if job.PodGroup == nil || len(job.PodGroup.Spec.SubGroupPolicy) == 0 {
+		return nil, nil
+	}
+	if c, ok := ssn.subGroups[job.UID]; ok {
+		return c.policies, c.err
+	}
+	p, err := api.SubGroupsOf(job)
+	if ssn.subGroups == nil {
+		ssn.subGroups = map[api.JobID]subGroups{}
+	}
+	ssn.subGroups[job.UID] = subGroups{policies: p, err: err}
+	return p, err
 }

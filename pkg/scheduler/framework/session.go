@@ -123,6 +123,8 @@ type Session struct {
 	topology       [][]TopologyPlugin
 	// scope restricts node searches to a domain; nil means every node.
 	scope *Domain
+	// subGroups caches each job's sub-groups (SubGroups).
+	subGroups map[api.JobID]subGroups
 
 	// signers and keepers are the predicate and node-score plugins when
 	// every one of them can sign tasks (and every scorer keep scores);

@@ -121,6 +121,14 @@ func (s *Statement) setStatus(job *api.JobInfo, n *api.NodeInfo, t *api.TaskInfo
 	n.AddTask(t)
 }
 
+// Merge moves the placements of inner, a statement begun after s and
+// still open, into s: they are committed or discarded with s's. inner is
+// left empty.
+func (s *Statement) Merge(inner *Statement) {
+	s.ops = append(s.ops, inner.ops...)
+	inner.ops = nil
+}
+
 // Len is the number of placements in the statement.
 func (s *Statement) Len() int { return len(s.ops) }
 

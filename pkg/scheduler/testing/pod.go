@@ -42,6 +42,15 @@ func (p *PodWrapper) Group(name string) *PodWrapper {
 	return p.Annotation(schedulingv1beta1.KubeGroupNameAnnotation, name)
 }
 
+// Label sets a label.
+func (p *PodWrapper) Label(k, v string) *PodWrapper {
+	if p.Labels == nil {
+		p.Labels = map[string]string{}
+	}
+	p.Labels[k] = v
+	return p
+}
+
 // Annotation sets an annotation.
 func (p *PodWrapper) Annotation(k, v string) *PodWrapper {
 	if p.Annotations == nil {

@@ -181,34 +181,129 @@ func attempt(ssn *framework.Session, queue *api.QueueInfo, job *api.JobInfo, hel
 	if held != nil && len(tasks) > 0 {
 		blocked = held
 	}
-	for _, t := range tasks {
-		if blocked != nil {
-			break
-		}
-		if ok, r := ssn.Allocatable(queue, t); !ok {
-			blocked = r
-			break
-		}
-		node, future, fitErrs := ssn.FindNode(t)
-		switch {
-		case node != nil && !future:
-			if err := stmt.Allocate(t, node); err != nil {
-				ssn.Logger.Error(err, "Allocating task failed", "task", t.Name)
-				blocked = framework.Reasonf("InternalError", "%v", err)
+	if blocked != nil {
+		return stmt, blocked
+	}
+
+	// Sub-groups first, each placed whole (within one of its network
+	// domains) or not at all; one that cannot be placed leaves the others
+	// to try. The job's other tasks follow.
+	policies, err := ssn.SubGroups(job)
+	if err != nil {
+		return stmt, framework.Reasonf("InvalidSubGroupPolicy", "%v", err).Of(framework.KindJob)
+	}
+	var subBlocked *framework.Reason
+	grouped := map[api.TaskID]bool{}
+	for _, p := range policies {
+		for _, g := range p.Groups {
+			for _, t := range g.Tasks {
+				grouped[t.UID] = true
 			}
-		case node != nil:
-			if err := stmt.Pipeline(t, node); err != nil {
-				ssn.Logger.Error(err, "Pipelining task failed", "task", t.Name)
-				blocked = framework.Reasonf("InternalError", "%v", err)
+			r, gate := placeSubGroup(ssn, stmt, queue, job, g)
+			if gate {
+				return stmt, r
 			}
-		default:
-			blocked = framework.Reasonf("NotEnoughResources", "task %s: %s", t.Name, fitErrs)
-		}
-		if blocked != nil {
-			break
+			if subBlocked == nil {
+				subBlocked = r
+			}
 		}
 	}
-	return stmt, blocked
+	for _, t := range tasks {
+		if grouped[t.UID] {
+			continue
+		}
+		if r, _ := placeTask(ssn, stmt, queue, t); r != nil {
+			return stmt, r
+		}
+	}
+	return stmt, subBlocked
+}
+
+// placeTask places one task where it fits now, or pipelines it where it
+// fits once room being freed is free. It returns why it could not, with
+// gate set when the queue refused the task (no other task of the job may
+// be placed either).
+func placeTask(ssn *framework.Session, stmt *framework.Statement, queue *api.QueueInfo, t *api.TaskInfo) (r *framework.Reason, gate bool) {
+	if ok, r := ssn.Allocatable(queue, t); !ok {
+		return r, true
+	}
+	node, future, fitErrs := ssn.FindNode(t)
+	switch {
+	case node != nil && !future:
+		if err := stmt.Allocate(t, node); err != nil {
+			ssn.Logger.Error(err, "Allocating task failed", "task", t.Name)
+			return framework.Reasonf("InternalError", "%v", err), false
+		}
+	case node != nil:
+		if err := stmt.Pipeline(t, node); err != nil {
+			ssn.Logger.Error(err, "Pipelining task failed", "task", t.Name)
+			return framework.Reasonf("InternalError", "%v", err), false
+		}
+	default:
+		return framework.Reasonf("NotEnoughResources", "task %s: %s", t.Name, fitErrs), false
+	}
+	return nil, false
+}
+
+// placeSubGroup places the pending tasks of a sub-group together, into
+// stmt, or none of them: within the first of its network domains that
+// holds them all when it has a constraint (anywhere in the current scope
+// after that, when the constraint is soft). It returns why it could not,
+// with gate set when the queue refused a task.
+func placeSubGroup(ssn *framework.Session, stmt *framework.Statement, queue *api.QueueInfo, job *api.JobInfo, g *api.SubGroup) (r *framework.Reason, gate bool) {
+	var pending []*api.TaskInfo
+	for _, t := range g.Tasks {
+		if t.Status == api.Pending && !t.BestEffort {
+			pending = append(pending, t)
+		}
+	}
+	if len(pending) == 0 {
+		return nil, false
+	}
+	if live := g.CountIf(api.TaskStatus.Live); live < g.Size {
+		return framework.Reasonf("NotEnoughPods", "sub-group %s has %d pods that can run, fewer than its size %d", g.Name, live, g.Size), false
+	}
+	ssn.SortTasks(pending)
+	try := func() (r *framework.Reason, gate bool) {
+		inner := ssn.NewStatement()
+		for _, t := range pending {
+			if r, gate := placeTask(ssn, inner, queue, t); r != nil {
+				inner.Discard()
+				return r, gate
+			}
+		}
+		stmt.Merge(inner)
+		return nil, false
+	}
+	d := ssn.SubGroupDomains(job, g, false)
+	if d == nil {
+		return try()
+	}
+	outer := ssn.CurrentScope()
+	var first *framework.Reason
+	for _, dom := range d.List {
+		ssn.Scope(dom)
+		r, gate := try()
+		ssn.Scope(outer)
+		if r == nil || gate {
+			return r, gate
+		}
+		if first == nil {
+			first = r
+		}
+	}
+	if !d.Hard {
+		return try()
+	}
+	why := d.Why
+	if why == nil {
+		msg := fmt.Sprintf("none of the %d network domains sub-group %s may use holds its %d pending pods", len(d.List), g.Name, len(pending))
+		if first != nil {
+			msg += fmt.Sprintf("; in %s: %s", d.List[0].Name, first.Message)
+		}
+		why = framework.Reasonf("TopologyConstraint", "%s", msg)
+	}
+	return why.Of(framework.KindTopology), false
 }
 
 // settle decides an attempt: committed when the job has its gang, kept

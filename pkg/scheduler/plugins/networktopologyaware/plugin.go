@@ -171,10 +171,49 @@ func (p *Plugin) fill(d *framework.Domain) float64 {
 // it may be placed in, lowest tier first, fullest first within a tier;
 // unless evicting, only those with room enough for its gang.
 func (p *Plugin) Domains(job *api.JobInfo, evicting bool) *framework.Domains {
-	nt := job.NetworkTopology
-	if nt == nil {
+	if job.NetworkTopology == nil {
 		return nil
 	}
+	return p.domainsFor(job.NetworkTopology, placedNodes(job.Tasks), stillNeeded(p.ssn, job), nil, evicting, jobSubject)
+}
+
+// SubGroupDomains gives a sub-group with a network topology constraint the
+// HyperNodes it may be placed in, as Domains does for a job, their nodes
+// limited to within; unless evicting, only those with room for all of the
+// sub-group's pending tasks.
+func (p *Plugin) SubGroupDomains(job *api.JobInfo, g *api.SubGroup, within *framework.Domain, evicting bool) *framework.Domains {
+	if g.NetworkTopology == nil {
+		return nil
+	}
+	need := &api.Resource{}
+	for _, t := range g.Tasks {
+		if t.Status == api.Pending && !t.BestEffort {
+			need.Add(t.Resreq)
+		}
+	}
+	tasks := make(map[api.TaskID]*api.TaskInfo, len(g.Tasks))
+	for _, t := range g.Tasks {
+		tasks[t.UID] = t
+	}
+	return p.domainsFor(g.NetworkTopology, placedNodes(tasks), need, within, evicting, subject{
+		pods: fmt.Sprintf("sub-group %s", g.Name), gang: fmt.Sprintf("sub-group %s", g.Name),
+	})
+}
+
+// subject names what is placed, in reasons.
+type subject struct {
+	// pods names the placed pods' owner: "the job".
+	pods string
+	// gang names what must fit at once: "the job's gang".
+	gang string
+}
+
+var jobSubject = subject{pods: "the job", gang: "the job's gang"}
+
+// domainsFor gives the HyperNodes (or, for tier 0, the nodes) within
+// which pods that need need, already on the nodes placed, may be placed
+// under nt; their nodes limited to within, when given.
+func (p *Plugin) domainsFor(nt *schedulingv1beta1.NetworkTopologySpec, placed []string, need *api.Resource, within *framework.Domain, evicting bool, who subject) *framework.Domains {
 	hard := nt.Mode != schedulingv1beta1.SoftNetworkTopologyMode
 	refuse := func(format string, args ...any) *framework.Domains {
 		if !hard {
@@ -193,14 +232,19 @@ func (p *Plugin) Domains(job *api.JobInfo, evicting bool) *framework.Domains {
 	case nt.HighestTierAllowed != nil:
 		limit = *nt.HighestTierAllowed
 	}
-	placed := placedNodes(job)
+	var allowed map[string]bool
+	if within != nil {
+		allowed = make(map[string]bool, len(within.Nodes))
+		for _, n := range within.Nodes {
+			allowed[n.Name] = true
+		}
+	}
 	if limit == 0 {
-		return p.singleNodes(job, placed, hard, evicting)
+		return p.singleNodes(placed, need, allowed, hard, evicting, who)
 	}
 	if p.tree.Empty() {
-		return refuse("the cluster has no HyperNodes to place the job's pods within")
+		return refuse("the cluster has no HyperNodes to place %s's pods within", who.pods)
 	}
-	need := stillNeeded(p.ssn, job)
 	type candidate struct {
 		d    *framework.Domain
 		fill float64
@@ -214,8 +258,14 @@ func (p *Plugin) Domains(job *api.JobInfo, evicting bool) *framework.Domains {
 		if !containsAll(h, placed) {
 			continue
 		}
-		tried++
 		d := p.domains[i]
+		if allowed != nil {
+			d = restrict(d, allowed)
+			if len(d.Nodes) == 0 {
+				continue
+			}
+		}
+		tried++
 		if !evicting && !need.LessEqual(futureIdle(d)) {
 			roomless++
 			continue
@@ -234,24 +284,40 @@ func (p *Plugin) Domains(job *api.JobInfo, evicting bool) *framework.Domains {
 		if limit > 0 {
 			bound = fmt.Sprintf("tier %d or below", limit)
 		}
+		if within != nil {
+			bound += " within " + within.Name
+		}
 		switch {
 		case tried == 0 && len(placed) > 0:
-			out.Why = framework.Reasonf("TopologyConstraint", "no HyperNode of %s holds all the nodes the job already runs on (%s)", bound, strings.Join(placed, ", "))
+			out.Why = framework.Reasonf("TopologyConstraint", "no HyperNode of %s holds all the nodes %s already runs on (%s)", bound, who.pods, strings.Join(placed, ", "))
 		case tried == 0:
 			out.Why = framework.Reasonf("TopologyConstraint", "no HyperNode of %s exists", bound)
 		default:
-			out.Why = framework.Reasonf("TopologyConstraint", "none of the %d HyperNodes of %s has %s free for the job's gang", roomless, bound, need)
+			out.Why = framework.Reasonf("TopologyConstraint", "none of the %d HyperNodes of %s has %s free for %s", roomless, bound, need, who.gang)
 		}
 	}
 	return out
 }
 
-// singleNodes is highestTierAllowed 0: the job's pods share one node.
-func (p *Plugin) singleNodes(job *api.JobInfo, placed []string, hard, evicting bool) *framework.Domains {
+// restrict is d with only the allowed nodes.
+func restrict(d *framework.Domain, allowed map[string]bool) *framework.Domain {
+	out := &framework.Domain{Name: d.Name, Tier: d.Tier}
+	for _, n := range d.Nodes {
+		if allowed[n.Name] {
+			out.Nodes = append(out.Nodes, n)
+		}
+	}
+	return out
+}
+
+// singleNodes is highestTierAllowed 0: the pods share one node.
+func (p *Plugin) singleNodes(placed []string, need *api.Resource, allowed map[string]bool, hard, evicting bool, who subject) *framework.Domains {
 	out := &framework.Domains{Hard: hard}
-	need := stillNeeded(p.ssn, job)
 	for _, n := range p.ssn.Snapshot.NodeList {
 		if len(placed) > 1 || (len(placed) == 1 && placed[0] != n.Name) {
+			continue
+		}
+		if allowed != nil && !allowed[n.Name] {
 			continue
 		}
 		if evicting || need.LessEqual(n.FutureIdle()) {
@@ -259,7 +325,11 @@ func (p *Plugin) singleNodes(job *api.JobInfo, placed []string, hard, evicting b
 		}
 	}
 	if len(out.List) == 0 && hard {
-		out.Why = framework.Reasonf("TopologyConstraint", "no single node has %s free for the whole job (highestTierAllowed 0)", need)
+		whole := "the whole job"
+		if who != jobSubject {
+			whole = "the whole " + who.gang
+		}
+		out.Why = framework.Reasonf("TopologyConstraint", "no single node has %s free for %s (highestTierAllowed 0)", need, whole)
 	}
 	return out
 }
@@ -272,10 +342,10 @@ func (p *Plugin) tierNames() string {
 	return strings.Join(names, ", ")
 }
 
-// placedNodes are the nodes the job's tasks hold or claim, sorted.
-func placedNodes(job *api.JobInfo) []string {
+// placedNodes are the nodes the tasks hold or claim, sorted.
+func placedNodes(tasks map[api.TaskID]*api.TaskInfo) []string {
 	var out []string
-	for _, t := range job.Tasks {
+	for _, t := range tasks {
 		switch t.Status {
 		case api.Allocated, api.Pipelined, api.Binding, api.Bound, api.Running:
 			out = append(out, t.NodeName)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
@@ -271,5 +272,136 @@ func TestPreemptionStaysInOneHyperNode(t *testing.T) {
 	}
 	if diff := cmp.Diff(leavesOf(r.nominated), leavesOf(victimNodes)); diff != "" {
 		t.Errorf("victims' leaves differ from the gang's (-gang,+victims):\n%s", diff)
+	}
+}
+
+// subGrouped is gangOf with the pods labelled part=i/size, split into
+// sub-groups of size pods by that label, each constrained by sub.
+func subGrouped(name string, n, size int, minMember, minSubGroups int32, job, sub *schedulingv1beta1.NetworkTopologySpec) (*schedulingv1beta1.PodGroup, []*corev1.Pod) {
+	pg, pods := gangOf(name, n, job)
+	pg.Spec.MinMember = minMember
+	s := int32(size)
+	pg.Spec.SubGroupPolicy = []schedulingv1beta1.SubGroupPolicySpec{{
+		Name: "part", NetworkTopology: sub, SubGroupSize: &s, MinSubGroups: &minSubGroups,
+		MatchLabelKeys: []string{"part"},
+	}}
+	for i, p := range pods {
+		p.Labels = map[string]string{"part": fmt.Sprint(i / size)}
+	}
+	return pg, pods
+}
+
+func TestSubGroups(t *testing.T) {
+	nodes, hns := cluster()
+	leafOf := map[string]string{"n0": "l-a1", "n1": "l-a1", "n2": "l-a2", "n3": "l-a2", "n4": "l-b1", "n5": "l-b1", "n6": "l-b2", "n7": "l-b2"}
+	busy := func(node string) *corev1.Pod {
+		return st.MakePod("other", "busy-"+node).Req("cpu", "2").Node(node).Obj()
+	}
+
+	t.Run("each sub-group within one leaf, the job within one spine", func(t *testing.T) {
+		// l-a1 has room for 3 pods: placed flat, pods 0-2 would go there
+		// and split the second pair across leaves.
+		pg, pods := subGrouped("g", 6, 2, 6, 3, hard(2), hard(1))
+		r, _ := run(t, api.Objects{Nodes: nodes, HyperNodes: hns, PodGroups: []*schedulingv1beta1.PodGroup{pg}, Pods: append(pods, busy("n0"))})
+		if len(r.binds) != 6 {
+			t.Fatalf("bound %v, want all 6", r.binds)
+		}
+		for i := 0; i < 6; i += 2 {
+			a, b := fmt.Sprintf("g-%d", i), fmt.Sprintf("g-%d", i+1)
+			if leafOf[r.binds[a]] != leafOf[r.binds[b]] {
+				t.Errorf("%s in %s and %s in %s: a sub-group across leaves", a, leafOf[r.binds[a]], b, leafOf[r.binds[b]])
+			}
+		}
+		if diff := cmp.Diff([]string{"s-a"}, spinesOf(r.binds)); diff != "" {
+			t.Errorf("spines (-want,+got):\n%s", diff)
+		}
+	})
+	// Only l-b2 has room for 4 pods.
+	others := []*corev1.Pod{busy("n0"), busy("n2"), busy("n4")}
+	t.Run("minSubGroups 1: one whole sub-group starts, the other waits", func(t *testing.T) {
+		pg, pods := subGrouped("g", 8, 4, 4, 1, nil, hard(1))
+		r, ssn := run(t, api.Objects{Nodes: nodes, HyperNodes: hns, PodGroups: []*schedulingv1beta1.PodGroup{pg}, Pods: append(pods, others...)})
+		if len(r.binds) != 4 || len(leavesOf(r.binds)) != 1 || leavesOf(r.binds)[0] != "l-b2" {
+			t.Fatalf("bound %v, want one sub-group of 4 in l-b2", r.binds)
+		}
+		if got := reason(ssn, "g"); !strings.Contains(got, "sub-group part/1") {
+			t.Errorf("reason %q, want the waiting sub-group named", got)
+		}
+	})
+	t.Run("minSubGroups 2: nothing starts", func(t *testing.T) {
+		pg, pods := subGrouped("g", 8, 4, 8, 2, nil, hard(1))
+		r, ssn := run(t, api.Objects{Nodes: nodes, HyperNodes: hns, PodGroups: []*schedulingv1beta1.PodGroup{pg}, Pods: append(pods, others...)})
+		if len(r.binds) != 0 {
+			t.Errorf("bound %v, want nothing", r.binds)
+		}
+		want := "TopologyConstraint: 4 of 8 tasks placeable, 8 needed together (minAvailable); none of the 4 HyperNodes of tier 1 or below has cpu 8, pods 4 free for sub-group part/1"
+		if got := reason(ssn, "g"); got != want {
+			t.Errorf("reason %q, want %q", got, want)
+		}
+	})
+	t.Run("a soft sub-group spills over leaves", func(t *testing.T) {
+		tier := int32(1)
+		pg, pods := subGrouped("g", 8, 4, 8, 2, nil, &schedulingv1beta1.NetworkTopologySpec{Mode: schedulingv1beta1.SoftNetworkTopologyMode, HighestTierAllowed: &tier})
+		r, _ := run(t, api.Objects{Nodes: nodes, HyperNodes: hns, PodGroups: []*schedulingv1beta1.PodGroup{pg}, Pods: append(pods, others...)})
+		if len(r.binds) != 8 {
+			t.Errorf("bound %v, want all 8", r.binds)
+		}
+	})
+	t.Run("a sub-group short of its size makes the job invalid", func(t *testing.T) {
+		pg, pods := subGrouped("g", 6, 4, 6, 2, nil, hard(1))
+		r, ssn := run(t, api.Objects{Nodes: nodes, HyperNodes: hns, PodGroups: []*schedulingv1beta1.PodGroup{pg}, Pods: pods})
+		if len(r.binds) != 0 || !strings.Contains(reason(ssn, "g"), "sub-group policy part has 1 whole sub-groups of pods that can run, fewer than its minSubGroups 2") {
+			t.Errorf("bound %v, reason %q", r.binds, reason(ssn, "g"))
+		}
+	})
+}
+
+// TestPreemptionKeepsSubGroupsInOneHyperNode: on a full cluster whose
+// first-choice victims are in different leaves (n0 and n4), a high-priority job of
+// two hard tier-1 sub-groups makes room for each sub-group within one
+// leaf.
+func TestPreemptionKeepsSubGroupsInOneHyperNode(t *testing.T) {
+	nodes, hns := cluster()
+	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var pods []*corev1.Pod
+	for i := range 8 {
+		age := time.Duration(i) * time.Hour
+		if i == 0 || i == 4 {
+			age = 10 * time.Hour
+		}
+		for k := range 2 {
+			pods = append(pods, st.MakePod("ns", fmt.Sprintf("low-%d-%d", i, k)).Req("cpu", "2").Priority(1).
+				Created(metav1.NewTime(epoch.Add(age))).Node(fmt.Sprintf("n%d", i)).Obj())
+		}
+	}
+	// Each pod takes a whole node, so each sub-group two nodes.
+	pg, gangPods := subGrouped("g", 4, 2, 4, 2, nil, hard(1))
+	for _, p := range gangPods {
+		p.Spec.Priority = new(int32(100))
+		p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("4")
+	}
+	snap := api.Build(api.Objects{
+		Nodes: nodes, HyperNodes: hns, PodGroups: []*schedulingv1beta1.PodGroup{pg}, Pods: append(pods, gangPods...),
+		Queues: []*schedulingv1beta1.Queue{schedtesting.MakeQueue("default").Obj()},
+	})
+	var plugins []framework.TierPlugin
+	for _, f := range []framework.PluginFactory{priority.New, gang.New, New} {
+		p, err := f(nil, &framework.Handle{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plugins = append(plugins, framework.TierPlugin{Plugin: p})
+	}
+	r := &evictions{recorder: recorder{binds: map[string]string{}}, nominated: map[string]string{}}
+	ssn := framework.OpenSession(t.Context(), snap, []framework.Tier{{Plugins: plugins}}, framework.Options{Sink: r, Evictor: r, Nominator: r})
+	preempt.New(nil).Execute(ssn)
+	ssn.Close()
+	if len(r.evicted) != 8 || len(r.nominated) != 4 {
+		t.Fatalf("evicted %v, nominated %v; want 8 and 4", r.evicted, r.nominated)
+	}
+	for _, pair := range [][2]string{{"g-0", "g-1"}, {"g-2", "g-3"}} {
+		if l := leavesOf(map[string]string{"a": r.nominated[pair[0]], "b": r.nominated[pair[1]]}); len(l) != 1 {
+			t.Errorf("%s and %s nominated into leaves %v, want one", pair[0], pair[1], l)
+		}
 	}
 }

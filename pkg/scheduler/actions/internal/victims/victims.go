@@ -429,59 +429,53 @@ func (s *Search) place(job *api.JobInfo, gate Gate, reason func(preemptor *api.T
 		}
 	}
 	ssn.SortTasks(tasks)
+	policies, err := ssn.SubGroups(job)
+	if err != nil {
+		return Result{Blocked: framework.Reasonf("InvalidSubGroupPolicy", "%v", err).Of(framework.KindJob)}
+	}
 	key, remember := s.key(job, tasks)
+	remember = remember && len(policies) == 0
 	if f, ok := s.failed[key]; remember && ok && f.mutations == ssn.StateVersion() {
 		return Result{Blocked: f.why}
 	}
 	stmt := ssn.NewStatement()
 	var victims []*api.TaskInfo
 	var blocked *framework.Reason
-	for _, t := range tasks {
-		if !ssn.JobStarving(job) {
-			break
-		}
-		if node, future, _ := ssn.FindNode(t); node != nil {
-			if blocked = admit(gate, t); blocked != nil {
-				break
+	// Sub-groups first, each whole within one of its network domains,
+	// while the job is short of its gang; then the job's other tasks.
+	var subBlocked *framework.Reason
+	grouped := map[api.TaskID]bool{}
+	for _, p := range policies {
+		for _, g := range p.Groups {
+			for _, t := range g.Tasks {
+				grouped[t.UID] = true
 			}
-			var err error
-			if future {
-				err = stmt.Pipeline(t, node)
-			} else {
-				err = stmt.Allocate(t, node)
+			if blocked != nil || !ssn.JobStarving(job) {
+				continue
 			}
-			if err != nil {
-				blocked = internalError(ssn, err, t)
-				break
-			}
-			continue
-		}
-		var c *Choice
-		c, s.next = Choose(ssn, job, t, s.policy, s.next)
-		if c == nil {
-			blocked = s.policy.NoVictims(t).Of(framework.KindPreemption)
-			break
-		}
-		why := reason(t)
-		for _, v := range c.Victims {
-			if err := stmt.Evict(v, job.UID, why); err != nil {
-				blocked = internalError(ssn, err, v)
-				break
+			v, why, gated := s.placeSubGroup(job, g, stmt, gate, reason)
+			victims = append(victims, v...)
+			switch {
+			case gated:
+				blocked = why
+			case subBlocked == nil:
+				subBlocked = why
 			}
 		}
-		if blocked != nil {
-			break
+	}
+	if blocked == nil {
+		rest := tasks[:0:0]
+		for _, t := range tasks {
+			if !grouped[t.UID] {
+				rest = append(rest, t)
+			}
 		}
-		// The queue is judged with the victims gone: preemption within a
-		// queue frees what the preemptor takes.
-		if blocked = admit(gate, t); blocked != nil {
-			break
-		}
-		victims = append(victims, c.Victims...)
-		if err := stmt.Pipeline(t, c.Node); err != nil {
-			blocked = internalError(ssn, err, t)
-			break
-		}
+		var v []*api.TaskInfo
+		v, blocked, _ = s.placeTasks(job, rest, stmt, false, gate, reason)
+		victims = append(victims, v...)
+	}
+	if blocked == nil {
+		blocked = subBlocked
 	}
 	if !ssn.JobStarving(job) && (ssn.JobReady(job) || ssn.JobPipelined(job)) {
 		stmt.Commit()
@@ -498,6 +492,104 @@ func (s *Search) place(job *api.JobInfo, gate Gate, reason func(preemptor *api.T
 		s.failed[key] = failure{mutations: ssn.StateVersion(), why: blocked}
 	}
 	return Result{Blocked: blocked}
+}
+
+// placeTasks places the tasks in order into stmt, making room where none
+// fits: until the job is no longer starving, or with all set, every one.
+// It returns the victims, why a task could not be placed, and gate set
+// when the queue refused a task.
+func (s *Search) placeTasks(job *api.JobInfo, tasks []*api.TaskInfo, stmt *framework.Statement, all bool, gate Gate, reason func(preemptor *api.TaskInfo) string) (victims []*api.TaskInfo, blocked *framework.Reason, gated bool) {
+	ssn := s.ssn
+	for _, t := range tasks {
+		if !all && !ssn.JobStarving(job) {
+			break
+		}
+		if node, future, _ := ssn.FindNode(t); node != nil {
+			if blocked = admit(gate, t); blocked != nil {
+				return victims, blocked, true
+			}
+			var err error
+			if future {
+				err = stmt.Pipeline(t, node)
+			} else {
+				err = stmt.Allocate(t, node)
+			}
+			if err != nil {
+				return victims, internalError(ssn, err, t), false
+			}
+			continue
+		}
+		var c *Choice
+		c, s.next = Choose(ssn, job, t, s.policy, s.next)
+		if c == nil {
+			return victims, s.policy.NoVictims(t).Of(framework.KindPreemption), false
+		}
+		why := reason(t)
+		for _, v := range c.Victims {
+			if err := stmt.Evict(v, job.UID, why); err != nil {
+				return victims, internalError(ssn, err, v), false
+			}
+		}
+		// The queue is judged with the victims gone: preemption within a
+		// queue frees what the preemptor takes.
+		if blocked = admit(gate, t); blocked != nil {
+			return victims, blocked, true
+		}
+		victims = append(victims, c.Victims...)
+		if err := stmt.Pipeline(t, c.Node); err != nil {
+			return victims, internalError(ssn, err, t), false
+		}
+	}
+	return victims, nil, false
+}
+
+// placeSubGroup places all the pending tasks of a sub-group into stmt,
+// making room where needed, within one of its network domains (anywhere
+// in the current scope after those, when its constraint is soft), or
+// none of them.
+func (s *Search) placeSubGroup(job *api.JobInfo, g *api.SubGroup, stmt *framework.Statement, gate Gate, reason func(preemptor *api.TaskInfo) string) (victims []*api.TaskInfo, blocked *framework.Reason, gated bool) {
+	ssn := s.ssn
+	var pending []*api.TaskInfo
+	for _, t := range g.Tasks {
+		if t.Status == api.Pending && !t.BestEffort {
+			pending = append(pending, t)
+		}
+	}
+	if len(pending) == 0 {
+		return nil, nil, false
+	}
+	ssn.SortTasks(pending)
+	try := func() ([]*api.TaskInfo, *framework.Reason, bool) {
+		inner := ssn.NewStatement()
+		v, why, gated := s.placeTasks(job, pending, inner, true, gate, reason)
+		if why != nil {
+			inner.Discard()
+			return nil, why, gated
+		}
+		stmt.Merge(inner)
+		return v, nil, false
+	}
+	d := ssn.SubGroupDomains(job, g, true)
+	if d == nil {
+		return try()
+	}
+	outer := ssn.CurrentScope()
+	for _, dom := range d.List {
+		ssn.Scope(dom)
+		v, why, gated := try()
+		ssn.Scope(outer)
+		if why == nil || gated {
+			return v, why, gated
+		}
+	}
+	if !d.Hard {
+		return try()
+	}
+	why := d.Why
+	if why == nil {
+		why = framework.Reasonf("TopologyConstraint", "evicting pods in any one of the %d network domains sub-group %s may use would not make room for it", len(d.List), g.Name)
+	}
+	return nil, why.Of(framework.KindTopology), false
 }
 
 func admit(gate Gate, t *api.TaskInfo) *framework.Reason {
