@@ -174,6 +174,7 @@ func BuildPodGroup(job *batchv1alpha1.Job) *schedulingv1beta1.PodGroup {
 			pg.Spec.MinTaskMember[TaskName(job, i)] = *ts.MinAvailable
 		}
 	}
+	pg.Spec.SubGroupPolicy = subGroupPolicies(job)
 	if dependent && pg.Spec.MinMember > independent {
 		pg.Spec.MinMember = independent
 	}
@@ -181,6 +182,32 @@ func BuildPodGroup(job *batchv1alpha1.Job) *schedulingv1beta1.PodGroup {
 		pg.Spec.MinResources = &rl
 	}
 	return pg
+}
+
+// subGroupPolicies makes each partitioned task a sub-group policy of the
+// PodGroup: the task's pods (by their task-spec label), one sub-group per
+// partition (by their partition-id label) of partitionSize pods, the
+// partition's network topology constraint, and minPartitions whole ones
+// needed to start.
+func subGroupPolicies(job *batchv1alpha1.Job) []schedulingv1beta1.SubGroupPolicySpec {
+	var out []schedulingv1beta1.SubGroupPolicySpec
+	for i, ts := range job.Spec.Tasks {
+		pp := ts.PartitionPolicy
+		if pp == nil || pp.PartitionSize <= 0 {
+			continue
+		}
+		task := TaskName(job, i)
+		size, minimum := pp.PartitionSize, pp.MinPartitions
+		out = append(out, schedulingv1beta1.SubGroupPolicySpec{
+			Name:            task,
+			NetworkTopology: pp.NetworkTopology.DeepCopy(),
+			SubGroupSize:    &size,
+			MinSubGroups:    &minimum,
+			LabelSelector:   &metav1.LabelSelector{MatchLabels: map[string]string{batchv1alpha1.TaskSpecKey: task}},
+			MatchLabelKeys:  []string{batchv1alpha1.TaskPartitionID},
+		})
+	}
+	return out
 }
 
 // minResources is what the gang's first pods request: each task's own

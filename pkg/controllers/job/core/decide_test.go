@@ -386,6 +386,29 @@ func TestPodGroupOfAJob(t *testing.T) {
 	}
 }
 
+// TestPartitionsBecomeSubGroups: a partitioned task is a sub-group policy
+// of the PodGroup, one sub-group per partition-id label of its pods.
+func TestPartitionsBecomeSubGroups(t *testing.T) {
+	j := defaulted(bt.MakeJob("llm", "ns").Task(bt.MakeTask("launcher", 1)).Task(bt.MakeTask("worker", 8).Partition(4, 2, 3)))
+	tier := int32(1)
+	j.Spec.Tasks[1].PartitionPolicy.NetworkTopology = &schedulingv1beta1.NetworkTopologySpec{Mode: schedulingv1beta1.HardNetworkTopologyMode, HighestTierAllowed: &tier}
+	pg := BuildPodGroup(j)
+	want := []schedulingv1beta1.SubGroupPolicySpec{{
+		Name:            "worker",
+		NetworkTopology: j.Spec.Tasks[1].PartitionPolicy.NetworkTopology,
+		SubGroupSize:    ptr.To[int32](2),
+		MinSubGroups:    ptr.To[int32](3),
+		LabelSelector:   &metav1.LabelSelector{MatchLabels: map[string]string{batchv1alpha1.TaskSpecKey: "worker"}},
+		MatchLabelKeys:  []string{batchv1alpha1.TaskPartitionID},
+	}}
+	if diff := cmp.Diff(want, pg.Spec.SubGroupPolicy); diff != "" {
+		t.Errorf("subGroupPolicy (-want,+got):\n%s", diff)
+	}
+	if pod := BuildPod(j, 1, 5, nil); pod.Labels[batchv1alpha1.TaskPartitionID] != "2" || pod.Labels[batchv1alpha1.TaskSpecKey] != "worker" {
+		t.Errorf("worker-5 labels %v, want partition 2 of task worker", pod.Labels)
+	}
+}
+
 func TestUnknownPluginIsAnError(t *testing.T) {
 	j := defaulted(bt.MakeJob("j", "ns").Plugin("tensorflw").Task(bt.MakeTask("w", 1)))
 	_, err := NewPlugins(j, nil)

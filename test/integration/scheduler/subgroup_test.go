@@ -1,0 +1,152 @@
+//go:build integration
+
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
+	"github.com/caldera-sh/caldera/pkg/controllers/job/core"
+	"github.com/caldera-sh/caldera/pkg/controlplane"
+	"github.com/caldera-sh/caldera/test/integration/framework"
+)
+
+// TestPartitionsExample runs the documented example
+// examples/batch/network-topology-partitions.yaml (docs/network-topology.md):
+// eight 4-CPU workers in four partitions of two, the job within one spine,
+// each partition within one leaf, three partitions needed to start. The
+// PodGroup and pods are the ones the job controller builds for the Job.
+//
+// On 2 spines × 4 leaves × 2 nodes of 4 CPUs, with a small pod on one node
+// of each of two leaves of spine-0, spine-0 has room for six workers but
+// only two whole partitions: placed pod by pod the job would start there
+// with partitions split across leaves. It starts in spine-1 instead, every
+// partition in a leaf of its own.
+func TestPartitionsExample(t *testing.T) {
+	const ns = "partitions"
+	createNamespace(t, ns)
+	createQueue(t, queue("default", 1, nil))
+	leafOf := map[string]string{}
+	var specs []controlplane.NodeSpec
+	var hns []*topologyv1alpha1.HyperNode
+	for s := range 2 {
+		spine := hyperNode(fmt.Sprintf("%s-spine-%d", ns, s), 2, "spine")
+		for l := range 4 {
+			leaf := hyperNode(fmt.Sprintf("%s-leaf-%d-%d", ns, s, l), 1, "leaf")
+			for n := range 2 {
+				name := fmt.Sprintf("%s-%d-%d-%d", ns, s, l, n)
+				spec := cpuNode(name, "4")
+				spec.Labels = map[string]string{"test": ns}
+				specs = append(specs, spec)
+				leafOf[name] = leaf.Name
+				leaf.Spec.Members = append(leaf.Spec.Members, member(topologyv1alpha1.MemberTypeNode, name))
+			}
+			hns = append(hns, leaf)
+			spine.Spec.Members = append(spine.Spec.Members, member(topologyv1alpha1.MemberTypeHyperNode, leaf.Name))
+		}
+		hns = append(hns, spine)
+	}
+	if err := controlplane.CreateNodes(t.Context(), fw.Client, specs); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, s := range specs {
+			_ = client.IgnoreNotFound(fw.Client.Delete(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.Name}}))
+		}
+	})
+	for _, hn := range hns {
+		if err := fw.Client.Create(t.Context(), hn); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = client.IgnoreNotFound(fw.Client.Delete(context.Background(), hn.DeepCopy())) })
+	}
+	// The small pods, bound directly.
+	for _, node := range []string{ns + "-0-0-0", ns + "-0-1-0"} {
+		spec := podSpec(ns, "1")
+		spec.NodeName = node
+		createPod(t, ns, "small-"+node, nil, spec)
+	}
+
+	stop, err := fw.StartScheduler(topologyConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+
+	raw, err := os.ReadFile("../../../examples/batch/network-topology-partitions.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job batchv1alpha1.Job
+	if err := yaml.UnmarshalStrict(raw, &job); err != nil {
+		t.Fatal(err)
+	}
+	job.Namespace, job.UID = ns, "example"
+	batchv1alpha1.SetDefaults_Job(&job)
+	pg := core.BuildPodGroup(&job)
+	pg.OwnerReferences = nil
+	if err := fw.Client.Create(t.Context(), pg); err != nil {
+		t.Fatal(err)
+	}
+	for ti, task := range job.Spec.Tasks {
+		for i := range int(task.Replicas) {
+			pod := core.BuildPod(&job, ti, i, nil)
+			pod.OwnerReferences = nil
+			pod.Spec.NodeSelector = map[string]string{"test": ns}
+			pod.Spec.SchedulerName = "volcano"
+			if err := fw.Client.Create(t.Context(), pod); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	partitionLeaves := map[string]map[string]bool{}
+	framework.Eventually(t, 60*time.Second, "the 8 workers bound", func() (bool, string) {
+		partitionLeaves = map[string]map[string]bool{}
+		bound := 0
+		for _, p := range listPods(t, ns) {
+			part, ok := p.Labels[batchv1alpha1.TaskPartitionID]
+			if !ok || p.Spec.NodeName == "" {
+				continue
+			}
+			bound++
+			if partitionLeaves[part] == nil {
+				partitionLeaves[part] = map[string]bool{}
+			}
+			partitionLeaves[part][leafOf[p.Spec.NodeName]] = true
+		}
+		var cur schedulingv1beta1.PodGroup
+		_ = fw.Client.Get(t.Context(), client.ObjectKeyFromObject(pg), &cur)
+		return bound == 8, fmt.Sprintf("%d of 8 bound, partitions in leaves %v; PodGroup %s %+v", bound, partitionLeaves, cur.Status.Phase, cur.Status.Conditions)
+	})
+	used := map[string]bool{}
+	for part, leaves := range partitionLeaves {
+		if len(leaves) != 1 {
+			t.Errorf("partition %s spans leaves %v", part, leaves)
+		}
+		for l := range leaves {
+			if used[l] {
+				t.Errorf("leaf %s holds two partitions", l)
+			}
+			used[l] = true
+			if l[:len(ns)+8] != ns+"-leaf-1-" {
+				t.Errorf("partition %s in %s, want spine-1", part, l)
+			}
+		}
+	}
+}
