@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -44,6 +45,51 @@ tiers:
 // (the cycle that places the gang) at p50 and p99, through the
 // scheduler's cache and cycles with the full plugin set.
 func BenchmarkTopologyGangStream(b *testing.B) {
+	gangStream(b, 60, func(g int) (int, *schedulingv1beta1.PodGroup, []*corev1.Pod) {
+		size := []int{64, 128, 256}[g%3]
+		tier := int32(1)
+		if size == 256 {
+			tier = 2
+		}
+		name := fmt.Sprintf("g%02d", g)
+		pg := schedtesting.MakePodGroup(name, "ns").MinMember(int32(size)).Phase(schedulingv1beta1.PodGroupInqueue).Obj()
+		pg.Spec.NetworkTopology = &schedulingv1beta1.NetworkTopologySpec{Mode: schedulingv1beta1.HardNetworkTopologyMode, HighestTierAllowed: &tier}
+		var pods []*corev1.Pod
+		for i := range size {
+			pods = append(pods, st.MakePod("ns", fmt.Sprintf("%s-%03d", name, i)).Group(name).Req("cpu", "4", "memory", "16Gi", "nvidia.com/gpu", "1").Obj())
+		}
+		return size, pg, pods
+	})
+}
+
+// BenchmarkSubGroupGangStream is BenchmarkTopologyGangStream for 256-pod
+// gangs within a spine made of eight sub-groups of 32 pods, each within a
+// leaf (a Job's partitions), all eight needed.
+func BenchmarkSubGroupGangStream(b *testing.B) {
+	gangStream(b, 20, func(g int) (int, *schedulingv1beta1.PodGroup, []*corev1.Pod) {
+		const size, part = 256, 32
+		name := fmt.Sprintf("g%02d", g)
+		pg := schedtesting.MakePodGroup(name, "ns").MinMember(size).Phase(schedulingv1beta1.PodGroupInqueue).Obj()
+		spine, leaf, subSize, minSub := int32(2), int32(1), int32(part), int32(size/part)
+		pg.Spec.NetworkTopology = &schedulingv1beta1.NetworkTopologySpec{Mode: schedulingv1beta1.HardNetworkTopologyMode, HighestTierAllowed: &spine}
+		pg.Spec.SubGroupPolicy = []schedulingv1beta1.SubGroupPolicySpec{{
+			Name:            "worker",
+			NetworkTopology: &schedulingv1beta1.NetworkTopologySpec{Mode: schedulingv1beta1.HardNetworkTopologyMode, HighestTierAllowed: &leaf},
+			SubGroupSize:    &subSize, MinSubGroups: &minSub, MatchLabelKeys: []string{"volcano.sh/partition-id"},
+		}}
+		var pods []*corev1.Pod
+		for i := range size {
+			pods = append(pods, st.MakePod("ns", fmt.Sprintf("%s-%03d", name, i)).Group(name).
+				Label("volcano.sh/partition-id", fmt.Sprint(i/part)).Req("cpu", "4", "memory", "16Gi", "nvidia.com/gpu", "1").Obj())
+		}
+		return size, pg, pods
+	})
+}
+
+// gangStream adds gangs one per cycle to a fresh cluster of threeTiers and
+// reports each gang size's placement latency (the cycle that places it) at
+// p50 and p99.
+func gangStream(b *testing.B, gangs int, gang func(g int) (int, *schedulingv1beta1.PodGroup, []*corev1.Pod)) {
 	cfg, err := config.Load([]byte(topologyBenchConfig), profile.NameRegistry())
 	if err != nil {
 		b.Fatal(err)
@@ -67,18 +113,11 @@ func BenchmarkTopologyGangStream(b *testing.B) {
 		c.AddQueue(schedtesting.MakeQueue("default").Obj())
 		c.Cycle(b.Context())
 		latencies = map[int][]time.Duration{}
-		for g := range 60 {
-			size := []int{64, 128, 256}[g%3]
-			tier := int32(1)
-			if size == 256 {
-				tier = 2
-			}
-			name := fmt.Sprintf("g%02d", g)
-			pg := schedtesting.MakePodGroup(name, "ns").MinMember(int32(size)).Phase(schedulingv1beta1.PodGroupInqueue).Obj()
-			pg.Spec.NetworkTopology = &schedulingv1beta1.NetworkTopologySpec{Mode: schedulingv1beta1.HardNetworkTopologyMode, HighestTierAllowed: &tier}
+		for g := range gangs {
+			size, pg, pods := gang(g)
 			c.AddPodGroup(pg)
-			for i := range size {
-				c.AddPod(st.MakePod("ns", fmt.Sprintf("%s-%03d", name, i)).Group(name).Req("cpu", "4", "memory", "16Gi", "nvidia.com/gpu", "1").Obj(), 0)
+			for _, p := range pods {
+				c.AddPod(p, 0)
 			}
 			before := c.Stats().Binds
 			b.StartTimer()
@@ -87,12 +126,12 @@ func BenchmarkTopologyGangStream(b *testing.B) {
 			took := time.Since(start)
 			b.StopTimer()
 			if got := c.Stats().Binds - before; got != size {
-				b.Fatalf("gang %s: bound %d of %d pods", name, got, size)
+				b.Fatalf("gang %s: bound %d of %d pods", pg.Name, got, size)
 			}
 			latencies[size] = append(latencies[size], took)
 		}
 	}
-	for _, size := range []int{64, 128, 256} {
+	for _, size := range slices.Sorted(maps.Keys(latencies)) {
 		l := latencies[size]
 		slices.Sort(l)
 		b.ReportMetric(float64(l[len(l)/2].Microseconds())/1000, fmt.Sprintf("p50-ms/gang-%d", size))
