@@ -67,9 +67,6 @@ func predicateOptions(a *configv1alpha1.PredicatesArgs, opts *podfit.ProfileOpti
 	if a.DynamicResourceAllocation != nil && *a.DynamicResourceAllocation {
 		return fmt.Errorf("%s: dynamic resource allocation is not available in this version", path.Child("dynamicResourceAllocation"))
 	}
-	if a.Proportional != nil {
-		return fmt.Errorf("%s: the proportional predicate is not available in this version", path.Child("proportional"))
-	}
 	if a.VolumeBindingTimeout != nil {
 		opts.VolumeBindTimeout = a.VolumeBindingTimeout.Duration
 	}

@@ -2,7 +2,8 @@
 // filter plugins (node affinity, taints, ports, resources, volumes, topology
 // spread, inter-pod affinity), so that a pod's constraints mean exactly what
 // they mean to kube-scheduler. It also reserves a placed pod's volumes and
-// binds them before the pod is bound.
+// binds them before the pod is bound. With the proportional predicate it
+// keeps CPU and memory free for idle scarce resources.
 package predicates
 
 import (
@@ -19,6 +20,7 @@ import (
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/binder"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/internal/proportional"
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
 )
 
@@ -40,6 +42,8 @@ type signature struct {
 type Plugin struct {
 	fit *podfit.Evaluator
 	ssn *framework.Session
+	// reserve is the proportional predicate's; nil without it.
+	reserve *proportional.Reserve
 
 	// reserved holds the state of placed pods until they are bound, across
 	// cycles: the binder's PreBind needs it.
@@ -60,11 +64,15 @@ var (
 // New builds the plugin. Its arguments (which kube-scheduler filters run)
 // shape the evaluator the handle carries; here they are only validated.
 func New(args any, h *framework.Handle) (framework.Plugin, error) {
+	var reserve *proportional.Reserve
 	switch a := args.(type) {
 	case nil:
 	case *configv1alpha1.PredicatesArgs:
 		if errs := a.Validate(field.NewPath("args")); len(errs) > 0 {
 			return nil, fmt.Errorf("plugin %s: %w", Name, errs.ToAggregate())
+		}
+		if a.Proportional != nil {
+			reserve = proportional.New("predicate proportional", a.Proportional.Resources)
 		}
 	default:
 		return nil, fmt.Errorf("plugin %s: arguments of type %T, want *PredicatesArgs", Name, args)
@@ -72,7 +80,7 @@ func New(args any, h *framework.Handle) (framework.Plugin, error) {
 	if h == nil || h.PodFit == nil {
 		return nil, fmt.Errorf("plugin %s needs the pod evaluator, which the scheduler did not provide", Name)
 	}
-	return &Plugin{fit: h.PodFit, reserved: map[types.UID]*podfit.PodState{}}, nil
+	return &Plugin{fit: h.PodFit, reserve: reserve, reserved: map[types.UID]*podfit.PodState{}}, nil
 }
 
 // Name returns the plugin's name.
@@ -145,7 +153,19 @@ func (p *Plugin) Predicate(t *api.TaskInfo, n *api.NodeInfo) *framework.Status {
 	if !s.Allows(n.Name) {
 		return &framework.Status{Plugin: "PreFilter", Reasons: []string{"node(s) didn't satisfy plugin(s) PreFilter result"}, Unresolvable: true}
 	}
-	return convert(p.fit.Filter(p.ssn.Ctx, s, n))
+	if st := convert(p.fit.Filter(p.ssn.Ctx, s, n)); st != nil {
+		return st
+	}
+	return p.proportional(t, n, nil)
+}
+
+// proportional is the proportional predicate's verdict, freed added to
+// the node's idle resources.
+func (p *Plugin) proportional(t *api.TaskInfo, n *api.NodeInfo, freed *api.Resource) *framework.Status {
+	if reason := p.reserve.Check(t, n, freed); reason != "" {
+		return &framework.Status{Plugin: "Proportional", Reasons: []string{reason}}
+	}
+	return nil
 }
 
 // PredicateWithout runs kube-scheduler's filters for the task on the node
@@ -159,7 +179,10 @@ func (p *Plugin) PredicateWithout(t *api.TaskInfo, n *api.NodeInfo, victims []*a
 	for i, v := range victims {
 		pods[i] = v.Pod
 	}
-	return convert(p.fit.FilterWithout(p.ssn.Ctx, s, n, pods))
+	if st := convert(p.fit.FilterWithout(p.ssn.Ctx, s, n, pods)); st != nil {
+		return st
+	}
+	return p.proportional(t, n, proportional.Freed(victims))
 }
 
 // OnAllocate reserves the placed pod's volumes on its node, so the next

@@ -35,6 +35,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/internal/proportional"
 )
 
 // Name is the plugin's name in the configuration.
@@ -62,7 +63,7 @@ type Plugin struct {
 	retention *retention
 	// reserve holds the proportional policy's reservations per scarce
 	// resource; nil without it.
-	reserve []reservation
+	reserve *proportional.Reserve
 
 	// plans holds each task's strategies for the cycle, from its
 	// annotations or the configuration.
@@ -104,14 +105,6 @@ type retention struct {
 	resources []corev1.ResourceName
 	weights   map[corev1.ResourceName]float64
 	sum       float64
-}
-
-type reservation struct {
-	name      corev1.ResourceName
-	milliCPU  int64
-	memory    int64
-	cpuText   string
-	memoryTxt string
 }
 
 // plan is one task's scoring: the resources that count, with their
@@ -174,13 +167,7 @@ func New(args any, _ *framework.Handle) (framework.Plugin, error) {
 			}
 			p.retention = r
 		case configv1alpha1.SRAProportional:
-			for _, name := range slices.Sorted(maps.Keys(s.Proportional)) {
-				res := s.Proportional[name]
-				p.reserve = append(p.reserve, reservation{
-					name: name, milliCPU: res.CPU.MilliValue(), memory: res.Memory.Value(),
-					cpuText: res.CPU.String(), memoryTxt: res.Memory.String(),
-				})
-			}
+			p.reserve = proportional.New("sra proportional", s.Proportional)
 		}
 	}
 	return p, nil
@@ -275,58 +262,19 @@ func (p *Plugin) PrePredicate(t *api.TaskInfo) *framework.Status {
 
 // Predicate implements the proportional policy.
 func (p *Plugin) Predicate(t *api.TaskInfo, n *api.NodeInfo) *framework.Status {
-	return p.proportional(t, n, nil)
+	return p.status(p.reserve.Check(t, n, nil))
 }
 
 // PredicateWithout is Predicate with the victims' requests freed.
 func (p *Plugin) PredicateWithout(t *api.TaskInfo, n *api.NodeInfo, victims []*api.TaskInfo) *framework.Status {
-	if len(p.reserve) == 0 || len(victims) == 0 {
-		return p.proportional(t, n, nil)
-	}
-	freed := &api.Resource{}
-	for _, v := range victims {
-		freed.Add(v.Resreq)
-	}
-	return p.proportional(t, n, freed)
+	return p.status(p.reserve.Check(t, n, proportional.Freed(victims)))
 }
 
-// proportional checks that placing t on n leaves CPU and memory for n's
-// idle scarce units, freed added to n's idle resources.
-func (p *Plugin) proportional(t *api.TaskInfo, n *api.NodeInfo, freed *api.Resource) *framework.Status {
-	if len(p.reserve) == 0 {
+func (p *Plugin) status(reason string) *framework.Status {
+	if reason == "" {
 		return nil
 	}
-	for _, r := range p.reserve {
-		if t.Resreq.Get(r.name) > 0 {
-			// The task uses the scarce resource: it is what it is for.
-			return nil
-		}
-	}
-	idle := func(name corev1.ResourceName) int64 {
-		v := n.Idle.Get(name)
-		if freed != nil {
-			v += freed.Get(name)
-		}
-		return v
-	}
-	cpuLeft := idle(corev1.ResourceCPU) - t.Resreq.MilliCPU
-	memLeft := idle(corev1.ResourceMemory) - t.Resreq.Memory
-	for _, r := range p.reserve {
-		// Get counts scalar resources in milli-units.
-		units := idle(r.name) / 1000
-		if units <= 0 {
-			continue
-		}
-		if cpuLeft < units*r.milliCPU {
-			return &framework.Status{Plugin: Name, Reasons: []string{fmt.Sprintf(
-				"would keep too little cpu for their idle %s (%s cpu per unit, sra proportional)", r.name, r.cpuText)}}
-		}
-		if memLeft < units*r.memory {
-			return &framework.Status{Plugin: Name, Reasons: []string{fmt.Sprintf(
-				"would keep too little memory for their idle %s (%s per unit, sra proportional)", r.name, r.memoryTxt)}}
-		}
-	}
-	return nil
+	return &framework.Status{Plugin: Name, Reasons: []string{reason}}
 }
 
 // ScoreNodes adds each node's strategy score and retention score.
