@@ -5,6 +5,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -12,8 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
+	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/pkg/controllers/job/core"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 )
 
@@ -104,4 +108,39 @@ func describePods(pods []corev1.Pod) string {
 		parts = append(parts, d)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// createExampleJob creates the PodGroup and pods that the job controller
+// builds for the Job in the example file (relative to this directory), in
+// namespace ns, the pods kept on the nodes labelled test=ns. It returns
+// the job and its PodGroup.
+func createExampleJob(t *testing.T, ns, path string) (*batchv1alpha1.Job, *schedulingv1beta1.PodGroup) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job batchv1alpha1.Job
+	if err := yaml.UnmarshalStrict(raw, &job); err != nil {
+		t.Fatal(err)
+	}
+	job.Namespace, job.UID = ns, "example"
+	batchv1alpha1.SetDefaults_Job(&job)
+	pg := core.BuildPodGroup(&job)
+	pg.OwnerReferences = nil
+	if err := fw.Client.Create(t.Context(), pg); err != nil {
+		t.Fatal(err)
+	}
+	for ti, task := range job.Spec.Tasks {
+		for i := range int(task.Replicas) {
+			pod := core.BuildPod(&job, ti, i, nil)
+			pod.OwnerReferences = nil
+			pod.Spec.NodeSelector = map[string]string{"test": ns}
+			pod.Spec.SchedulerName = "volcano"
+			if err := fw.Client.Create(t.Context(), pod); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return &job, pg
 }

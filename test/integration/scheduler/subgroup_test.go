@@ -5,48 +5,37 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"os"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
-	"github.com/caldera-sh/caldera/pkg/controllers/job/core"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/test/integration/framework"
 )
 
-// TestPartitionsExample runs the documented example
-// examples/batch/network-topology-partitions.yaml (docs/network-topology.md):
-// eight 4-CPU workers in four partitions of two, the job within one spine,
-// each partition within one leaf, three partitions needed to start. The
-// PodGroup and pods are the ones the job controller builds for the Job.
-//
-// On 2 spines × 4 leaves × 2 nodes of 4 CPUs, with a small pod on one node
-// of each of two leaves of spine-0, spine-0 has room for six workers but
-// only two whole partitions: placed pod by pod the job would start there
-// with partitions split across leaves. It starts in spine-1 instead, every
-// partition in a leaf of its own.
-func TestPartitionsExample(t *testing.T) {
-	const ns = "partitions"
-	createNamespace(t, ns)
-	createQueue(t, queue("default", 1, nil))
+// smallTopology creates spines × leaves × nodes nodes of cpu CPUs,
+// labelled test=<ns>, with their HyperNodes <ns>-leaf-<s>-<l> (tier 1) and
+// <ns>-spine-<s> (tier 2). Node <ns>-<s>-<l>-<n> is under leaf <s>-<l>. It
+// returns the leaf of each node.
+func smallTopology(t *testing.T, ns string, spines, leaves, nodes int, cpu string) map[string]string {
+	t.Helper()
 	leafOf := map[string]string{}
 	var specs []controlplane.NodeSpec
 	var hns []*topologyv1alpha1.HyperNode
-	for s := range 2 {
+	for s := range spines {
 		spine := hyperNode(fmt.Sprintf("%s-spine-%d", ns, s), 2, "spine")
-		for l := range 4 {
+		for l := range leaves {
 			leaf := hyperNode(fmt.Sprintf("%s-leaf-%d-%d", ns, s, l), 1, "leaf")
-			for n := range 2 {
+			for n := range nodes {
 				name := fmt.Sprintf("%s-%d-%d-%d", ns, s, l, n)
-				spec := cpuNode(name, "4")
+				spec := cpuNode(name, cpu)
 				spec.Labels = map[string]string{"test": ns}
 				specs = append(specs, spec)
 				leafOf[name] = leaf.Name
@@ -71,49 +60,81 @@ func TestPartitionsExample(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = client.IgnoreNotFound(fw.Client.Delete(context.Background(), hn.DeepCopy())) })
 	}
-	// The small pods, bound directly.
-	for _, node := range []string{ns + "-0-0-0", ns + "-0-1-0"} {
+	return leafOf
+}
+
+// bindSmallPods creates a bound 1-CPU pod on each node.
+func bindSmallPods(t *testing.T, ns string, nodes ...string) {
+	t.Helper()
+	for _, node := range nodes {
 		spec := podSpec(ns, "1")
 		spec.NodeName = node
 		createPod(t, ns, "small-"+node, nil, spec)
 	}
+}
 
+func startTopologyScheduler(t *testing.T) {
+	t.Helper()
 	stop, err := fw.StartScheduler(topologyConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		if err := stop(); err != nil {
 			t.Error(err)
 		}
-	}()
+	})
+}
 
-	raw, err := os.ReadFile("../../../examples/batch/network-topology-partitions.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var job batchv1alpha1.Job
-	if err := yaml.UnmarshalStrict(raw, &job); err != nil {
-		t.Fatal(err)
-	}
-	job.Namespace, job.UID = ns, "example"
-	batchv1alpha1.SetDefaults_Job(&job)
-	pg := core.BuildPodGroup(&job)
-	pg.OwnerReferences = nil
-	if err := fw.Client.Create(t.Context(), pg); err != nil {
-		t.Fatal(err)
-	}
-	for ti, task := range job.Spec.Tasks {
-		for i := range int(task.Replicas) {
-			pod := core.BuildPod(&job, ti, i, nil)
-			pod.OwnerReferences = nil
-			pod.Spec.NodeSelector = map[string]string{"test": ns}
-			pod.Spec.SchedulerName = "volcano"
-			if err := fw.Client.Create(t.Context(), pod); err != nil {
-				t.Fatal(err)
+// TestLeafBoundExample runs examples/batch/leaf-bound-training.yaml
+// (docs/network-topology.md): eight 8-CPU workers under one leaf. On two
+// leaves of nine 8-CPU nodes, one of them with a small pod on a node, the
+// job takes the fuller leaf, which still holds it, and leaves the empty
+// leaf whole.
+func TestLeafBoundExample(t *testing.T) {
+	const ns = "leaf-bound"
+	createNamespace(t, ns)
+	createQueue(t, queue("default", 1, nil))
+	leafOf := smallTopology(t, ns, 1, 2, 9, "8")
+	bindSmallPods(t, ns, ns+"-0-1-0")
+	startTopologyScheduler(t)
+	createExampleJob(t, ns, "../../../examples/batch/leaf-bound-training.yaml")
+
+	var leaves map[string]int
+	framework.Eventually(t, 60*time.Second, "the 8 workers bound", func() (bool, string) {
+		leaves = map[string]int{}
+		bound := 0
+		for _, p := range listPods(t, ns) {
+			if p.Labels[batchv1alpha1.JobNameKey] != "" && p.Spec.NodeName != "" {
+				leaves[leafOf[p.Spec.NodeName]]++
+				bound++
 			}
 		}
+		return bound == 8, fmt.Sprintf("%d of 8 bound: %v", bound, leaves)
+	})
+	if leaves[ns+"-leaf-0-1"] != 8 {
+		t.Errorf("workers per leaf %v, want all 8 in the fuller leaf-0-1", leaves)
 	}
+}
+
+// TestPartitionsExample runs the documented example
+// examples/batch/network-topology-partitions.yaml (docs/network-topology.md):
+// eight 4-CPU workers in four partitions of two, the job within one spine,
+// each partition within one leaf, three partitions needed to start.
+//
+// On 2 spines × 4 leaves × 2 nodes of 4 CPUs, with a small pod on one node
+// of each of two leaves of spine-0, spine-0 has room for six workers but
+// only two whole partitions: placed pod by pod the job would start there
+// with partitions split across leaves. It starts in spine-1 instead, every
+// partition in a leaf of its own.
+func TestPartitionsExample(t *testing.T) {
+	const ns = "partitions"
+	createNamespace(t, ns)
+	createQueue(t, queue("default", 1, nil))
+	leafOf := smallTopology(t, ns, 2, 4, 2, "4")
+	bindSmallPods(t, ns, ns+"-0-0-0", ns+"-0-1-0")
+	startTopologyScheduler(t)
+	_, pg := createExampleJob(t, ns, "../../../examples/batch/network-topology-partitions.yaml")
 
 	partitionLeaves := map[string]map[string]bool{}
 	framework.Eventually(t, 60*time.Second, "the 8 workers bound", func() (bool, string) {
@@ -144,7 +165,7 @@ func TestPartitionsExample(t *testing.T) {
 				t.Errorf("leaf %s holds two partitions", l)
 			}
 			used[l] = true
-			if l[:len(ns)+8] != ns+"-leaf-1-" {
+			if !strings.HasPrefix(l, ns+"-leaf-1-") {
 				t.Errorf("partition %s in %s, want spine-1", part, l)
 			}
 		}

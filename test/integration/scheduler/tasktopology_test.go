@@ -5,7 +5,6 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -14,10 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
-	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
-	"github.com/caldera-sh/caldera/pkg/controllers/job/core"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/test/integration/framework"
 )
@@ -25,10 +21,8 @@ import (
 // TestTaskTopologyExample runs the documented example
 // (docs/task-topology.md): the Job examples/batch/tensorflow-task-topology.yaml
 // under the scheduler configuration examples/scheduler/task-topology.conf,
-// on four 4-CPU nodes. The PodGroup and pods are the ones the job
-// controller builds for the Job (only kept on this test's nodes by a node
-// selector). Each parameter server lands on its own node with two workers
-// beside it.
+// on four 4-CPU nodes. Each parameter server lands on its own node with
+// two workers beside it.
 func TestTaskTopologyExample(t *testing.T) {
 	const ns = "task-topology-example"
 	createNamespace(t, ns)
@@ -57,31 +51,7 @@ func TestTaskTopologyExample(t *testing.T) {
 		}
 	}()
 
-	raw, err := os.ReadFile("../../../examples/batch/tensorflow-task-topology.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var job batchv1alpha1.Job
-	if err := yaml.UnmarshalStrict(raw, &job); err != nil {
-		t.Fatal(err)
-	}
-	job.Namespace, job.UID = ns, "example"
-	batchv1alpha1.SetDefaults_Job(&job)
-	pg := core.BuildPodGroup(&job)
-	pg.OwnerReferences = nil
-	if err := fw.Client.Create(t.Context(), pg); err != nil {
-		t.Fatal(err)
-	}
-	for ti, task := range job.Spec.Tasks {
-		for i := range int(task.Replicas) {
-			pod := core.BuildPod(&job, ti, i, nil)
-			pod.OwnerReferences = nil
-			pod.Spec.NodeSelector = map[string]string{"test": ns}
-			if err := fw.Client.Create(t.Context(), pod); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	createExampleJob(t, ns, "../../../examples/batch/tensorflow-task-topology.yaml")
 
 	var together [][]string
 	framework.Eventually(t, 60*time.Second, "the job's 6 pods bound", func() (bool, string) {
