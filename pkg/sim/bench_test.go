@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,8 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
@@ -18,7 +15,7 @@ import (
 	tt "github.com/caldera-sh/caldera/apis/topology/v1alpha1/testing"
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
-	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
+	podfittesting "github.com/caldera-sh/caldera/pkg/scheduler/podfit/testing"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
@@ -94,7 +91,7 @@ func gangStream(b *testing.B, gangs int, gang func(g int) (int, *schedulingv1bet
 	if err != nil {
 		b.Fatal(err)
 	}
-	prof, err := profile.Build(cfg, &framework.Handle{PodFit: evaluator(b)})
+	prof, err := profile.Build(cfg, &framework.Handle{PodFit: podfittesting.NewEvaluator(b)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -166,20 +163,4 @@ func threeTiers() ([]*corev1.Node, []*topologyv1alpha1.HyperNode) {
 		hns = append(hns, core.Obj())
 	}
 	return nodes, hns
-}
-
-func evaluator(b *testing.B) *podfit.Evaluator {
-	b.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	b.Cleanup(cancel)
-	cs := fake.NewClientset()
-	factory := informers.NewSharedInformerFactory(cs, 0)
-	e, err := podfit.New(ctx, podfit.Options{InformerFactory: factory, ClientSet: cs})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = e.Close() })
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
-	return e
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	podfittesting "github.com/caldera-sh/caldera/pkg/scheduler/podfit/testing"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
 
@@ -206,7 +207,7 @@ func TestPreemptAndReclaimProperties(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	evaluator := newEvaluator(t)
+	evaluator := podfittesting.NewEvaluator(t)
 	prof, err := Build(cfg, &framework.Handle{PodFit: evaluator})
 	if err != nil {
 		t.Fatal(err)

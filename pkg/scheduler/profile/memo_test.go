@@ -1,7 +1,6 @@
 package profile
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -9,35 +8,15 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
-	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
+	podfittesting "github.com/caldera-sh/caldera/pkg/scheduler/podfit/testing"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
-
-// newEvaluator builds kube-scheduler's plugins over an empty fake
-// clientset: only what the plugins read is needed, no API behaviour.
-func newEvaluator(t testing.TB) *podfit.Evaluator {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	cs := fake.NewClientset()
-	factory := informers.NewSharedInformerFactory(cs, 0)
-	e, err := podfit.New(ctx, podfit.Options{InformerFactory: factory, ClientSet: cs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
-	return e
-}
 
 const memoConfig = `actions: "allocate"
 tiers:
@@ -57,7 +36,7 @@ func memoProfile(t *testing.T) *Profile {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prof, err := Build(cfg, &framework.Handle{PodFit: newEvaluator(t)})
+	prof, err := Build(cfg, &framework.Handle{PodFit: podfittesting.NewEvaluator(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

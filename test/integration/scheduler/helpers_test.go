@@ -17,9 +17,38 @@ import (
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/controllers/job/core"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 )
+
+// createNodes creates kwok nodes, deleted when the test ends: other tests'
+// queue shares count every node.
+func createNodes(t *testing.T, specs []controlplane.NodeSpec) {
+	t.Helper()
+	if err := controlplane.CreateNodes(t.Context(), fw.Client, specs); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, s := range specs {
+			n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.Name}}
+			if err := fw.Client.Delete(context.Background(), n); client.IgnoreNotFound(err) != nil {
+				t.Errorf("deleting node %s: %v", s.Name, err)
+			}
+		}
+	})
+}
+
+// createHyperNodes creates HyperNodes, deleted when the test ends.
+func createHyperNodes(t *testing.T, hns []*topologyv1alpha1.HyperNode) {
+	t.Helper()
+	for _, hn := range hns {
+		if err := fw.Client.Create(t.Context(), hn); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = client.IgnoreNotFound(fw.Client.Delete(context.Background(), hn.DeepCopy())) })
+	}
+}
 
 // labelledNodes creates n nodes with cpu cores each, labelled test=<label>,
 // so that a test's pods (selecting the label) stay on its own nodes.
@@ -31,18 +60,7 @@ func labelledNodes(t *testing.T, label string, n int, cpu string) {
 		s.Labels = map[string]string{"test": label}
 		specs = append(specs, s)
 	}
-	if err := controlplane.CreateNodes(t.Context(), fw.Client, specs); err != nil {
-		t.Fatal(err)
-	}
-	// Other tests' queue shares count every node: the test's go with it.
-	t.Cleanup(func() {
-		for _, s := range specs {
-			n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.Name}}
-			if err := fw.Client.Delete(context.Background(), n); client.IgnoreNotFound(err) != nil {
-				t.Errorf("deleting node %s: %v", s.Name, err)
-			}
-		}
-	})
+	createNodes(t, specs)
 }
 
 // podSpec is a one-container pod for the volcano scheduler on the test's nodes.

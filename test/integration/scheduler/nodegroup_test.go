@@ -4,7 +4,6 @@ package scheduler
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -49,14 +47,7 @@ func TestNodeGroups(t *testing.T) {
 		group[s.Name] = g
 		specs = append(specs, s)
 	}
-	if err := controlplane.CreateNodes(t.Context(), fw.Client, specs); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, s := range specs {
-			_ = client.IgnoreNotFound(fw.Client.Delete(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.Name}}))
-		}
-	})
+	createNodes(t, specs)
 	train := queue("ng-train", 1, nil)
 	train.Spec.Affinity = &schedulingv1beta1.Affinity{NodeGroupAffinity: &schedulingv1beta1.NodeGroupAffinity{
 		RequiredDuringSchedulingIgnoredDuringExecution: []string{"train"},
@@ -159,14 +150,7 @@ func TestNodeGroupsExample(t *testing.T) {
 		group[s.Name] = g
 		specs = append(specs, s)
 	}
-	if err := controlplane.CreateNodes(t.Context(), fw.Client, specs); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, s := range specs {
-			_ = client.IgnoreNotFound(fw.Client.Delete(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.Name}}))
-		}
-	})
+	createNodes(t, specs)
 	raw, err := os.ReadFile("../../../examples/nodegroups/queues.yaml")
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@
 package scheduler
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -11,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
@@ -37,14 +35,7 @@ func TestResourceStrategyFitExample(t *testing.T) {
 			specs = append(specs, *s)
 		}
 	}
-	if err := controlplane.CreateNodes(t.Context(), fw.Client, specs); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, s := range specs {
-			_ = client.IgnoreNotFound(fw.Client.Delete(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.Name}}))
-		}
-	})
+	createNodes(t, specs)
 	stop, err := fw.StartSchedulerFile("../../../examples/scheduler/resource-strategy-fit.conf")
 	if err != nil {
 		t.Fatal(err)

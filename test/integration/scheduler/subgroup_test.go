@@ -3,14 +3,11 @@
 package scheduler
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
@@ -46,20 +43,8 @@ func smallTopology(t *testing.T, ns string, spines, leaves, nodes int, cpu strin
 		}
 		hns = append(hns, spine)
 	}
-	if err := controlplane.CreateNodes(t.Context(), fw.Client, specs); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, s := range specs {
-			_ = client.IgnoreNotFound(fw.Client.Delete(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.Name}}))
-		}
-	})
-	for _, hn := range hns {
-		if err := fw.Client.Create(t.Context(), hn); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = client.IgnoreNotFound(fw.Client.Delete(context.Background(), hn.DeepCopy())) })
-	}
+	createNodes(t, specs)
+	createHyperNodes(t, hns)
 	return leafOf
 }
 

@@ -3,16 +3,11 @@
 package scheduler
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/test/integration/framework"
@@ -33,14 +28,7 @@ func TestTaskTopologyExample(t *testing.T) {
 		s.Labels = map[string]string{"test": ns}
 		specs = append(specs, s)
 	}
-	if err := controlplane.CreateNodes(t.Context(), fw.Client, specs); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, s := range specs {
-			_ = client.IgnoreNotFound(fw.Client.Delete(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.Name}}))
-		}
-	})
+	createNodes(t, specs)
 	stop, err := fw.StartSchedulerFile("../../../examples/scheduler/task-topology.conf")
 	if err != nil {
 		t.Fatal(err)

@@ -3,14 +3,12 @@
 package scheduler
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -53,20 +51,8 @@ func topoCluster(t *testing.T, ns string) map[string]string {
 		top.Spec.Members = append(top.Spec.Members, member(topologyv1alpha1.MemberTypeHyperNode, spine.Name))
 	}
 	hns = append(hns, top)
-	if err := controlplane.CreateNodes(t.Context(), fw.Client, specs); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, s := range specs {
-			_ = client.IgnoreNotFound(fw.Client.Delete(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.Name}}))
-		}
-	})
-	for _, hn := range hns {
-		if err := fw.Client.Create(t.Context(), hn); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = client.IgnoreNotFound(fw.Client.Delete(context.Background(), hn.DeepCopy())) })
-	}
+	createNodes(t, specs)
+	createHyperNodes(t, hns)
 	return leafOf
 }
 

@@ -1,39 +1,18 @@
 package predicates
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
-	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
+	podfittesting "github.com/caldera-sh/caldera/pkg/scheduler/podfit/testing"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
-
-// evaluator runs kube-scheduler's filters; no object the filters look up
-// exists, so they judge the pods and nodes alone.
-func evaluator(t *testing.T) *podfit.Evaluator {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	cs := fake.NewClientset()
-	factory := informers.NewSharedInformerFactory(cs, 0)
-	e, err := podfit.New(ctx, podfit.Options{InformerFactory: factory, ClientSet: cs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
-	return e
-}
 
 // TestProportional: with 4 CPUs and 8Gi kept per idle GPU, a CPU-only pod
 // may not take a GPU node's CPUs from its idle GPUs, a GPU pod may, and
@@ -50,7 +29,7 @@ func TestProportional(t *testing.T) {
 	eight := resource.MustParse("8Gi")
 	p, err := New(&configv1alpha1.PredicatesArgs{Proportional: &configv1alpha1.ProportionalPredicate{
 		Resources: map[corev1.ResourceName]configv1alpha1.ResourceReservation{"nvidia.com/gpu": {CPU: &four, Memory: &eight}},
-	}}, &framework.Handle{PodFit: evaluator(t)})
+	}}, &framework.Handle{PodFit: podfittesting.NewEvaluator(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

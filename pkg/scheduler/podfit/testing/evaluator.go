@@ -1,0 +1,31 @@
+package testing
+
+import (
+	"context"
+	"testing"
+
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
+)
+
+// NewEvaluator builds kube-scheduler's plugins over an empty fake
+// clientset, for tests and benchmarks of scheduling decisions: the plugins
+// find no volumes, claims or classes, and judge pods and nodes alone. It
+// is closed when tb ends.
+func NewEvaluator(tb testing.TB) *podfit.Evaluator {
+	tb.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	tb.Cleanup(cancel)
+	cs := fake.NewClientset()
+	factory := informers.NewSharedInformerFactory(cs, 0)
+	e, err := podfit.New(ctx, podfit.Options{InformerFactory: factory, ClientSet: cs})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = e.Close() })
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	return e
+}
