@@ -1,0 +1,119 @@
+// Package app assembles caldera-agent: a client, an event recorder, the
+// metrics server and the agent's loop on its node.
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/caldera-sh/caldera/cmd/caldera-agent/app/options"
+	"github.com/caldera-sh/caldera/pkg/agent"
+	"github.com/caldera-sh/caldera/pkg/agent/cgroup"
+	"github.com/caldera-sh/caldera/pkg/agent/metrics"
+)
+
+// NewAgentCommand returns the caldera-agent command.
+func NewAgentCommand(ctx context.Context) *cobra.Command {
+	o := options.NewOptions()
+	cmd := &cobra.Command{
+		Use:          "caldera-agent",
+		Short:        "Caldera's node agent: colocation of online and offline work",
+		SilenceUsage: true,
+		Args:         cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return Run(ctx, o)
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	cmd.Flags().AddGoFlagSet(klogFlags)
+	return cmd
+}
+
+// Run runs the agent until ctx ends.
+func Run(ctx context.Context, o *options.Options) error {
+	logger := klog.FromContext(ctx)
+	cfg, err := restConfig(o.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("building the client: %w", err)
+	}
+	driver, _ := cgroup.ParseDriver(o.CgroupDriver)
+
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "caldera-agent", Host: o.NodeName})
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := metrics.New(reg)
+	if o.MetricsBindAddress != "0" {
+		ln, err := net.Listen("tcp", o.MetricsBindAddress)
+		if err != nil {
+			return fmt.Errorf("--metrics-bind-address: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				logger.Error(err, "Serving metrics failed")
+			}
+		}()
+		defer func() { _ = srv.Close() }()
+		logger.Info("Serving metrics", "address", ln.Addr().String())
+	}
+
+	a := agent.New(client, recorder, m, clock.RealClock{}, agent.Options{
+		NodeName:  o.NodeName,
+		Namespace: o.Namespace,
+		Layout:    cgroup.Layout{Root: o.CgroupRoot, Driver: driver, KubeletRoot: o.KubeletCgroupRoot},
+		MemInfo:   o.MemInfo,
+		Interval:  o.Interval,
+		Resync:    o.Resync,
+	})
+	return a.Run(ctx)
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		cfg, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("in-cluster configuration (or pass --kubeconfig): %w", err)
+		}
+		return cfg, nil
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
+	}
+	return cfg, nil
+}
