@@ -101,7 +101,9 @@ type Agent struct {
 
 // New builds an agent; Run starts it.
 func New(client kubernetes.Interface, recorder record.EventRecorder, m *metrics.Metrics, clk clock.WithTicker, opts Options) *Agent {
-	a := &Agent{opts: opts, client: client, recorder: recorder, metrics: m, clock: clk}
+	// What the node shows when the agent starts counts as just published:
+	// a restart alone republishes nothing.
+	a := &Agent{opts: opts, client: client, recorder: recorder, metrics: m, clock: clk, published: clk.Now()}
 	a.cpu = cpuMeter{pods: map[types.UID]cpuReading{}}
 	a.usage = newUsageSmoothers()
 
