@@ -51,8 +51,8 @@ func startAgent(t *testing.T, cs kubernetes.Interface, node, ns string, k *kerne
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "caldera-agent", Host: node})
 	a := agent.New(cs, recorder, metrics.New(prometheus.NewRegistry()), clock.RealClock{}, agent.Options{
 		NodeName: node, Namespace: ns,
-		Layout:   cgroup.Layout{Root: k.root, Driver: cgroup.Systemd},
-		MemInfo:  k.meminfo(), Interval: 100 * time.Millisecond, Resync: time.Hour,
+		Layout:  cgroup.Layout{Root: k.root, Driver: cgroup.Systemd},
+		MemInfo: k.meminfo(), Interval: 100 * time.Millisecond, Resync: time.Hour,
 	})
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
