@@ -85,12 +85,15 @@ type Agent struct {
 	factories  []informers.SharedInformerFactory
 
 	// conf is the last valid configuration, and confVersion the
-	// ConfigMap's resourceVersion it came from.
+	// ConfigMap's resourceVersion it came from (confLoaded: it came from
+	// one).
 	conf        *config.Configuration
 	confVersion string
+	confLoaded  bool
 	// badVersion is the version of the ConfigMap last refused, so that a
 	// refusal is reported once.
 	badVersion string
+	badSeen    bool
 
 	cpu       cpuMeter
 	usage     usageSmoothers
@@ -215,15 +218,15 @@ func (a *Agent) nodeConfig(ctx context.Context, node *corev1.Node) (config.Node,
 	switch {
 	case err != nil:
 		// No ConfigMap: the defaults.
-		a.conf, a.confVersion = nil, ""
-	case cm.ResourceVersion != a.confVersion && cm.ResourceVersion != a.badVersion:
+		a.conf, a.confLoaded = nil, false
+	case (!a.confLoaded || cm.ResourceVersion != a.confVersion) && (!a.badSeen || cm.ResourceVersion != a.badVersion):
 		c, perr := config.Parse([]byte(cm.Data[config.ConfigMapKey]))
 		if perr != nil {
-			a.badVersion = cm.ResourceVersion
+			a.badVersion, a.badSeen = cm.ResourceVersion, true
 			a.refuse(ctx, node, fmt.Sprintf("ConfigMap %s/%s: %v", cm.Namespace, cm.Name, perr))
 			break
 		}
-		a.conf, a.confVersion = c, cm.ResourceVersion
+		a.conf, a.confVersion, a.confLoaded = c, cm.ResourceVersion, true
 		klog.FromContext(ctx).Info("Colocation configuration loaded", "configMap", klog.KObj(cm), "resourceVersion", cm.ResourceVersion)
 	}
 	cfg, err := a.conf.ForNode(node.Labels)
