@@ -23,7 +23,9 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/agent"
 	"github.com/caldera-sh/caldera/pkg/agent/cgroup"
 	"github.com/caldera-sh/caldera/pkg/agent/config"
@@ -284,5 +286,79 @@ func TestColocation(t *testing.T) {
 	evs, err := cs.CoreV1().Events(ns).List(t.Context(), metav1.ListOptions{FieldSelector: "reason=Evicted,involvedObject.name=batch-low"})
 	if err != nil || len(evs.Items) == 0 || !strings.Contains(evs.Items[0].Message, "cpu usage") || !strings.Contains(evs.Items[0].Message, "high watermark 80%") {
 		t.Errorf("eviction event of batch-low: %+v, %v", evs, err)
+	}
+}
+
+// TestOfflinePodsFitTheLoan: the scheduler places offline pods against
+// the batch resources the agent publishes: on a node lending 3.6 CPUs, a
+// pod asking for 3 is bound and a second one waits.
+func TestOfflinePodsFitTheLoan(t *testing.T) {
+	const ns, node = "loan", "loan-node"
+	cs := kubernetes.NewForConfigOrDie(fw.RESTConfig())
+	if _, err := cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := controlplane.CreateNodes(t.Context(), fw.Client, []controlplane.NodeSpec{{
+		Name: node, Labels: map[string]string{agent.ColocationLabel: "true", "test": ns},
+		Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("16"), corev1.ResourceMemory: *resource.NewQuantity(64*gi, resource.BinarySI)},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	k := newKernel(t)
+	k.setNodeMemory(64*gi, 12*gi)
+	online := createPod(t, cs, onlinePod(ns, node, "web", "8", 32*gi))
+	dir := cgroup.Layout{Root: k.root, Driver: cgroup.Systemd}.Pod(corev1.PodQOSBurstable, online.UID)
+	k.cgroup(dir)
+	k.setCPU(k.root, 3)
+	k.setCPU(dir, 2)
+	k.setMemory(dir, 8*gi)
+	defer startAgent(t, cs, node, ns, k)()
+	framework.Eventually(t, 30*time.Second, "batch resources published", func() (bool, string) {
+		cpu, _, ok := batchOf(t, cs, node)
+		return ok && cpu >= 3240, fmt.Sprintf("batch-cpu %d", cpu)
+	})
+
+	stopScheduler, err := fw.StartScheduler(framework.SchedulerConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := stopScheduler(); err != nil {
+			t.Error(err)
+		}
+	}()
+	q := &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}
+	if err := fw.Client.Create(t.Context(), q); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"etl-1", "etl-2"} {
+		pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: schedulingv1beta1.PodGroupSpec{MinMember: 1}}
+		if err := fw.Client.Create(t.Context(), pg); err != nil {
+			t.Fatal(err)
+		}
+		p := offlinePod(ns, "", name, "", 3000, 4*gi)
+		p.Annotations[schedulingv1beta1.KubeGroupNameAnnotation] = name
+		p.Spec.SchedulerName = "volcano"
+		p.Spec.NodeSelector = map[string]string{"test": ns}
+		createPod(t, cs, p)
+		framework.Eventually(t, 30*time.Second, name+" decided", func() (bool, string) {
+			var cur schedulingv1beta1.PodGroup
+			_ = fw.Client.Get(t.Context(), client.ObjectKeyFromObject(pg), &cur)
+			got, _ := cs.CoreV1().Pods(ns).Get(t.Context(), name, metav1.GetOptions{})
+			if got.Spec.NodeName != "" {
+				return true, ""
+			}
+			for _, c := range cur.Status.Conditions {
+				if c.Type == schedulingv1beta1.PodGroupUnschedulableType && c.Status == corev1.ConditionTrue && strings.Contains(c.Message, "kubernetes.io/batch-cpu") {
+					return true, ""
+				}
+			}
+			return false, fmt.Sprintf("node %q, conditions %+v", got.Spec.NodeName, cur.Status.Conditions)
+		})
+	}
+	first, _ := cs.CoreV1().Pods(ns).Get(t.Context(), "etl-1", metav1.GetOptions{})
+	second, _ := cs.CoreV1().Pods(ns).Get(t.Context(), "etl-2", metav1.GetOptions{})
+	if first.Spec.NodeName != node || second.Spec.NodeName != "" {
+		t.Errorf("etl-1 on %q, etl-2 on %q; want etl-1 on %s and etl-2 waiting for batch-cpu", first.Spec.NodeName, second.Spec.NodeName, node)
 	}
 }
