@@ -95,6 +95,9 @@ type Agent struct {
 	badVersion string
 	badSeen    bool
 
+	// warned holds the pods told of an unknown QoS level.
+	warned map[types.UID]bool
+
 	cpu       cpuMeter
 	usage     usageSmoothers
 	pressure  evict.Pressure
@@ -108,6 +111,7 @@ func New(client kubernetes.Interface, recorder record.EventRecorder, m *metrics.
 	// a restart alone republishes nothing.
 	a := &Agent{opts: opts, client: client, recorder: recorder, metrics: m, clock: clk, published: clk.Now()}
 	a.cpu = cpuMeter{pods: map[types.UID]cpuReading{}}
+	a.warned = map[types.UID]bool{}
 	a.usage = newUsageSmoothers()
 
 	node := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1ListOptions) {
@@ -176,11 +180,17 @@ func (a *Agent) Tick(ctx context.Context) {
 			continue
 		}
 		c, err := qos.Of(p)
-		if err != nil {
-			logger.V(2).Info("Pod QoS level not understood; using the default", "pod", klog.KObj(p), "err", err)
+		if err != nil && !a.warned[p.UID] {
+			a.warned[p.UID] = true
+			a.recorder.Eventf(p, corev1.EventTypeWarning, "UnknownQoSLevel", "%v; treated as %s", err, c)
 		}
 		live = append(live, p)
 		classes[p.UID] = c
+	}
+	for uid := range a.warned {
+		if _, ok := classes[uid]; !ok {
+			delete(a.warned, uid)
+		}
 	}
 
 	s, now, ready := a.sample(ctx, node, live, classes)

@@ -283,6 +283,19 @@ func TestColocation(t *testing.T) {
 	if p, err := cs.CoreV1().Pods(ns).Get(t.Context(), online.Name, metav1.GetOptions{}); err != nil || p.DeletionTimestamp != nil {
 		t.Errorf("the online pod was evicted: %v", err)
 	}
+
+	// A pod with a QoS level the agent does not know is told so.
+	odd := onlinePod(ns, node, "odd", "100m", gi)
+	odd.Annotations = map[string]string{qos.AnnotationKey: "gold"}
+	createPod(t, cs, odd)
+	framework.Eventually(t, 10*time.Second, "UnknownQoSLevel event", func() (bool, string) {
+		evs, err := cs.CoreV1().Events(ns).List(t.Context(), metav1.ListOptions{FieldSelector: "reason=UnknownQoSLevel,involvedObject.name=odd"})
+		if err != nil || len(evs.Items) == 0 {
+			return false, fmt.Sprint(err)
+		}
+		want := `annotation volcano.sh/qos-level: unknown QoS level "gold" (known: LC, HLS, LS, BE); treated as LS`
+		return evs.Items[0].Message == want, evs.Items[0].Message
+	})
 	evs, err := cs.CoreV1().Events(ns).List(t.Context(), metav1.ListOptions{FieldSelector: "reason=Evicted,involvedObject.name=batch-low"})
 	if err != nil || len(evs.Items) == 0 || !strings.Contains(evs.Items[0].Message, "cpu usage") || !strings.Contains(evs.Items[0].Message, "high watermark 80%") {
 		t.Errorf("eviction event of batch-low: %+v, %v", evs, err)
