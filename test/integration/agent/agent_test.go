@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -47,11 +48,20 @@ const gi = int64(1) << 30
 // returned function is called.
 func startAgent(t *testing.T, cs kubernetes.Interface, node, ns string, k *kernel) (stop func()) {
 	t.Helper()
+	stop, _ = startAgentWithMetrics(t, cs, node, ns, k)
+	return stop
+}
+
+// startAgentWithMetrics is startAgent that also returns the agent's
+// metrics.
+func startAgentWithMetrics(t *testing.T, cs kubernetes.Interface, node, ns string, k *kernel) (stop func(), m *metrics.Metrics) {
+	t.Helper()
+	m = metrics.New(prometheus.NewRegistry())
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background()))
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "caldera-agent", Host: node})
-	a := agent.New(cs, recorder, metrics.New(prometheus.NewRegistry()), clock.RealClock{}, agent.Options{
+	a := agent.New(cs, recorder, m, clock.RealClock{}, agent.Options{
 		NodeName: node, Namespace: ns,
 		Layout:  cgroup.Layout{Root: k.root, Driver: cgroup.Systemd},
 		MemInfo: k.meminfo(), Interval: 100 * time.Millisecond, Resync: time.Hour,
@@ -64,7 +74,7 @@ func startAgent(t *testing.T, cs kubernetes.Interface, node, ns string, k *kerne
 			t.Error(err)
 		}
 		broadcaster.Shutdown()
-	}
+	}, m
 }
 
 func batchOf(t *testing.T, cs kubernetes.Interface, node string) (cpu, mem int64, ok bool) {
@@ -250,7 +260,8 @@ func TestColocation(t *testing.T) {
 		}
 	}
 	beforeCPU, beforeMem, _ := batchOf(t, cs, node)
-	stop = startAgent(t, cs, node, ns, k)
+	var m *metrics.Metrics
+	stop, m = startAgentWithMetrics(t, cs, node, ns, k)
 	stopped = false
 	time.Sleep(time.Second)
 	for path, was := range mtimes {
@@ -280,6 +291,12 @@ func TestColocation(t *testing.T) {
 	framework.Eventually(t, 30*time.Second, "taint removed under the low watermarks", func() (bool, string) {
 		return !tainted(t, cs, node), "still tainted"
 	})
+	if n := testutil.ToFloat64(m.Evictions.WithLabelValues("cpu")); n != 2 {
+		t.Errorf("caldera_agent_evictions_total{resource=cpu} = %v, want 2", n)
+	}
+	if u := testutil.ToFloat64(m.NodeUsage.WithLabelValues("memory")); u != float64(12*gi) {
+		t.Errorf("caldera_agent_node_usage{resource=memory} = %v, want %d", u, 12*gi)
+	}
 	if p, err := cs.CoreV1().Pods(ns).Get(t.Context(), online.Name, metav1.GetOptions{}); err != nil || p.DeletionTimestamp != nil {
 		t.Errorf("the online pod was evicted: %v", err)
 	}
