@@ -17,19 +17,21 @@ import (
 	"github.com/caldera-sh/caldera/test/integration/framework"
 )
 
-// smallTopology creates spines × leaves × nodes nodes of cpu CPUs,
-// labelled test=<ns>, with their HyperNodes <ns>-leaf-<s>-<l> (tier 1) and
-// <ns>-spine-<s> (tier 2). Node <ns>-<s>-<l>-<n> is under leaf <s>-<l>. It
-// returns the leaf of each node.
-func smallTopology(t *testing.T, ns string, spines, leaves, nodes int, cpu string) map[string]string {
+// treeTopology creates spines × leaves × nodes nodes of cpu CPUs,
+// labelled test=<ns>, with their HyperNodes <prefix>leaf-<s>-<l> (tier 1,
+// tierName leaf), <prefix>spine-<s> (tier 2, spine) and, when top is set,
+// one HyperNode of that name over the spines (tier 3, core). Node
+// <ns>-<s>-<l>-<n> is under leaf <s>-<l>. It returns the leaf of each node.
+func treeTopology(t *testing.T, ns, prefix string, spines, leaves, nodes int, cpu, top string) map[string]string {
 	t.Helper()
 	leafOf := map[string]string{}
 	var specs []controlplane.NodeSpec
 	var hns []*topologyv1alpha1.HyperNode
+	core := hyperNode(top, 3, "core")
 	for s := range spines {
-		spine := hyperNode(fmt.Sprintf("%s-spine-%d", ns, s), 2, "spine")
+		spine := hyperNode(fmt.Sprintf("%sspine-%d", prefix, s), 2, "spine")
 		for l := range leaves {
-			leaf := hyperNode(fmt.Sprintf("%s-leaf-%d-%d", ns, s, l), 1, "leaf")
+			leaf := hyperNode(fmt.Sprintf("%sleaf-%d-%d", prefix, s, l), 1, "leaf")
 			for n := range nodes {
 				name := fmt.Sprintf("%s-%d-%d-%d", ns, s, l, n)
 				spec := cpuNode(name, cpu)
@@ -42,10 +44,21 @@ func smallTopology(t *testing.T, ns string, spines, leaves, nodes int, cpu strin
 			spine.Spec.Members = append(spine.Spec.Members, member(topologyv1alpha1.MemberTypeHyperNode, leaf.Name))
 		}
 		hns = append(hns, spine)
+		core.Spec.Members = append(core.Spec.Members, member(topologyv1alpha1.MemberTypeHyperNode, spine.Name))
+	}
+	if top != "" {
+		hns = append(hns, core)
 	}
 	createNodes(t, specs)
 	createHyperNodes(t, hns)
 	return leafOf
+}
+
+// smallTopology is treeTopology with HyperNodes named after the test's
+// namespace and no top.
+func smallTopology(t *testing.T, ns string, spines, leaves, nodes int, cpu string) map[string]string {
+	t.Helper()
+	return treeTopology(t, ns, ns+"-", spines, leaves, nodes, cpu, "")
 }
 
 // bindSmallPods creates a bound 1-CPU pod on each node.

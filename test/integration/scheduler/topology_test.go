@@ -14,7 +14,6 @@ import (
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
-	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/test/integration/framework"
 )
 
@@ -28,32 +27,7 @@ var topologyConfig = strings.Replace(framework.SchedulerConfig,
 // 2, spine) and one top (tier 3, core). It returns the leaf of each node.
 func topoCluster(t *testing.T, ns string) map[string]string {
 	t.Helper()
-	leafOf := map[string]string{}
-	var specs []controlplane.NodeSpec
-	var hns []*topologyv1alpha1.HyperNode
-	top := hyperNode("top", 3, "core")
-	for s := range 4 {
-		spine := hyperNode(fmt.Sprintf("spine-%d", s), 2, "spine")
-		for l := range 4 {
-			leaf := hyperNode(fmt.Sprintf("leaf-%d-%d", s, l), 1, "leaf")
-			for n := range 8 {
-				name := fmt.Sprintf("%s-%d-%d-%d", ns, s, l, n)
-				spec := cpuNode(name, "4")
-				spec.Labels = map[string]string{"test": ns}
-				specs = append(specs, spec)
-				leafOf[name] = leaf.Name
-				leaf.Spec.Members = append(leaf.Spec.Members, member(topologyv1alpha1.MemberTypeNode, name))
-			}
-			hns = append(hns, leaf)
-			spine.Spec.Members = append(spine.Spec.Members, member(topologyv1alpha1.MemberTypeHyperNode, leaf.Name))
-		}
-		hns = append(hns, spine)
-		top.Spec.Members = append(top.Spec.Members, member(topologyv1alpha1.MemberTypeHyperNode, spine.Name))
-	}
-	hns = append(hns, top)
-	createNodes(t, specs)
-	createHyperNodes(t, hns)
-	return leafOf
+	return treeTopology(t, ns, "", 4, 4, 8, "4", "top")
 }
 
 func hyperNode(name string, tier int32, tierName string) *topologyv1alpha1.HyperNode {

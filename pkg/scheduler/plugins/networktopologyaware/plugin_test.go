@@ -222,12 +222,10 @@ func (e *evictions) Evict(t *api.TaskInfo, _ string)    { e.evicted = append(e.e
 func (e *evictions) Nominate(t *api.TaskInfo, n string) { e.nominated[t.Name] = n }
 func (e *evictions) Unnominate(*api.TaskInfo)           {}
 
-// TestPreemptionStaysInOneHyperNode: a high-priority hard tier-1 gang on a
-// full cluster evicts low-priority pods of one leaf only, and waits there.
-func TestPreemptionStaysInOneHyperNode(t *testing.T) {
-	nodes, hns := cluster()
-	// The most recently started victims, the first choice, are on n0 and
-	// n4, in different spines: the gang must still keep to one leaf.
+// fullCluster is two low-priority 2-CPU pods on each node; the most
+// recently started, the first victims, are on n0 and n4, in different
+// spines.
+func fullCluster() []*corev1.Pod {
 	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var pods []*corev1.Pod
 	for i := range 8 {
@@ -240,14 +238,13 @@ func TestPreemptionStaysInOneHyperNode(t *testing.T) {
 				Created(metav1.NewTime(epoch.Add(age))).Node(fmt.Sprintf("n%d", i)).Obj())
 		}
 	}
-	pg, gangPods := gangOf("g", 4, hard(1))
-	for _, p := range gangPods {
-		p.Spec.Priority = new(int32(100))
-	}
-	snap := api.Build(api.Objects{
-		Nodes: nodes, HyperNodes: hns, PodGroups: []*schedulingv1beta1.PodGroup{pg}, Pods: append(pods, gangPods...),
-		Queues: []*schedulingv1beta1.Queue{schedtesting.MakeQueue("default").Obj()},
-	})
+	return pods
+}
+
+// runPreempt runs preempt with priority, gang and the plugin.
+func runPreempt(t *testing.T, o api.Objects) *evictions {
+	t.Helper()
+	o.Queues = append(o.Queues, schedtesting.MakeQueue("default").Obj())
 	var plugins []framework.TierPlugin
 	for _, f := range []framework.PluginFactory{priority.New, gang.New, New} {
 		p, err := f(nil, &framework.Handle{})
@@ -257,9 +254,24 @@ func TestPreemptionStaysInOneHyperNode(t *testing.T) {
 		plugins = append(plugins, framework.TierPlugin{Plugin: p})
 	}
 	r := &evictions{recorder: recorder{binds: map[string]string{}}, nominated: map[string]string{}}
-	ssn := framework.OpenSession(t.Context(), snap, []framework.Tier{{Plugins: plugins}}, framework.Options{Sink: r, Evictor: r, Nominator: r})
+	ssn := framework.OpenSession(t.Context(), api.Build(o), []framework.Tier{{Plugins: plugins}}, framework.Options{Sink: r, Evictor: r, Nominator: r})
 	preempt.New(nil).Execute(ssn)
 	ssn.Close()
+	return r
+}
+
+// TestPreemptionStaysInOneHyperNode: a high-priority hard tier-1 gang on a
+// full cluster evicts low-priority pods of one leaf only, and waits there.
+func TestPreemptionStaysInOneHyperNode(t *testing.T) {
+	nodes, hns := cluster()
+	// The most recently started victims, the first choice, are on n0 and
+	// n4, in different spines: the gang must still keep to one leaf.
+	pods := fullCluster()
+	pg, gangPods := gangOf("g", 4, hard(1))
+	for _, p := range gangPods {
+		p.Spec.Priority = new(int32(100))
+	}
+	r := runPreempt(t, api.Objects{Nodes: nodes, HyperNodes: hns, PodGroups: []*schedulingv1beta1.PodGroup{pg}, Pods: append(pods, gangPods...)})
 	if len(r.evicted) != 4 || len(r.nominated) != 4 {
 		t.Fatalf("evicted %v, nominated %v; want 4 of each", r.evicted, r.nominated)
 	}
@@ -362,40 +374,14 @@ func TestSubGroups(t *testing.T) {
 // leaf.
 func TestPreemptionKeepsSubGroupsInOneHyperNode(t *testing.T) {
 	nodes, hns := cluster()
-	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var pods []*corev1.Pod
-	for i := range 8 {
-		age := time.Duration(i) * time.Hour
-		if i == 0 || i == 4 {
-			age = 10 * time.Hour
-		}
-		for k := range 2 {
-			pods = append(pods, st.MakePod("ns", fmt.Sprintf("low-%d-%d", i, k)).Req("cpu", "2").Priority(1).
-				Created(metav1.NewTime(epoch.Add(age))).Node(fmt.Sprintf("n%d", i)).Obj())
-		}
-	}
+	pods := fullCluster()
 	// Each pod takes a whole node, so each sub-group two nodes.
 	pg, gangPods := subGrouped("g", 4, 2, 4, 2, nil, hard(1))
 	for _, p := range gangPods {
 		p.Spec.Priority = new(int32(100))
 		p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("4")
 	}
-	snap := api.Build(api.Objects{
-		Nodes: nodes, HyperNodes: hns, PodGroups: []*schedulingv1beta1.PodGroup{pg}, Pods: append(pods, gangPods...),
-		Queues: []*schedulingv1beta1.Queue{schedtesting.MakeQueue("default").Obj()},
-	})
-	var plugins []framework.TierPlugin
-	for _, f := range []framework.PluginFactory{priority.New, gang.New, New} {
-		p, err := f(nil, &framework.Handle{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		plugins = append(plugins, framework.TierPlugin{Plugin: p})
-	}
-	r := &evictions{recorder: recorder{binds: map[string]string{}}, nominated: map[string]string{}}
-	ssn := framework.OpenSession(t.Context(), snap, []framework.Tier{{Plugins: plugins}}, framework.Options{Sink: r, Evictor: r, Nominator: r})
-	preempt.New(nil).Execute(ssn)
-	ssn.Close()
+	r := runPreempt(t, api.Objects{Nodes: nodes, HyperNodes: hns, PodGroups: []*schedulingv1beta1.PodGroup{pg}, Pods: append(pods, gangPods...)})
 	if len(r.evicted) != 8 || len(r.nominated) != 4 {
 		t.Fatalf("evicted %v, nominated %v; want 8 and 4", r.evicted, r.nominated)
 	}
