@@ -15,7 +15,7 @@ import (
 	tt "github.com/caldera-sh/caldera/apis/topology/v1alpha1/testing"
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
-	podfittesting "github.com/caldera-sh/caldera/pkg/scheduler/podfit/testing"
+	"github.com/caldera-sh/caldera/pkg/scheduler/podfit/evaluatortest"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
@@ -91,7 +91,7 @@ func gangStream(b *testing.B, gangs int, gang func(g int) (int, *schedulingv1bet
 	if err != nil {
 		b.Fatal(err)
 	}
-	prof, err := profile.Build(cfg, &framework.Handle{PodFit: podfittesting.NewEvaluator(b)})
+	prof, err := profile.Build(cfg, &framework.Handle{PodFit: evaluatortest.NewEvaluator(b)})
 	if err != nil {
 		b.Fatal(err)
 	}

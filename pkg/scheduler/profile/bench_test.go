@@ -9,7 +9,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
-	podfittesting "github.com/caldera-sh/caldera/pkg/scheduler/podfit/testing"
+	"github.com/caldera-sh/caldera/pkg/scheduler/podfit/evaluatortest"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
 
@@ -40,7 +40,7 @@ tiers:
 	if err != nil {
 		b.Fatal(err)
 	}
-	prof, err := Build(cfg, &framework.Handle{PodFit: podfittesting.NewEvaluator(b)})
+	prof, err := Build(cfg, &framework.Handle{PodFit: evaluatortest.NewEvaluator(b)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -111,7 +111,7 @@ tiers:
 	if err != nil {
 		b.Fatal(err)
 	}
-	prof, err := Build(cfg, &framework.Handle{PodFit: podfittesting.NewEvaluator(b)})
+	prof, err := Build(cfg, &framework.Handle{PodFit: evaluatortest.NewEvaluator(b)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
-	podfittesting "github.com/caldera-sh/caldera/pkg/scheduler/podfit/testing"
+	"github.com/caldera-sh/caldera/pkg/scheduler/podfit/evaluatortest"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
 
@@ -207,7 +207,7 @@ func TestPreemptAndReclaimProperties(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	evaluator := podfittesting.NewEvaluator(t)
+	evaluator := evaluatortest.NewEvaluator(t)
 	prof, err := Build(cfg, &framework.Handle{PodFit: evaluator})
 	if err != nil {
 		t.Fatal(err)

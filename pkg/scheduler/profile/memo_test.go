@@ -14,7 +14,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
-	podfittesting "github.com/caldera-sh/caldera/pkg/scheduler/podfit/testing"
+	"github.com/caldera-sh/caldera/pkg/scheduler/podfit/evaluatortest"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
 
@@ -36,7 +36,7 @@ func memoProfile(t *testing.T) *Profile {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prof, err := Build(cfg, &framework.Handle{PodFit: podfittesting.NewEvaluator(t)})
+	prof, err := Build(cfg, &framework.Handle{PodFit: evaluatortest.NewEvaluator(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

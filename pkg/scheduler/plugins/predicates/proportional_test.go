@@ -10,7 +10,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
-	podfittesting "github.com/caldera-sh/caldera/pkg/scheduler/podfit/testing"
+	"github.com/caldera-sh/caldera/pkg/scheduler/podfit/evaluatortest"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
 
@@ -29,7 +29,7 @@ func TestProportional(t *testing.T) {
 	eight := resource.MustParse("8Gi")
 	p, err := New(&configv1alpha1.PredicatesArgs{Proportional: &configv1alpha1.ProportionalPredicate{
 		Resources: map[corev1.ResourceName]configv1alpha1.ResourceReservation{"nvidia.com/gpu": {CPU: &four, Memory: &eight}},
-	}}, &framework.Handle{PodFit: podfittesting.NewEvaluator(t)})
+	}}, &framework.Handle{PodFit: evaluatortest.NewEvaluator(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

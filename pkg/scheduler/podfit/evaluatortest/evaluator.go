@@ -1,4 +1,6 @@
-package testing
+// Package evaluatortest builds a kube-scheduler evaluator for tests and
+// benchmarks of scheduling decisions outside podfit.
+package evaluatortest
 
 import (
 	"context"
