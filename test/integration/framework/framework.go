@@ -20,6 +20,8 @@ import (
 	"github.com/caldera-sh/caldera/apis/scheme"
 	"github.com/caldera-sh/caldera/deploy"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
+	"github.com/caldera-sh/caldera/pkg/federation/karmada"
+	karmadacrds "github.com/caldera-sh/caldera/test/crds/karmada"
 )
 
 // Options choose what the harness starts.
@@ -30,6 +32,10 @@ type Options struct {
 	Nodes []controlplane.NodeSpec
 	// APIServerArgs are extra kube-apiserver flags.
 	APIServerArgs []string
+	// Karmada installs the CRDs of Caldera's Karmada API mirror and adds
+	// its types to the scheme: the API server plays a Karmada control
+	// plane.
+	Karmada bool
 	// Setup, when set, runs once the control plane is up (to create
 	// shared objects or start components for the whole package); the
 	// function it returns runs before the control plane stops.
@@ -67,6 +73,16 @@ func Start(ctx context.Context, o Options) (_ *Framework, err error) {
 	crds, err := controlplane.ReadCRDs(deploy.CRDs, deploy.CRDDir)
 	if err != nil {
 		return nil, err
+	}
+	if o.Karmada {
+		more, err := controlplane.ReadCRDs(karmadacrds.CRDs, karmadacrds.Dir)
+		if err != nil {
+			return nil, err
+		}
+		crds = append(crds, more...)
+		if err := karmada.AddToScheme(f.Scheme); err != nil {
+			return nil, err
+		}
 	}
 	if f.Etcd, err = controlplane.StartEtcd(ctx, controlplane.EtcdOptions{BinDir: f.BinDir, Dir: f.Dir}); err != nil {
 		return nil, err
