@@ -1,0 +1,273 @@
+package dispatch
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+)
+
+var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
+func cpu(milli int64) Resources { return Resources{corev1.ResourceCPU: milli} }
+
+func cluster(name string, cpuCores int64) Cluster {
+	return Cluster{Name: name, Ready: true, Allocatable: cpu(cpuCores * 1000), Allocated: Resources{}, Allocating: Resources{}}
+}
+
+// jobs makes n one-component jobs of the queue, each of replicas pods of
+// cores CPUs, created a second apart after offset.
+func jobs(queue string, n int, replicas int32, cores int64, offset time.Duration) []*Binding {
+	var out []*Binding
+	for i := range n {
+		out = append(out, &Binding{
+			ID: fmt.Sprintf("%s/job-%03d", queue, i), Queue: queue, Created: t0.Add(offset + time.Duration(i)*time.Second),
+			Components: []Component{{Name: "worker", Replicas: replicas, Request: cpu(cores * 1000)}},
+		})
+	}
+	return out
+}
+
+func released(d Decision) map[string]int {
+	out := map[string]int{}
+	for _, r := range d.Releases {
+		out[strings.SplitN(r.ID, "/", 2)[0]]++
+	}
+	return out
+}
+
+func TestWeightedFairShare(t *testing.T) {
+	s := &Snapshot{
+		Clusters: []Cluster{cluster("a", 20), cluster("b", 10)},
+		Queues:   []Queue{{Name: "research", Weight: 2}, {Name: "batch", Weight: 1}},
+		Bindings: append(jobs("research", 100, 1, 1, 0), jobs("batch", 100, 1, 1, 0)...),
+		Now:      t0,
+	}
+	d := Decide(s, Options{})
+	if diff := cmp.Diff(map[string]int{"research": 20, "batch": 10}, released(d)); diff != "" {
+		t.Errorf("released per queue (-want,+got):\n%s", diff)
+	}
+	if h := d.Holds["batch/job-050"]; h.Rule != RuleNoClusterFits {
+		t.Errorf("hold %+v, want NoClusterFits", h)
+	}
+}
+
+func TestCapability(t *testing.T) {
+	s := &Snapshot{
+		Clusters: []Cluster{cluster("a", 100)},
+		Queues:   []Queue{{Name: "q", Weight: 1, Capability: cpu(5000)}},
+		Bindings: jobs("q", 8, 1, 1, 0),
+		Now:      t0,
+	}
+	// Two released already count against the capability.
+	s.Bindings[0].Released, s.Bindings[0].Cluster = true, "a"
+	s.Bindings[1].Released = true
+	d := Decide(s, Options{})
+	if n := len(d.Releases); n != 3 {
+		t.Errorf("released %d, want 3 (5 CPUs, 2 held by released jobs)", n)
+	}
+	want := `queue "q" would hold cpu 6, over its capability by cpu 1`
+	if h := d.Holds["q/job-005"]; h.Rule != RuleCapability || h.Message != want {
+		t.Errorf("hold %+v, want %q", h, want)
+	}
+}
+
+func TestPriority(t *testing.T) {
+	s := &Snapshot{
+		Clusters: []Cluster{cluster("a", 4)},
+		Queues:   []Queue{{Name: "low", Weight: 10}, {Name: "high", Weight: 1, Priority: 100}},
+		Bindings: append(jobs("low", 4, 1, 1, 0), jobs("high", 3, 1, 1, time.Hour)...),
+		Now:      t0,
+	}
+	urgent := jobs("low", 1, 1, 1, 2*time.Hour)[0]
+	urgent.ID, urgent.Priority = "low/urgent", 10
+	s.Bindings = append(s.Bindings, urgent)
+	d := Decide(s, Options{})
+	var got []string
+	for _, r := range d.Releases {
+		got = append(got, r.ID)
+	}
+	// The high-priority queue first, whatever its share; in the other
+	// queue the high-priority job before older ones.
+	if diff := cmp.Diff([]string{"high/job-000", "high/job-001", "high/job-002", "low/urgent"}, got); diff != "" {
+		t.Errorf("releases (-want,+got):\n%s", diff)
+	}
+}
+
+func TestLargeJobNeitherBlocksNorStarves(t *testing.T) {
+	big := &Binding{ID: "q/big", Queue: "q", Created: t0.Add(-time.Hour),
+		Components: []Component{{Name: "ps", Replicas: 1, Request: cpu(2000)}, {Name: "worker", Replicas: 3, Request: cpu(2000)}}}
+	s := &Snapshot{
+		Clusters: []Cluster{cluster("a", 10), cluster("b", 10)},
+		Queues:   []Queue{{Name: "q", Weight: 1}},
+		Now:      t0,
+	}
+	// 4 CPUs in use on each cluster: the 8-CPU job fits neither.
+	s.Clusters[0].Allocated, s.Clusters[1].Allocated = cpu(4000), cpu(4000)
+	s.Bindings = append([]*Binding{big}, jobs("q", 5, 1, 1, 0)...)
+	d := Decide(s, Options{StarvationWait: 10 * time.Minute})
+	if len(d.Releases) != 5 {
+		t.Errorf("released %v, want the 5 small jobs past the big one", d.Releases)
+	}
+	if h := d.Holds["q/big"]; h.Rule != RuleNoClusterFits || h.Reserving ||
+		h.Message != "no Ready cluster has cpu 8 free for the job; a comes closest, short of cpu 2" {
+		t.Errorf("big job's hold %+v", h)
+	}
+
+	// Held for longer than the wait: it reserves a, and small jobs go to b
+	// only.
+	big.HeldSince = t0.Add(-11 * time.Minute)
+	d = Decide(s, Options{StarvationWait: 10 * time.Minute})
+	if h := d.Holds["q/big"]; !h.Reserving || h.Cluster != "a" {
+		t.Errorf("starved big job's hold %+v, want it reserving a", h)
+	}
+	for _, r := range d.Releases {
+		if r.Cluster == "a" {
+			t.Errorf("%s released to the reserved cluster a", r.ID)
+		}
+	}
+	if len(d.Releases) != 5 {
+		t.Errorf("released %d small jobs, want 5 on b (6 CPUs free)", len(d.Releases))
+	}
+	// Once a has room, the big job goes first.
+	s.Clusters[0].Allocated = cpu(1000)
+	d = Decide(s, Options{StarvationWait: 10 * time.Minute})
+	if len(d.Releases) == 0 || d.Releases[0] != (Release{ID: "q/big", Cluster: "a"}) {
+		t.Errorf("releases %v, want the big job on a first", d.Releases)
+	}
+}
+
+func TestInFlightAndReadiness(t *testing.T) {
+	s := &Snapshot{
+		Clusters: []Cluster{cluster("a", 4), cluster("b", 4), cluster("down", 100)},
+		Queues:   []Queue{{Name: "q", Weight: 1}},
+		Bindings: jobs("q", 6, 1, 2, 0),
+		Planned:  map[string]string{"q/job-001": "b"},
+		Now:      t0,
+	}
+	s.Clusters[2].Ready = false
+	// job-000 is placed on a by Karmada and not reported yet; job-001 is
+	// released and not yet placed, counted on b as planned; job-002 runs
+	// on b and is in b's allocated already.
+	s.Bindings[0].Released, s.Bindings[0].Cluster = true, "a"
+	s.Bindings[1].Released = true
+	s.Bindings[2].Released, s.Bindings[2].Cluster, s.Bindings[2].Reported = true, "b", true
+	s.Clusters[1].Allocated = cpu(2000)
+	d := Decide(s, Options{})
+	// a: 4-2 = 2 free; b: 4-2-2 = 0 free; down is not Ready.
+	if diff := cmp.Diff([]Release{{ID: "q/job-003", Cluster: "a"}}, d.Releases); diff != "" {
+		t.Errorf("releases (-want,+got):\n%s", diff)
+	}
+
+	none := &Snapshot{Clusters: []Cluster{{Name: "x"}}, Queues: s.Queues, Bindings: jobs("q", 1, 1, 1, 0), Now: t0}
+	if h := Decide(none, Options{}).Holds["q/job-000"]; h.Rule != RuleNoReadyCluster {
+		t.Errorf("hold %+v, want NoReadyCluster", h)
+	}
+}
+
+func TestGuarantee(t *testing.T) {
+	s := &Snapshot{
+		Clusters: []Cluster{cluster("a", 10)},
+		Queues:   []Queue{{Name: "prod", Weight: 1, Guarantee: cpu(6000)}, {Name: "dev", Weight: 1}},
+		Bindings: jobs("dev", 6, 1, 1, 0),
+		Now:      t0,
+	}
+	d := Decide(s, Options{})
+	if n := len(d.Releases); n != 4 {
+		t.Errorf("released %d dev jobs, want 4: 6 of 10 CPUs are guaranteed to prod", n)
+	}
+	if h := d.Holds["dev/job-004"]; h.Rule != RuleGuarantee {
+		t.Errorf("hold %+v, want QueueGuarantee", h)
+	}
+}
+
+func TestClusterAffinityAndClosedQueue(t *testing.T) {
+	s := &Snapshot{
+		Clusters: []Cluster{cluster("a", 10), cluster("b", 10)},
+		Queues:   []Queue{{Name: "q", Weight: 1}, {Name: "shut", Weight: 1, Closed: true}},
+		Bindings: append(jobs("q", 1, 1, 1, 0), jobs("shut", 1, 1, 1, 0)...),
+		Now:      t0,
+	}
+	s.Bindings[0].Clusters = []string{"b"}
+	d := Decide(s, Options{})
+	if diff := cmp.Diff([]Release{{ID: "q/job-000", Cluster: "b"}}, d.Releases); diff != "" {
+		t.Errorf("releases (-want,+got):\n%s", diff)
+	}
+	if h := d.Holds["shut/job-000"]; h.Rule != RuleQueueClosed {
+		t.Errorf("hold %+v", h)
+	}
+}
+
+// TestProperties: on random snapshots, no queue goes over its capability,
+// no cluster is given more than it has free, and the decision does not
+// depend on the order of the input.
+func TestProperties(t *testing.T) {
+	for seed := range uint64(200) {
+		r := rand.New(rand.NewPCG(seed, 1))
+		s := &Snapshot{Now: t0, Planned: map[string]string{}}
+		for i := range 1 + r.IntN(4) {
+			c := cluster(fmt.Sprintf("c%d", i), int64(4+r.IntN(60)))
+			c.Allocated = cpu(int64(r.IntN(4000)))
+			c.Ready = r.IntN(5) > 0
+			s.Clusters = append(s.Clusters, c)
+		}
+		for i := range 1 + r.IntN(4) {
+			q := Queue{Name: fmt.Sprintf("q%d", i), Weight: int32(1 + r.IntN(3)), Priority: int32(r.IntN(2))}
+			if r.IntN(2) == 0 {
+				q.Capability = cpu(int64(1000 * (2 + r.IntN(30))))
+			}
+			s.Queues = append(s.Queues, q)
+			for _, b := range jobs(q.Name, r.IntN(20), int32(1+r.IntN(4)), int64(1+r.IntN(4)), time.Duration(r.IntN(100))*time.Second) {
+				b.Priority = int32(r.IntN(3))
+				s.Bindings = append(s.Bindings, b)
+			}
+		}
+		d := Decide(s, Options{StarvationWait: time.Minute})
+
+		byID := map[string]*Binding{}
+		for _, b := range s.Bindings {
+			byID[b.ID] = b
+		}
+		used, given := map[string]Resources{}, map[string]Resources{}
+		for _, rel := range d.Releases {
+			b := byID[rel.ID]
+			if used[b.Queue] == nil {
+				used[b.Queue] = Resources{}
+			}
+			used[b.Queue].Add(b.Request())
+			if given[rel.Cluster] == nil {
+				given[rel.Cluster] = Resources{}
+			}
+			given[rel.Cluster].Add(b.Request())
+		}
+		for _, q := range s.Queues {
+			if len(q.Capability) > 0 && !used[q.Name].Fits(q.Capability) {
+				t.Fatalf("seed %d: queue %s released %s over capability %s", seed, q.Name, used[q.Name], q.Capability)
+			}
+		}
+		for _, c := range s.Clusters {
+			g := given[c.Name]
+			if g == nil {
+				continue
+			}
+			if !c.Ready {
+				t.Fatalf("seed %d: released to NotReady cluster %s", seed, c.Name)
+			}
+			if free := c.Allocatable.Clone().Sub(c.Allocated); !g.Fits(free) {
+				t.Fatalf("seed %d: cluster %s given %s with %s free", seed, c.Name, g, free)
+			}
+		}
+		shuffled := *s
+		shuffled.Bindings = append([]*Binding(nil), s.Bindings...)
+		r.Shuffle(len(shuffled.Bindings), func(i, j int) { shuffled.Bindings[i], shuffled.Bindings[j] = shuffled.Bindings[j], shuffled.Bindings[i] })
+		shuffled.Queues = append([]Queue(nil), s.Queues...)
+		r.Shuffle(len(shuffled.Queues), func(i, j int) { shuffled.Queues[i], shuffled.Queues[j] = shuffled.Queues[j], shuffled.Queues[i] })
+		if diff := cmp.Diff(d, Decide(&shuffled, Options{StarvationWait: time.Minute})); diff != "" {
+			t.Fatalf("seed %d: decision depends on input order (-first,+shuffled):\n%s", seed, diff)
+		}
+	}
+}

@@ -1,0 +1,124 @@
+package dispatch
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Resources are amounts in milli-units by resource name.
+type Resources map[corev1.ResourceName]int64
+
+// ResourcesOf converts a resource list.
+func ResourcesOf(rl corev1.ResourceList) Resources {
+	out := Resources{}
+	for name, q := range rl {
+		out[name] = q.MilliValue()
+	}
+	return out
+}
+
+// Clone copies r.
+func (r Resources) Clone() Resources {
+	out := make(Resources, len(r))
+	for k, v := range r {
+		out[k] = v
+	}
+	return out
+}
+
+// Add adds o to r, in place, and returns r.
+func (r Resources) Add(o Resources) Resources {
+	for k, v := range o {
+		r[k] += v
+	}
+	return r
+}
+
+// Sub subtracts o from r, in place, and returns r.
+func (r Resources) Sub(o Resources) Resources {
+	for k, v := range o {
+		r[k] -= v
+	}
+	return r
+}
+
+// Times is r times n, a new value.
+func (r Resources) Times(n int64) Resources {
+	out := make(Resources, len(r))
+	for k, v := range r {
+		out[k] = v * n
+	}
+	return out
+}
+
+// Fits reports whether every amount of r is at most room's.
+func (r Resources) Fits(room Resources) bool {
+	for k, v := range r {
+		if v > 0 && v > room[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// Over returns what r exceeds limit by, for the resources limit names.
+func (r Resources) Over(limit Resources) Resources {
+	out := Resources{}
+	for k, l := range limit {
+		if v := r[k]; v > l {
+			out[k] = v - l
+		}
+	}
+	return out
+}
+
+// Short returns what room lacks of r.
+func (r Resources) Short(room Resources) Resources {
+	out := Resources{}
+	for k, v := range r {
+		if v > 0 && v > room[k] {
+			out[k] = v - room[k]
+		}
+	}
+	return out
+}
+
+// Share is the largest of r's amounts over total's, 0 for resources total
+// lacks.
+func (r Resources) Share(total Resources) float64 {
+	s := 0.0
+	for k, v := range r {
+		if t := total[k]; t > 0 {
+			s = max(s, float64(v)/float64(t))
+		}
+	}
+	return s
+}
+
+// String writes the non-zero amounts as quantities, sorted by name:
+// "cpu 8, nvidia.com/gpu 2".
+func (r Resources) String() string {
+	names := make([]corev1.ResourceName, 0, len(r))
+	for k, v := range r {
+		if v != 0 {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	parts := make([]string, 0, len(names))
+	for _, k := range names {
+		q := resource.NewMilliQuantity(r[k], resource.DecimalSI)
+		if k == corev1.ResourceMemory || strings.HasSuffix(string(k), "memory") {
+			q = resource.NewQuantity(r[k]/1000, resource.BinarySI)
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", k, q))
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, ", ")
+}
