@@ -263,7 +263,9 @@ func TestProperties(t *testing.T) {
 		}
 		shuffled := *s
 		shuffled.Bindings = append([]*Binding(nil), s.Bindings...)
-		r.Shuffle(len(shuffled.Bindings), func(i, j int) { shuffled.Bindings[i], shuffled.Bindings[j] = shuffled.Bindings[j], shuffled.Bindings[i] })
+		r.Shuffle(len(shuffled.Bindings), func(i, j int) {
+			shuffled.Bindings[i], shuffled.Bindings[j] = shuffled.Bindings[j], shuffled.Bindings[i]
+		})
 		shuffled.Queues = append([]Queue(nil), s.Queues...)
 		r.Shuffle(len(shuffled.Queues), func(i, j int) { shuffled.Queues[i], shuffled.Queues[j] = shuffled.Queues[j], shuffled.Queues[i] })
 		if diff := cmp.Diff(d, Decide(&shuffled, Options{StarvationWait: time.Minute})); diff != "" {
