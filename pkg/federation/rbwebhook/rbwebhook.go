@@ -1,0 +1,172 @@
+// Package rbwebhook holds new ResourceBindings of queued work back from
+// Karmada's scheduler: a mutating webhook on the Karmada API server sets
+// spec.suspension.scheduling: true on the bindings of workloads that
+// belong to a Caldera queue, and the dispatcher lifts it when the work may
+// run. Only that field is written: a dispatching suspension the user set
+// stays as it is.
+//
+// Queued work is a Volcano Job (every Job has a queue, "default" when it
+// names none), and any workload that names a queue in the label or
+// annotation volcano.sh/queue-name (or scheduling.volcano.sh/queue-name),
+// or that belongs to a PodGroup (annotation scheduling.k8s.io/group-name).
+//
+// The webhook never refuses a binding. It is registered with
+// failurePolicy Fail and a short timeout: a binding the webhook cannot
+// answer for is refused for now and created again by Karmada's detector,
+// which retries; with Ignore, it would be scheduled past the queues.
+package rbwebhook
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
+)
+
+// Keys that put a workload in a queue or a PodGroup.
+const (
+	QueueLabel          = "volcano.sh/queue-name"
+	QueueAnnotation     = "scheduling.volcano.sh/queue-name"
+	GroupNameAnnotation = "scheduling.k8s.io/group-name"
+)
+
+// DefaultQueue is the queue of a Job that names none.
+const DefaultQueue = "default"
+
+// Workload is what the webhook knows of a binding's template.
+type Workload struct {
+	APIVersion, Kind string
+	// Object is the template, nil when it could not be read.
+	Object *unstructured.Unstructured
+}
+
+// QueueOf returns the queue a binding's workload belongs to, and whether
+// it belongs to one.
+func QueueOf(w Workload) (string, bool) {
+	gv, _ := schema.ParseGroupVersion(w.APIVersion)
+	if gv.Group == "batch.volcano.sh" && w.Kind == "Job" {
+		if w.Object != nil {
+			if q, _, _ := unstructured.NestedString(w.Object.Object, "spec", "queue"); q != "" {
+				return q, true
+			}
+		}
+		return DefaultQueue, true
+	}
+	if w.Object == nil {
+		return "", false
+	}
+	for _, m := range []map[string]string{w.Object.GetLabels(), w.Object.GetAnnotations(), podTemplateMeta(w.Object, "labels"), podTemplateMeta(w.Object, "annotations")} {
+		for _, k := range []string{QueueLabel, QueueAnnotation} {
+			if q := m[k]; q != "" {
+				return q, true
+			}
+		}
+	}
+	if w.Object.GetAnnotations()[GroupNameAnnotation] != "" || podTemplateMeta(w.Object, "annotations")[GroupNameAnnotation] != "" {
+		return DefaultQueue, true
+	}
+	return "", false
+}
+
+// podTemplateMeta reads spec.template.metadata.<field> of a workload.
+func podTemplateMeta(obj *unstructured.Unstructured, field string) map[string]string {
+	m, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "template", "metadata", field)
+	return m
+}
+
+// SuspendPatch is the JSON patch that sets spec.suspension.scheduling to
+// true and nothing else; nil when it is true already.
+func SuspendPatch(spec *workv1alpha2.ResourceBindingSpec) []map[string]any {
+	switch {
+	case spec.Suspension == nil:
+		return []map[string]any{{"op": "add", "path": "/spec/suspension", "value": map[string]any{"scheduling": true}}}
+	case spec.Suspension.Scheduling != nil && *spec.Suspension.Scheduling:
+		return nil
+	}
+	return []map[string]any{{"op": "add", "path": "/spec/suspension/scheduling", "value": true}}
+}
+
+// Handler is the webhook.
+type Handler struct {
+	// Reader reads templates from the Karmada API server.
+	Reader client.Reader
+	// Timeout bounds reading a template.
+	Timeout time.Duration
+}
+
+var _ admission.Handler = &Handler{}
+
+// Handle suspends the scheduling of a new binding of queued work.
+func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
+	logger := klog.FromContext(ctx)
+	if req.Operation != admissionv1.Create {
+		return admission.Allowed("")
+	}
+	var rb struct {
+		Spec workv1alpha2.ResourceBindingSpec `json:"spec"`
+	}
+	if err := json.Unmarshal(req.Object.Raw, &rb); err != nil {
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding the binding: %w", err))
+	}
+	ref := rb.Spec.Resource
+	w := Workload{APIVersion: ref.APIVersion, Kind: ref.Kind}
+	obj, err := h.template(ctx, ref)
+	if err != nil {
+		logger.V(2).Info("Reading a binding's template failed", "binding", req.Namespace+"/"+req.Name, "template", ref.Kind+" "+ref.Namespace+"/"+ref.Name, "err", err)
+	}
+	w.Object = obj
+	queue, queued := QueueOf(w)
+	if !queued {
+		if err != nil && !strings.HasPrefix(ref.APIVersion, "batch.volcano.sh/") {
+			// Unknown whether it is queued: refuse for now; Karmada
+			// creates the binding again.
+			return admission.Errored(http.StatusServiceUnavailable, fmt.Errorf("reading %s %s/%s to see whether it is queued: %w", ref.Kind, ref.Namespace, ref.Name, err))
+		}
+		return admission.Allowed("not queued work")
+	}
+	patch := SuspendPatch(&rb.Spec)
+	if patch == nil {
+		return admission.Allowed("scheduling already suspended")
+	}
+	raw, err := json.Marshal(patch)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, err)
+	}
+	pt := admissionv1.PatchTypeJSONPatch
+	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{
+		Allowed: true, Patch: raw, PatchType: &pt,
+		AuditAnnotations: map[string]string{"queue": queue},
+	}}
+}
+
+// template reads the binding's template, nil when it does not exist (yet).
+func (h *Handler) template(ctx context.Context, ref workv1alpha2.ObjectReference) (*unstructured.Unstructured, error) {
+	if h.Reader == nil {
+		return nil, fmt.Errorf("no reader")
+	}
+	timeout := h.Timeout
+	if timeout <= 0 {
+		timeout = 2 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	obj := &unstructured.Unstructured{}
+	obj.SetAPIVersion(ref.APIVersion)
+	obj.SetKind(ref.Kind)
+	if err := h.Reader.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, obj); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
