@@ -1,0 +1,312 @@
+// Package dispatcher is caldera-global's dispatcher on the Karmada API
+// server: it watches the member Clusters, the Volcano Queues, the
+// ResourceBindings of Volcano Jobs and the Jobs themselves, and whenever
+// something changes it decides (pkg/federation/dispatch) which held
+// bindings to release, lifts their spec.suspension.scheduling, and tells
+// each held Job why it waits, with an event, only when the reason
+// changes. A heartbeat re-decides too, so that waiting jobs reach their
+// starvation wait without other changes.
+//
+// What it needs to survive a restart lives on the bindings: a held
+// binding carries the time it was first held in the annotation
+// dispatch.caldera.sh/held-since.
+package dispatcher
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
+	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
+	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
+)
+
+// HeldSinceAnnotation records on a binding when it was first held.
+const HeldSinceAnnotation = "dispatch.caldera.sh/held-since"
+
+// Options tune the dispatcher.
+type Options struct {
+	// StarvationWait is how long a job may be passed over before it
+	// reserves capacity; 0 never.
+	StarvationWait time.Duration
+	// Coalesce is how long to gather changes before deciding.
+	Coalesce time.Duration
+	// Heartbeat re-decides at least this often.
+	Heartbeat time.Duration
+}
+
+// Dispatcher releases held bindings.
+type Dispatcher struct {
+	client   client.Client
+	cache    cache.Cache
+	recorder record.EventRecorder
+	clock    clock.WithTicker
+	opts     Options
+
+	trigger chan struct{}
+	// planned remembers where released bindings were counted until
+	// Karmada places them.
+	planned map[string]string
+	// holds are the reasons last told, by binding.
+	holds map[string]dispatch.Hold
+}
+
+// New builds a dispatcher reading through c (backed by ca) and writing
+// with it.
+func New(c client.Client, ca cache.Cache, recorder record.EventRecorder, clk clock.WithTicker, opts Options) *Dispatcher {
+	if opts.Coalesce <= 0 {
+		opts.Coalesce = 50 * time.Millisecond
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = 30 * time.Second
+	}
+	return &Dispatcher{
+		client: c, cache: ca, recorder: recorder, clock: clk, opts: opts,
+		trigger: make(chan struct{}, 1), planned: map[string]string{}, holds: map[string]dispatch.Hold{},
+	}
+}
+
+// Run watches and decides until ctx ends. The cache must be started.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	for _, obj := range []client.Object{&clusterv1alpha1.Cluster{}, &schedulingv1beta1.Queue{}, &workv1alpha2.ResourceBinding{}, &batchv1alpha1.Job{}, &schedulingv1.PriorityClass{}} {
+		inf, err := d.cache.GetInformer(ctx, obj)
+		if err != nil {
+			return fmt.Errorf("watching %T: %w", obj, err)
+		}
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    func(any) { d.poke() },
+			UpdateFunc: func(any, any) { d.poke() },
+			DeleteFunc: func(any) { d.poke() },
+		}); err != nil {
+			return err
+		}
+	}
+	if !d.cache.WaitForCacheSync(ctx) {
+		return fmt.Errorf("caches did not sync")
+	}
+	logger := klog.FromContext(ctx)
+	heartbeat := d.clock.NewTicker(d.opts.Heartbeat)
+	defer heartbeat.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-d.trigger:
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-d.clock.After(d.opts.Coalesce):
+			}
+		case <-heartbeat.C():
+		}
+		if err := d.Once(ctx); err != nil {
+			logger.Error(err, "Dispatching failed; retrying on the next change")
+		}
+	}
+}
+
+func (d *Dispatcher) poke() {
+	select {
+	case d.trigger <- struct{}{}:
+	default:
+	}
+}
+
+// Once decides and applies once.
+func (d *Dispatcher) Once(ctx context.Context) error {
+	s, byID, err := d.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	dec := dispatch.Decide(s, dispatch.Options{StarvationWait: d.opts.StarvationWait})
+	logger := klog.FromContext(ctx)
+	for _, r := range dec.Releases {
+		rb := byID[r.ID].rb
+		patched := rb.DeepCopy()
+		if patched.Spec.Suspension == nil {
+			patched.Spec.Suspension = &workv1alpha2.Suspension{}
+		}
+		patched.Spec.Suspension.Scheduling = new(false)
+		delete(patched.Annotations, HeldSinceAnnotation)
+		if err := d.client.Patch(ctx, patched, client.MergeFrom(rb)); err != nil {
+			return fmt.Errorf("releasing binding %s: %w", r.ID, err)
+		}
+		d.planned[r.ID] = r.Cluster
+		delete(d.holds, r.ID)
+		if job := byID[r.ID].job; job != nil {
+			d.recorder.Eventf(job, corev1.EventTypeNormal, "Dispatched", "released to the federation's scheduler; counted on cluster %s", r.Cluster)
+		}
+		logger.V(2).Info("Released binding", "binding", r.ID, "cluster", r.Cluster)
+	}
+	for id, h := range dec.Holds {
+		e := byID[id]
+		if _, ok := e.rb.Annotations[HeldSinceAnnotation]; !ok {
+			patched := e.rb.DeepCopy()
+			if patched.Annotations == nil {
+				patched.Annotations = map[string]string{}
+			}
+			patched.Annotations[HeldSinceAnnotation] = d.clock.Now().UTC().Format(time.RFC3339)
+			if err := d.client.Patch(ctx, patched, client.MergeFrom(e.rb)); err != nil {
+				return fmt.Errorf("marking binding %s held: %w", id, err)
+			}
+		}
+		if prev, ok := d.holds[id]; ok && prev == h {
+			continue
+		}
+		d.holds[id] = h
+		if e.job != nil {
+			d.recorder.Eventf(e.job, corev1.EventTypeNormal, string(h.Rule), "held: %s", h.Message)
+		}
+	}
+	for id := range d.holds {
+		if _, ok := dec.Holds[id]; !ok {
+			delete(d.holds, id)
+		}
+	}
+	return nil
+}
+
+// entry ties a snapshot binding to its objects.
+type entry struct {
+	rb  *workv1alpha2.ResourceBinding
+	job *batchv1alpha1.Job
+}
+
+// snapshot reads what the decision needs.
+func (d *Dispatcher) snapshot(ctx context.Context) (*dispatch.Snapshot, map[string]entry, error) {
+	var clusters clusterv1alpha1.ClusterList
+	var queues schedulingv1beta1.QueueList
+	var rbs workv1alpha2.ResourceBindingList
+	var jobs batchv1alpha1.JobList
+	var pcs schedulingv1.PriorityClassList
+	for _, l := range []client.ObjectList{&clusters, &queues, &rbs, &jobs, &pcs} {
+		if err := d.client.List(ctx, l); err != nil {
+			return nil, nil, fmt.Errorf("listing %T: %w", l, err)
+		}
+	}
+	s := &dispatch.Snapshot{Now: d.clock.Now(), Planned: d.planned}
+	for _, c := range clusters.Items {
+		dc := dispatch.Cluster{Name: c.Name, Ready: clusterReady(&c), Allocatable: dispatch.Resources{}, Allocated: dispatch.Resources{}, Allocating: dispatch.Resources{}}
+		if rs := c.Status.ResourceSummary; rs != nil {
+			dc.Allocatable, dc.Allocated, dc.Allocating = dispatch.ResourcesOf(rs.Allocatable), dispatch.ResourcesOf(rs.Allocated), dispatch.ResourcesOf(rs.Allocating)
+		}
+		s.Clusters = append(s.Clusters, dc)
+	}
+	for _, q := range queues.Items {
+		dq := dispatch.Queue{Name: q.Name, Priority: q.Spec.Priority, Weight: max(q.Spec.Weight, 1),
+			Closed: q.Status.State == schedulingv1beta1.QueueStateClosed || q.Status.State == schedulingv1beta1.QueueStateClosing}
+		if len(q.Spec.Capability) > 0 {
+			dq.Capability = dispatch.ResourcesOf(q.Spec.Capability)
+		}
+		if len(q.Spec.Guarantee.Resource) > 0 {
+			dq.Guarantee = dispatch.ResourcesOf(q.Spec.Guarantee.Resource)
+		}
+		s.Queues = append(s.Queues, dq)
+	}
+	priorities := map[string]int32{}
+	for _, pc := range pcs.Items {
+		priorities[pc.Name] = pc.Value
+	}
+	jobsByKey := map[types.NamespacedName]*batchv1alpha1.Job{}
+	for i := range jobs.Items {
+		j := &jobs.Items[i]
+		jobsByKey[types.NamespacedName{Namespace: j.Namespace, Name: j.Name}] = j
+	}
+	byID := map[string]entry{}
+	for i := range rbs.Items {
+		rb := &rbs.Items[i]
+		ref := rb.Spec.Resource
+		if !strings.HasPrefix(ref.APIVersion, batchv1alpha1.SchemeGroupVersion.Group+"/") || ref.Kind != "Job" {
+			continue
+		}
+		job := jobsByKey[types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}]
+		id := rb.Namespace + "/" + rb.Name
+		b := &dispatch.Binding{ID: id, Queue: "default", Created: rb.CreationTimestamp.Time, Components: components(rb)}
+		if job != nil {
+			if job.Spec.Queue != "" {
+				b.Queue = job.Spec.Queue
+			}
+			b.Priority = priorities[job.Spec.PriorityClassName]
+			switch job.Status.State.Phase {
+			case batchv1alpha1.JobCompleted, batchv1alpha1.JobFailed, batchv1alpha1.JobTerminated, batchv1alpha1.JobAborted:
+				b.Finished = true
+			}
+		}
+		sus := rb.Spec.Suspension
+		b.Released = sus == nil || sus.Scheduling == nil || !*sus.Scheduling
+		if len(rb.Spec.Clusters) > 0 {
+			b.Cluster = rb.Spec.Clusters[0].Name
+			b.Reported = reported(rb, b.Cluster)
+			delete(d.planned, id)
+		}
+		if t, err := time.Parse(time.RFC3339, rb.Annotations[HeldSinceAnnotation]); err == nil {
+			b.HeldSince = t
+		}
+		s.Bindings = append(s.Bindings, b)
+		byID[id] = entry{rb: rb, job: job}
+	}
+	for id := range d.planned {
+		if _, ok := byID[id]; !ok {
+			delete(d.planned, id)
+		}
+	}
+	slices.SortFunc(s.Bindings, func(a, b *dispatch.Binding) int { return strings.Compare(a.ID, b.ID) })
+	return s, byID, nil
+}
+
+func clusterReady(c *clusterv1alpha1.Cluster) bool {
+	for _, cond := range c.Status.Conditions {
+		if cond.Type == clusterv1alpha1.ClusterConditionReady {
+			return cond.Status == metav1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// components are the binding's kinds of replica: its components, else
+// its replicas of one requirement.
+func components(rb *workv1alpha2.ResourceBinding) []dispatch.Component {
+	var out []dispatch.Component
+	for _, c := range rb.Spec.Components {
+		dc := dispatch.Component{Name: c.Name, Replicas: c.Replicas, Request: dispatch.Resources{}}
+		if c.ReplicaRequirements != nil {
+			dc.Request = dispatch.ResourcesOf(c.ReplicaRequirements.ResourceRequest)
+		}
+		out = append(out, dc)
+	}
+	if len(out) == 0 && rb.Spec.Replicas > 0 {
+		dc := dispatch.Component{Name: "replica", Replicas: rb.Spec.Replicas, Request: dispatch.Resources{}}
+		if rr := rb.Spec.ReplicaRequirements; rr != nil {
+			dc.Request = dispatch.ResourcesOf(rr.ResourceRequest)
+		}
+		out = append(out, dc)
+	}
+	return out
+}
+
+// reported says whether the cluster's resource summary counts the
+// binding's work already: the work is applied there and healthy.
+func reported(rb *workv1alpha2.ResourceBinding, cluster string) bool {
+	for _, s := range rb.Status.AggregatedStatus {
+		if s.ClusterName == cluster {
+			return s.Applied && s.Health == workv1alpha2.Healthy
+		}
+	}
+	return false
+}
