@@ -35,6 +35,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/webhooks/job"
 	"github.com/caldera-sh/caldera/pkg/webhooks/lookup"
 	"github.com/caldera-sh/caldera/pkg/webhooks/registration"
+	"github.com/caldera-sh/caldera/pkg/webhooks/serving"
 )
 
 // NewWebhookCommand returns the caldera-webhook command.
@@ -72,31 +73,31 @@ func Run(ctx context.Context, o *options.Options) error {
 		return err
 	}
 
-	s := &setup{o: o}
+	s := &serving.Setup{Register: o.Register, ConfigName: o.WebhookConfigName, Target: target(o), Cached: cachedObjects()}
 	var tlsOpts []func(*tls.Config)
 	if o.SelfSigned {
-		if s.selfSigned, err = certs.New(certs.Options{Dir: o.CertDir, Hosts: o.Hosts()}); err != nil {
+		if s.SelfSigned, err = certs.New(certs.Options{Dir: o.CertDir, Hosts: o.Hosts()}); err != nil {
 			return err
 		}
-		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.GetCertificate = s.selfSigned.GetCertificate })
+		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.GetCertificate = s.SelfSigned.GetCertificate })
 	} else {
 		watcher, err := certwatcher.New(o.TLSCertFile, o.TLSPrivateKeyFile)
 		if err != nil {
 			return fmt.Errorf("loading the serving certificate: %w", err)
 		}
-		s.watcher = watcher
+		s.Watcher = watcher
 		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.GetCertificate = watcher.GetCertificate })
 		if o.CAFile != "" {
-			if s.caBundle, err = os.ReadFile(o.CAFile); err != nil {
+			if s.CABundle, err = os.ReadFile(o.CAFile); err != nil {
 				return fmt.Errorf("--ca-file: %w", err)
 			}
 		}
 	}
-	s.server = webhook.NewServer(webhook.Options{Host: o.BindAddress, Port: o.Port, TLSOpts: tlsOpts})
+	s.Server = webhook.NewServer(webhook.Options{Host: o.BindAddress, Port: o.Port, TLSOpts: tlsOpts})
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
-		WebhookServer:          s.server,
+		WebhookServer:          s.Server,
 		HealthProbeBindAddress: o.HealthProbeBindAddress,
 		Metrics:                metricsserver.Options{BindAddress: o.MetricsBindAddress},
 		Cache:                  cacheOptions(),
@@ -104,40 +105,40 @@ func Run(ctx context.Context, o *options.Options) error {
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
-	if s.watcher != nil {
-		if err := mgr.Add(s.watcher); err != nil {
+	if s.Watcher != nil {
+		if err := mgr.Add(s.Watcher); err != nil {
 			return err
 		}
 	}
-	if s.client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+	if s.Client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
 		return fmt.Errorf("creating a client: %w", err)
 	}
 	// GetWebhookServer adds the server to the manager's runnables.
-	s.server = mgr.GetWebhookServer()
-	s.cache = mgr.GetCache()
-	s.hooks = webhooks.New(webhooks.Config{
+	s.Server = mgr.GetWebhookServer()
+	s.Cache = mgr.GetCache()
+	s.Hooks = webhooks.New(webhooks.Config{
 		Scheme:         scheme,
 		Reader:         lookup.Reader{Cached: mgr.GetCache(), Live: mgr.GetAPIReader()},
 		SchedulerNames: o.SchedulerNames,
 		JobPlugins:     job.KnownPlugins(),
 	})
-	for _, h := range s.hooks {
-		s.server.Register(h.Path, h.Handler)
+	for _, h := range s.Hooks {
+		s.Server.Register(h.Path, h.Handler)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
-	if err := mgr.AddReadyzCheck("webhook-server", s.server.StartedChecker()); err != nil {
+	if err := mgr.AddReadyzCheck("webhook-server", s.Server.StartedChecker()); err != nil {
 		return err
 	}
-	if err := mgr.AddReadyzCheck("setup", s.readyCheck); err != nil {
+	if err := mgr.AddReadyzCheck("setup", s.ReadyCheck); err != nil {
 		return err
 	}
 	if err := mgr.Add(s); err != nil {
 		return err
 	}
 	klog.FromContext(ctx).Info("Starting caldera-webhook", "address", o.BindAddress, "port", o.Port,
-		"selfSigned", o.SelfSigned, "register", o.Register, "webhooks", len(s.hooks))
+		"selfSigned", o.SelfSigned, "register", o.Register, "webhooks", len(s.Hooks))
 	return mgr.Start(ctx)
 }
 

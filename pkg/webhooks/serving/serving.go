@@ -1,0 +1,129 @@
+// Package serving brings a webhook server into service: once it listens,
+// it fills the cache the handlers read, writes the webhook configurations
+// (or only the CA bundle into configurations installed otherwise),
+// reports ready, and then renews self-signed certificates for as long as
+// it runs. caldera-webhook and caldera-global both serve through it.
+package serving
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/caldera-sh/caldera/pkg/webhooks"
+	"github.com/caldera-sh/caldera/pkg/webhooks/certs"
+	"github.com/caldera-sh/caldera/pkg/webhooks/registration"
+)
+
+// Setup is a manager runnable that brings the webhooks into service.
+type Setup struct {
+	Server webhook.Server
+	// Cache and Cached: the informers of these kinds are started and
+	// synced before the webhooks are registered.
+	Cache  cache.Cache
+	Cached []client.Object
+	// Client writes the webhook configurations; it should not read from
+	// the cache, which does not hold them.
+	Client client.Client
+	Hooks  []webhooks.Webhook
+	// At most one of SelfSigned and Watcher is set.
+	SelfSigned *certs.SelfSigned
+	Watcher    *certwatcher.CertWatcher
+	// CABundle is written when the certificate is supplied.
+	CABundle []byte
+	// Register writes the configurations; otherwise only the CA bundle is
+	// injected into existing ones (with SelfSigned).
+	Register   bool
+	ConfigName string
+	Target     registration.Target
+
+	ready atomic.Bool
+}
+
+var (
+	_ manager.Runnable               = &Setup{}
+	_ manager.LeaderElectionRunnable = &Setup{}
+)
+
+// NeedLeaderElection is false: every replica serves.
+func (s *Setup) NeedLeaderElection() bool { return false }
+
+// ReadyCheck fails until the configurations are written.
+func (s *Setup) ReadyCheck(*http.Request) error {
+	if !s.ready.Load() {
+		return errors.New("the webhook configurations are not written yet")
+	}
+	return nil
+}
+
+// Start implements manager.Runnable.
+func (s *Setup) Start(ctx context.Context) error {
+	logger := klog.FromContext(ctx).WithName("setup")
+	ctx = klog.NewContext(ctx, logger)
+	if err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
+		return s.Server.StartedChecker()(nil) == nil, nil
+	}); err != nil {
+		return fmt.Errorf("waiting for the webhook server: %w", err)
+	}
+	if s.Cache != nil {
+		for _, obj := range s.Cached {
+			if _, err := s.Cache.GetInformer(ctx, obj); err != nil {
+				return fmt.Errorf("starting the informer for %T: %w", obj, err)
+			}
+		}
+		if !s.Cache.WaitForCacheSync(ctx) {
+			return errors.New("the cache did not sync")
+		}
+	}
+
+	if s.Register || s.SelfSigned != nil {
+		// Until the configurations are written the API server cannot call
+		// the webhook; retry rather than exit, for configurations a
+		// manifest installs a moment later.
+		if err := wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
+			if err := s.publish(ctx, s.currentBundle()); err != nil {
+				logger.Error(err, "Writing the webhook configurations failed; retrying")
+				return false, nil
+			}
+			return true, nil
+		}); err != nil {
+			return nil // ctx ended
+		}
+		logger.Info("Wrote the webhook configurations", "name", s.ConfigName, "register", s.Register)
+	}
+	s.ready.Store(true)
+
+	if s.SelfSigned == nil {
+		<-ctx.Done()
+		return nil
+	}
+	return s.SelfSigned.Run(ctx, s.publish)
+}
+
+func (s *Setup) currentBundle() []byte {
+	if s.SelfSigned != nil {
+		return s.SelfSigned.CABundle()
+	}
+	return s.CABundle
+}
+
+// publish writes the webhook configurations with caBundle, or only the
+// bundle when the configurations are installed by other means.
+func (s *Setup) publish(ctx context.Context, caBundle []byte) error {
+	if s.Register {
+		m, v := registration.Configurations(s.ConfigName, s.Hooks, s.Target, caBundle)
+		return registration.Apply(ctx, s.Client, m, v)
+	}
+	return registration.InjectCABundle(ctx, s.Client, s.ConfigName, caBundle)
+}
