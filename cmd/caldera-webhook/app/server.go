@@ -6,10 +6,8 @@ package app
 
 import (
 	"context"
-	"crypto/tls"
 	"flag"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -20,22 +18,17 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	apischeme "github.com/caldera-sh/caldera/apis/scheme"
 	"github.com/caldera-sh/caldera/cmd/caldera-webhook/app/options"
 	"github.com/caldera-sh/caldera/pkg/webhooks"
-	"github.com/caldera-sh/caldera/pkg/webhooks/certs"
 	"github.com/caldera-sh/caldera/pkg/webhooks/job"
 	"github.com/caldera-sh/caldera/pkg/webhooks/lookup"
-	"github.com/caldera-sh/caldera/pkg/webhooks/registration"
-	"github.com/caldera-sh/caldera/pkg/webhooks/serving"
 )
 
 // NewWebhookCommand returns the caldera-webhook command.
@@ -73,27 +66,11 @@ func Run(ctx context.Context, o *options.Options) error {
 		return err
 	}
 
-	s := &serving.Setup{Register: o.Register, ConfigName: o.WebhookConfigName, Target: target(o), Cached: cachedObjects()}
-	var tlsOpts []func(*tls.Config)
-	if o.SelfSigned {
-		if s.SelfSigned, err = certs.New(certs.Options{Dir: o.CertDir, Hosts: o.Hosts()}); err != nil {
-			return err
-		}
-		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.GetCertificate = s.SelfSigned.GetCertificate })
-	} else {
-		watcher, err := certwatcher.New(o.TLSCertFile, o.TLSPrivateKeyFile)
-		if err != nil {
-			return fmt.Errorf("loading the serving certificate: %w", err)
-		}
-		s.Watcher = watcher
-		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.GetCertificate = watcher.GetCertificate })
-		if o.CAFile != "" {
-			if s.CABundle, err = os.ReadFile(o.CAFile); err != nil {
-				return fmt.Errorf("--ca-file: %w", err)
-			}
-		}
+	s, err := o.NewSetup()
+	if err != nil {
+		return err
 	}
-	s.Server = webhook.NewServer(webhook.Options{Host: o.BindAddress, Port: o.Port, TLSOpts: tlsOpts})
+	s.Cached = cachedObjects()
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
@@ -192,10 +169,4 @@ func restConfig(o *options.Options) (*rest.Config, error) {
 	cfg.QPS, cfg.Burst = 50, 100
 	cfg.UserAgent = "caldera-webhook"
 	return cfg, nil
-}
-
-// target is where the API server reaches the webhook server: --url-base, or
-// port 443 of the Service.
-func target(o *options.Options) registration.Target {
-	return registration.Target{URLBase: o.URLBase, ServiceName: o.ServiceName, ServiceNamespace: o.ServiceNamespace}
 }

@@ -3,48 +3,17 @@ package options
 
 import (
 	"errors"
-	"fmt"
-	"net"
-	"net/url"
-	"slices"
-	"strings"
 
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/caldera-sh/caldera/pkg/webhooks/serving"
 )
 
 // Options are the webhook's flags.
 type Options struct {
 	Kubeconfig string
-	// BindAddress and Port are where the webhooks are served (HTTPS).
-	BindAddress string
-	Port        int
-	// CertDir keeps the self-signed CA and serving certificate.
-	CertDir string
-	// TLSCertFile and TLSPrivateKeyFile supply the serving certificate; they
-	// are reloaded when they change.
-	TLSCertFile       string
-	TLSPrivateKeyFile string
-	// CAFile is the bundle written into the webhook configurations when
-	// certificates are supplied.
-	CAFile string
-	// SelfSigned issues a CA and serving certificate in CertDir. It defaults
-	// to true when no certificate is supplied.
-	SelfSigned bool
-	// ServiceName and ServiceNamespace name the webhook's Service: the
-	// configurations' clientConfig (unless URLBase is set) and the
-	// certificate's DNS names.
-	ServiceName      string
-	ServiceNamespace string
-	// ExtraSANs are further DNS names or IP addresses of the certificate.
-	ExtraSANs []string
-	// URLBase, when set, makes the API server call https://<URLBase><path>
-	// instead of the Service; for a webhook running as a local process.
-	URLBase string
-	// WebhookConfigName names the Mutating- and ValidatingWebhookConfiguration.
-	WebhookConfigName string
-	// Register creates or updates the webhook configurations.
-	Register bool
+	// Options are the server's: address, certificate, registration.
+	serving.Options
 	// SchedulerNames are the schedulers whose pods are checked.
 	SchedulerNames         []string
 	HealthProbeBindAddress string
@@ -54,14 +23,7 @@ type Options struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		BindAddress:            "0.0.0.0",
-		Port:                   8443,
-		CertDir:                "/var/run/caldera-webhook/certs",
-		SelfSigned:             true,
-		ServiceName:            "caldera-webhook",
-		ServiceNamespace:       "caldera-system",
-		WebhookConfigName:      "caldera-webhook",
-		Register:               true,
+		Options:                serving.NewOptions("caldera-webhook"),
 		SchedulerNames:         []string{"volcano"},
 		HealthProbeBindAddress: ":11254",
 		MetricsBindAddress:     "0",
@@ -71,94 +33,17 @@ func NewOptions() *Options {
 // AddFlags registers the flags.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file; empty means in-cluster configuration")
-	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "address the webhooks are served on")
-	fs.IntVar(&o.Port, "port", o.Port, "HTTPS port the webhooks are served on")
-	fs.StringVar(&o.CertDir, "cert-dir", o.CertDir, "directory that keeps the self-signed CA and serving certificate")
-	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "serving certificate (PEM); reloaded when it changes. Turns --self-signed off")
-	fs.StringVar(&o.TLSPrivateKeyFile, "tls-private-key-file", o.TLSPrivateKeyFile, "private key of --tls-cert-file (PEM)")
-	fs.StringVar(&o.CAFile, "ca-file", o.CAFile, "with --tls-cert-file and --register: CA bundle written into the webhook configurations; empty keeps the bundle they have (e.g. from a CA injector)")
-	fs.BoolVar(&o.SelfSigned, "self-signed", o.SelfSigned, "issue a CA and serving certificate in --cert-dir, renew them before they expire and write the CA bundle into the webhook configurations; off when --tls-cert-file is given unless set explicitly")
-	fs.StringVar(&o.ServiceName, "service-name", o.ServiceName, "name of the webhook's Service")
-	fs.StringVar(&o.ServiceNamespace, "service-namespace", o.ServiceNamespace, "namespace of the webhook's Service; pods in it and in kube-system are not checked")
-	fs.StringSliceVar(&o.ExtraSANs, "extra-sans", o.ExtraSANs, "further DNS names or IP addresses of the self-signed serving certificate (e.g. 127.0.0.1)")
-	fs.StringVar(&o.URLBase, "url-base", o.URLBase, "base URL the API server calls instead of the Service, e.g. https://127.0.0.1:8443 for a local process; its host is added to the certificate")
-	fs.StringVar(&o.WebhookConfigName, "webhook-config-name", o.WebhookConfigName, "name of the Mutating- and ValidatingWebhookConfiguration")
-	fs.BoolVar(&o.Register, "register", o.Register, "create or update the webhook configurations at start")
+	o.Options.AddFlags(fs)
 	fs.StringSliceVar(&o.SchedulerNames, "scheduler-name", o.SchedulerNames, "schedulers whose pods are checked (repeatable)")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "address of /healthz and /readyz; 0 turns them off")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "address of /metrics (request counts and latencies per webhook); 0 turns it off")
 }
 
-// Complete fills in what depends on other flags: --self-signed is off when
-// certificates are supplied and was not asked for explicitly.
-func (o *Options) Complete(fs *pflag.FlagSet) {
-	if o.TLSCertFile != "" && !fs.Changed("self-signed") {
-		o.SelfSigned = false
-	}
-}
-
 // Validate checks the options.
 func (o *Options) Validate() error {
-	var errs []error
-	if o.Port < 1 || o.Port > 65535 {
-		errs = append(errs, fmt.Errorf("--port: %d is not a port", o.Port))
-	}
-	suppliedCert := o.TLSCertFile != "" || o.TLSPrivateKeyFile != ""
-	switch {
-	case o.SelfSigned && suppliedCert:
-		errs = append(errs, errors.New("--self-signed: cannot be used with --tls-cert-file and --tls-private-key-file"))
-	case !o.SelfSigned && (o.TLSCertFile == "" || o.TLSPrivateKeyFile == ""):
-		errs = append(errs, errors.New("--tls-cert-file and --tls-private-key-file: both are required without --self-signed"))
-	case o.SelfSigned && o.CertDir == "":
-		errs = append(errs, errors.New("--cert-dir: required with --self-signed"))
-	}
-	if o.CAFile != "" && o.SelfSigned {
-		errs = append(errs, errors.New("--ca-file: only with --tls-cert-file; --self-signed writes its own bundle"))
-	}
-	if o.URLBase != "" {
-		u, err := url.Parse(o.URLBase)
-		if err != nil || u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-			errs = append(errs, fmt.Errorf("--url-base: %q must be https://host[:port][/path]", o.URLBase))
-		}
-	}
-	if o.URLBase == "" || o.SelfSigned {
-		for _, msg := range validation.IsDNS1123Label(o.ServiceName) {
-			errs = append(errs, fmt.Errorf("--service-name: %s", msg))
-		}
-		for _, msg := range validation.IsDNS1123Label(o.ServiceNamespace) {
-			errs = append(errs, fmt.Errorf("--service-namespace: %s", msg))
-		}
-	}
-	for _, san := range o.ExtraSANs {
-		if net.ParseIP(san) == nil && len(validation.IsDNS1123Subdomain(strings.TrimPrefix(san, "*."))) > 0 {
-			errs = append(errs, fmt.Errorf("--extra-sans: %q is neither an IP address nor a DNS name", san))
-		}
-	}
-	for _, msg := range validation.IsDNS1123Subdomain(o.WebhookConfigName) {
-		errs = append(errs, fmt.Errorf("--webhook-config-name: %s", msg))
-	}
+	errs := o.Options.Validate()
 	if len(o.SchedulerNames) == 0 {
 		errs = append(errs, errors.New("--scheduler-name: at least one is required"))
 	}
 	return errors.Join(errs...)
-}
-
-// Hosts are the names the self-signed serving certificate is for: the
-// Service's DNS names, the host of --url-base, and --extra-sans.
-func (o *Options) Hosts() []string {
-	svc, ns := o.ServiceName, o.ServiceNamespace
-	hosts := []string{svc, svc + "." + ns, svc + "." + ns + ".svc", svc + "." + ns + ".svc.cluster.local"}
-	if o.URLBase != "" {
-		if u, err := url.Parse(o.URLBase); err == nil && u.Hostname() != "" {
-			if h := u.Hostname(); !slices.Contains(hosts, h) {
-				hosts = append(hosts, h)
-			}
-		}
-	}
-	for _, san := range o.ExtraSANs {
-		if !slices.Contains(hosts, san) {
-			hosts = append(hosts, san)
-		}
-	}
-	return hosts
 }
