@@ -1,6 +1,7 @@
 // Package dispatcher is caldera-global's dispatcher on the Karmada API
 // server: it watches the member Clusters, the Volcano Queues, the
-// ResourceBindings of Volcano Jobs and the Jobs themselves, and whenever
+// ResourceBindings of queued work (those of Volcano Jobs, and those the
+// webhook marked with their queue) and the Jobs themselves, and whenever
 // something changes it decides (pkg/federation/dispatch) which held
 // bindings to release, lifts their spec.suspension.scheduling, and tells
 // each held Job why it waits, with an event, only when the reason
@@ -35,6 +36,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
+	"github.com/caldera-sh/caldera/pkg/federation/rbwebhook"
 )
 
 // HeldSinceAnnotation records on a binding when it was first held.
@@ -232,12 +234,24 @@ func (d *Dispatcher) snapshot(ctx context.Context) (*dispatch.Snapshot, map[stri
 	for i := range rbs.Items {
 		rb := &rbs.Items[i]
 		ref := rb.Spec.Resource
-		if !strings.HasPrefix(ref.APIVersion, batchv1alpha1.SchemeGroupVersion.Group+"/") || ref.Kind != "Job" {
+		isJob := strings.HasPrefix(ref.APIVersion, batchv1alpha1.SchemeGroupVersion.Group+"/") && ref.Kind == "Job"
+		queue, queued := rb.Annotations[rbwebhook.QueueOfBindingAnnotation]
+		if !isJob && !queued {
+			// Not queued work: the webhook let it pass.
 			continue
 		}
-		job := jobsByKey[types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}]
+		var job *batchv1alpha1.Job
+		if isJob {
+			job = jobsByKey[types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}]
+		}
 		id := rb.Namespace + "/" + rb.Name
-		b := &dispatch.Binding{ID: id, Queue: "default", Created: rb.CreationTimestamp.Time, Components: components(rb)}
+		b := &dispatch.Binding{ID: id, Queue: queue, Created: rb.CreationTimestamp.Time, Components: components(rb)}
+		if b.Queue == "" {
+			b.Queue = rbwebhook.DefaultQueue
+		}
+		if sp := rb.Spec.SchedulePriority; sp != nil {
+			b.Priority = sp.Priority
+		}
 		if job != nil {
 			if job.Spec.Queue != "" {
 				b.Queue = job.Spec.Queue

@@ -2,13 +2,17 @@
 // Karmada's scheduler: a mutating webhook on the Karmada API server sets
 // spec.suspension.scheduling: true on the bindings of workloads that
 // belong to a Caldera queue, and the dispatcher lifts it when the work may
-// run. Only that field is written: a dispatching suspension the user set
-// stays as it is.
+// run. Of the suspension only that field is written: a dispatching
+// suspension the user set stays as it is.
 //
 // Queued work is a Volcano Job (every Job has a queue, "default" when it
 // names none), and any workload that names a queue in the label or
 // annotation volcano.sh/queue-name (or scheduling.volcano.sh/queue-name),
 // or that belongs to a PodGroup (annotation scheduling.k8s.io/group-name).
+//
+// The queue is recorded on the binding in the annotation
+// dispatch.caldera.sh/queue, so that the dispatcher need not read
+// templates of every kind.
 //
 // The webhook never refuses a binding. It is registered with
 // failurePolicy Fail and a short timeout: a binding the webhook cannot
@@ -44,6 +48,10 @@ const (
 
 // DefaultQueue is the queue of a Job that names none.
 const DefaultQueue = "default"
+
+// QueueOfBindingAnnotation records on a suspended binding the queue its
+// work belongs to, for the dispatcher.
+const QueueOfBindingAnnotation = "dispatch.caldera.sh/queue"
 
 // Workload is what the webhook knows of a binding's template.
 type Workload struct {
@@ -87,15 +95,23 @@ func podTemplateMeta(obj *unstructured.Unstructured, field string) map[string]st
 }
 
 // SuspendPatch is the JSON patch that sets spec.suspension.scheduling to
-// true and nothing else; nil when it is true already.
-func SuspendPatch(spec *workv1alpha2.ResourceBindingSpec) []map[string]any {
-	switch {
-	case spec.Suspension == nil:
-		return []map[string]any{{"op": "add", "path": "/spec/suspension", "value": map[string]any{"scheduling": true}}}
-	case spec.Suspension.Scheduling != nil && *spec.Suspension.Scheduling:
-		return nil
+// true, leaving the rest of the suspension alone, and records the queue in
+// the annotation QueueOfBindingAnnotation; nil when both are so already.
+func SuspendPatch(rb *workv1alpha2.ResourceBinding, queue string) []map[string]any {
+	var out []map[string]any
+	switch sus := rb.Spec.Suspension; {
+	case sus == nil:
+		out = append(out, map[string]any{"op": "add", "path": "/spec/suspension", "value": map[string]any{"scheduling": true}})
+	case sus.Scheduling == nil || !*sus.Scheduling:
+		out = append(out, map[string]any{"op": "add", "path": "/spec/suspension/scheduling", "value": true})
 	}
-	return []map[string]any{{"op": "add", "path": "/spec/suspension/scheduling", "value": true}}
+	switch {
+	case rb.Annotations == nil:
+		out = append(out, map[string]any{"op": "add", "path": "/metadata/annotations", "value": map[string]any{QueueOfBindingAnnotation: queue}})
+	case rb.Annotations[QueueOfBindingAnnotation] != queue:
+		out = append(out, map[string]any{"op": "add", "path": "/metadata/annotations/" + strings.ReplaceAll(QueueOfBindingAnnotation, "/", "~1"), "value": queue})
+	}
+	return out
 }
 
 // Handler is the webhook.
@@ -114,9 +130,7 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	if req.Operation != admissionv1.Create {
 		return admission.Allowed("")
 	}
-	var rb struct {
-		Spec workv1alpha2.ResourceBindingSpec `json:"spec"`
-	}
+	var rb workv1alpha2.ResourceBinding
 	if err := json.Unmarshal(req.Object.Raw, &rb); err != nil {
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding the binding: %w", err))
 	}
@@ -136,7 +150,7 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 		}
 		return admission.Allowed("not queued work")
 	}
-	patch := SuspendPatch(&rb.Spec)
+	patch := SuspendPatch(&rb, queue)
 	if patch == nil {
 		return admission.Allowed("scheduling already suspended")
 	}

@@ -62,20 +62,26 @@ func TestHandle(t *testing.T) {
 	h := &Handler{Reader: fake.NewClientBuilder().WithScheme(s).WithObjects(queued, plain).Build()}
 	yes := true
 	for name, tc := range map[string]struct {
-		spec    workv1alpha2.ResourceBindingSpec
-		op      admissionv1.Operation
-		patch   string
-		allowed bool
-		code    int32
+		spec        workv1alpha2.ResourceBindingSpec
+		annotations map[string]string
+		op          admissionv1.Operation
+		patch       string
+		allowed     bool
+		code        int32
 	}{
 		"a Job's binding is suspended": {
 			spec:  workv1alpha2.ResourceBindingSpec{Resource: workv1alpha2.ObjectReference{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job", Namespace: "ns", Name: "train"}},
-			patch: `[{"op":"add","path":"/spec/suspension","value":{"scheduling":true}}]`, allowed: true,
+			patch: `[{"op":"add","path":"/spec/suspension","value":{"scheduling":true}},{"op":"add","path":"/metadata/annotations","value":{"dispatch.caldera.sh/queue":"default"}}]`, allowed: true,
 		},
 		"a user's dispatching suspension is kept": {
 			spec: workv1alpha2.ResourceBindingSpec{Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "web"},
 				Suspension: &workv1alpha2.Suspension{Dispatching: &yes}},
-			patch: `[{"op":"add","path":"/spec/suspension/scheduling","value":true}]`, allowed: true,
+			patch: `[{"op":"add","path":"/spec/suspension/scheduling","value":true},{"op":"add","path":"/metadata/annotations","value":{"dispatch.caldera.sh/queue":"online"}}]`, allowed: true,
+		},
+		"annotations kept, the queue added": {
+			spec:        workv1alpha2.ResourceBindingSpec{Resource: workv1alpha2.ObjectReference{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job", Namespace: "ns", Name: "train"}},
+			annotations: map[string]string{"team": "ml"},
+			patch:       `[{"op":"add","path":"/spec/suspension","value":{"scheduling":true}},{"op":"add","path":"/metadata/annotations/dispatch.caldera.sh~1queue","value":"default"}]`, allowed: true,
 		},
 		"not queued": {
 			spec:    workv1alpha2.ResourceBindingSpec{Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "plain"}},
@@ -91,7 +97,7 @@ func TestHandle(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			raw, _ := json.Marshal(&workv1alpha2.ResourceBinding{Spec: tc.spec})
+			raw, _ := json.Marshal(&workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Annotations: tc.annotations}, Spec: tc.spec})
 			op := tc.op
 			if op == "" {
 				op = admissionv1.Create

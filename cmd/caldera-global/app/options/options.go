@@ -1,0 +1,81 @@
+// Package options holds caldera-global's flags.
+package options
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/caldera-sh/caldera/pkg/webhooks/serving"
+)
+
+// Options are caldera-global's flags.
+type Options struct {
+	// Kubeconfig reaches the Karmada API server.
+	Kubeconfig string
+	// Options are the webhook server's.
+	serving.Options
+	// StarvationWait is how long a job may be passed over before it
+	// reserves capacity; 0 never.
+	StarvationWait time.Duration
+	// Coalesce gathers changes before deciding; Heartbeat re-decides at
+	// least this often.
+	Coalesce  time.Duration
+	Heartbeat time.Duration
+	// LeaderElect runs one dispatcher among the replicas; every replica
+	// serves the webhook.
+	LeaderElect             bool
+	LeaderElectionNamespace string
+	HealthProbeBindAddress  string
+	MetricsBindAddress      string
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{
+		Options:                 serving.NewOptions("caldera-global"),
+		StarvationWait:          10 * time.Minute,
+		Coalesce:                50 * time.Millisecond,
+		Heartbeat:               30 * time.Second,
+		LeaderElect:             true,
+		LeaderElectionNamespace: "caldera-system",
+		HealthProbeBindAddress:  ":11256",
+		MetricsBindAddress:      "0",
+	}
+}
+
+// AddFlags registers the flags.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig of the Karmada API server; empty means in-cluster configuration")
+	o.Options.AddFlags(fs)
+	fs.DurationVar(&o.StarvationWait, "starvation-wait", o.StarvationWait, "how long a job that does not fit may be passed over before it reserves the cluster closest to holding it; 0 never")
+	fs.DurationVar(&o.Coalesce, "coalesce", o.Coalesce, "how long the dispatcher gathers changes before deciding")
+	fs.DurationVar(&o.Heartbeat, "heartbeat", o.Heartbeat, "the dispatcher decides at least this often")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "run the dispatcher in one replica at a time")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election Lease")
+	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "address of /healthz and /readyz; 0 turns them off")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "address of /metrics; 0 turns it off")
+}
+
+// Validate checks the options.
+func (o *Options) Validate() error {
+	errs := o.Options.Validate()
+	if o.StarvationWait < 0 {
+		errs = append(errs, fmt.Errorf("--starvation-wait: %s must not be negative", o.StarvationWait))
+	}
+	if o.Coalesce <= 0 {
+		errs = append(errs, fmt.Errorf("--coalesce: %s must be positive", o.Coalesce))
+	}
+	if o.Heartbeat <= 0 {
+		errs = append(errs, fmt.Errorf("--heartbeat: %s must be positive", o.Heartbeat))
+	}
+	if o.LeaderElect {
+		for _, msg := range validation.IsDNS1123Label(o.LeaderElectionNamespace) {
+			errs = append(errs, fmt.Errorf("--leader-election-namespace: %s", msg))
+		}
+	}
+	return errors.Join(errs...)
+}
