@@ -1,0 +1,193 @@
+package global
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	lua "github.com/yuin/gopher-lua"
+	"sigs.k8s.io/yaml"
+
+	configv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/config/v1alpha1"
+	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
+)
+
+// customization reads an interpreter customization of this directory,
+// strictly, into the Karmada mirror types.
+func customization(t *testing.T, file string) *configv1alpha1.ResourceInterpreterCustomization {
+	t.Helper()
+	raw, err := Manifests.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ric := &configv1alpha1.ResourceInterpreterCustomization{}
+	if err := yaml.UnmarshalStrict(raw, ric); err != nil {
+		t.Fatal(err)
+	}
+	return ric
+}
+
+// call runs script (Lua 5.1, as Karmada's interpreter does) and calls fn
+// with args, returning its results as Go values.
+func call(t *testing.T, script, fn string, nret int, args ...any) []any {
+	t.Helper()
+	L := lua.NewState()
+	defer L.Close()
+	if err := L.DoString(script); err != nil {
+		t.Fatalf("loading the script: %v", err)
+	}
+	var largs []lua.LValue
+	for _, a := range args {
+		largs = append(largs, toLua(L, a))
+	}
+	if err := L.CallByParam(lua.P{Fn: L.GetGlobal(fn), NRet: nret, Protect: true}, largs...); err != nil {
+		t.Fatalf("%s: %v", fn, err)
+	}
+	out := make([]any, nret)
+	for i := nret - 1; i >= 0; i-- {
+		out[i] = fromLua(L.Get(-1))
+		L.Pop(1)
+	}
+	return out
+}
+
+// object decodes JSON into plain Go values, as Karmada hands objects to
+// its scripts.
+func object(t *testing.T, s string) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func toLua(L *lua.LState, v any) lua.LValue {
+	switch x := v.(type) {
+	case nil:
+		return lua.LNil
+	case bool:
+		return lua.LBool(x)
+	case float64:
+		return lua.LNumber(x)
+	case string:
+		return lua.LString(x)
+	case []any:
+		tb := L.NewTable()
+		for _, e := range x {
+			tb.Append(toLua(L, e))
+		}
+		return tb
+	case map[string]any:
+		tb := L.NewTable()
+		for k, e := range x {
+			tb.RawSetString(k, toLua(L, e))
+		}
+		return tb
+	}
+	panic("unsupported value")
+}
+
+func fromLua(v lua.LValue) any {
+	switch x := v.(type) {
+	case lua.LBool:
+		return bool(x)
+	case lua.LNumber:
+		return float64(x)
+	case lua.LString:
+		return string(x)
+	case *lua.LTable:
+		if n := x.MaxN(); n > 0 {
+			out := make([]any, 0, n)
+			for i := 1; i <= n; i++ {
+				out = append(out, fromLua(x.RawGetInt(i)))
+			}
+			return out
+		}
+		out := map[string]any{}
+		x.ForEach(func(k, e lua.LValue) { out[k.String()] = fromLua(e) })
+		return out
+	}
+	return nil
+}
+
+// TestJobReplicas: a Job is one replica requiring all its tasks: here a
+// parameter server of 2 CPUs and 4Gi and four workers of 1.5 CPUs, 8Gi and
+// a GPU each (their init container's 3 CPUs count as the larger), and a
+// task of half a CPU, written in milli-CPUs.
+func TestJobReplicas(t *testing.T) {
+	ric := customization(t, "job-interpreter.yaml")
+	job := object(t, `{"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "spec": {
+		"priorityClassName": "high",
+		"tasks": [
+			{"name": "ps", "replicas": 1, "template": {"spec": {"containers": [{"resources": {"requests": {"cpu": "2", "memory": "4Gi"}}}]}}},
+			{"name": "worker", "replicas": 4, "template": {"spec": {
+				"initContainers": [{"resources": {"requests": {"cpu": "3"}}}],
+				"containers": [
+					{"resources": {"requests": {"cpu": "500m", "memory": "6Gi"}, "limits": {"nvidia.com/gpu": 1}}},
+					{"resources": {"limits": {"cpu": "1", "memory": "2Gi", "nvidia.com/gpu": 1}}}
+				]}}},
+			{"name": "log", "replicas": 1, "template": {"spec": {"containers": [{"resources": {"requests": {"cpu": "250m"}}}]}}}
+		]}}`)
+	got := call(t, ric.Spec.Customizations.ReplicaResource.LuaScript, "GetReplicas", 2, job)
+	want := []any{1.0, map[string]any{
+		"priorityClassName": "high",
+		"resourceRequest": map[string]any{
+			// 2 + 4 × max(0.5+1, 3) + 0.25 CPUs; 4Gi + 4 × 8Gi; 4 × 1 GPU.
+			"cpu": "14250m", "memory": "38654705664", "nvidia.com/gpu": "4",
+		},
+	}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("GetReplicas (-want,+got):\n%s", diff)
+	}
+}
+
+func TestJobStatusAndHealth(t *testing.T) {
+	ric := customization(t, "job-interpreter.yaml")
+	c := ric.Spec.Customizations
+	items := object(t, `[
+		{"clusterName": "a", "status": {"minAvailable": 3, "pending": 1, "running": 2, "state": {"phase": "Running"}}},
+		{"clusterName": "b", "status": {"minAvailable": 3, "running": 1, "succeeded": 2, "state": {"phase": "Completed"}}}
+	]`)
+	got := call(t, c.StatusAggregation.LuaScript, "AggregateStatus", 1, object(t, `{"spec": {}}`), items)[0]
+	want := object(t, `{"spec": {}, "status": {"minAvailable": 3, "pending": 1, "running": 3, "succeeded": 2, "failed": 0,
+		"terminating": 0, "unknown": 0, "state": {"phase": "Running"}}}`)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("AggregateStatus (-want,+got):\n%s", diff)
+	}
+	for phase, healthy := range map[string]bool{"Running": true, "Completed": true, "Failed": false, "Aborted": false} {
+		obj := object(t, `{"status": {"state": {"phase": "`+phase+`"}}}`)
+		if got := call(t, c.HealthInterpretation.LuaScript, "InterpretHealth", 1, obj)[0]; got != healthy {
+			t.Errorf("InterpretHealth(%s) = %v, want %v", phase, got, healthy)
+		}
+	}
+	observed := object(t, `{"status": {"running": 2}}`)
+	if got := call(t, c.StatusReflection.LuaScript, "ReflectStatus", 1, observed)[0]; !cmp.Equal(got, object(t, `{"running": 2}`)) {
+		t.Errorf("ReflectStatus = %v", got)
+	}
+}
+
+func TestQueueStatus(t *testing.T) {
+	c := customization(t, "queue-interpreter.yaml").Spec.Customizations
+	items := object(t, `[{"clusterName": "a", "status": {"state": "Open", "running": 2, "pending": 1}},
+		{"clusterName": "b", "status": {"state": "Closed", "running": 1, "inqueue": 4}}]`)
+	got := call(t, c.StatusAggregation.LuaScript, "AggregateStatus", 1, object(t, `{}`), items)[0]
+	want := object(t, `{"status": {"state": "Closed", "running": 3, "pending": 1, "inqueue": 4, "completed": 0, "unknown": 0}}`)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("AggregateStatus (-want,+got):\n%s", diff)
+	}
+}
+
+func TestPropagationPolicy(t *testing.T) {
+	raw, err := Manifests.ReadFile("propagate-queues.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cpp policyv1alpha1.ClusterPropagationPolicy
+	if err := yaml.UnmarshalStrict(raw, &cpp); err != nil {
+		t.Fatal(err)
+	}
+	if len(cpp.Spec.ResourceSelectors) != 2 || cpp.Spec.Placement.ReplicaScheduling.ReplicaSchedulingType != policyv1alpha1.ReplicaSchedulingTypeDuplicated {
+		t.Errorf("policy %+v", cpp.Spec)
+	}
+}
