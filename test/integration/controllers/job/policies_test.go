@@ -232,12 +232,17 @@ func TestCommandsEndOrRestartTheJob(t *testing.T) {
 				j := getJob(t, ns, "c")
 				return j.Status.RetryCount == 1, fmt.Sprintf("%s retry %d", j.Status.State.Phase, j.Status.RetryCount)
 			})
-			after := waitRunningPods(t, ns, "c", 2)
-			for n, uid := range before {
-				if after[n] == uid {
-					t.Errorf("pod %s kept across the restart", n)
+			// The restart is counted before the old pods are deleted: wait
+			// for two running pods that are all new.
+			framework.Eventually(t, 60*time.Second, "the pods replaced", func() (bool, string) {
+				after := waitRunningPods(t, ns, "c", 2)
+				for n, uid := range before {
+					if after[n] == uid {
+						return false, fmt.Sprintf("pod %s not replaced yet", n)
+					}
 				}
-			}
+				return true, ""
+			})
 		},
 		busv1alpha1.TerminateJobAction: func(t *testing.T, ns string, _ map[string]types.UID) {
 			waitPhase(t, ns, "c", batchv1alpha1.JobTerminated, 60*time.Second)
@@ -258,15 +263,19 @@ func TestCommandsEndOrRestartTheJob(t *testing.T) {
 				TargetObject: &metav1.OwnerReference{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job", Name: "c", UID: j.UID},
 			})
 			check(t, ns, before)
-			var cmds busv1alpha1.CommandList
-			if err := fw.Client.List(t.Context(), &cmds, client.InNamespace(ns)); err != nil {
-				t.Fatal(err)
+			framework.Eventually(t, 30*time.Second, "the command removed", func() (bool, string) {
+				var cmds busv1alpha1.CommandList
+				if err := fw.Client.List(t.Context(), &cmds, client.InNamespace(ns)); err != nil {
+					return false, err.Error()
+				}
+				return len(cmds.Items) == 0, fmt.Sprintf("%d commands left", len(cmds.Items))
+			})
+			want := int32(0)
+			if action == busv1alpha1.RestartJobAction {
+				want = 1 // executed once
 			}
-			if len(cmds.Items) != 0 {
-				t.Errorf("%d commands left, want the command removed", len(cmds.Items))
-			}
-			if got := getJob(t, ns, "c"); action != busv1alpha1.RestartJobAction && got.Status.RetryCount != 0 {
-				t.Errorf("retryCount = %d after %s, want 0", got.Status.RetryCount, action)
+			if got := getJob(t, ns, "c"); got.Status.RetryCount != want {
+				t.Errorf("retryCount = %d after %s, want %d", got.Status.RetryCount, action, want)
 			}
 		})
 	}
