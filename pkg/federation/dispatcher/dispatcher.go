@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -138,7 +139,11 @@ func (d *Dispatcher) Once(ctx context.Context) error {
 	}
 	dec := dispatch.Decide(s, dispatch.Options{StarvationWait: d.opts.StarvationWait})
 	logger := klog.FromContext(ctx)
-	for _, r := range dec.Releases {
+	// Releases go out in parallel: each is one patch, and the decision
+	// already accounted for all of them.
+	errs := make([]error, len(dec.Releases))
+	parallel(len(dec.Releases), patchWorkers, func(i int) {
+		r := dec.Releases[i]
 		rb := byID[r.ID].rb
 		patched := rb.DeepCopy()
 		if patched.Spec.Suspension == nil {
@@ -147,7 +152,12 @@ func (d *Dispatcher) Once(ctx context.Context) error {
 		patched.Spec.Suspension.Scheduling = new(false)
 		delete(patched.Annotations, HeldSinceAnnotation)
 		if err := d.client.Patch(ctx, patched, client.MergeFrom(rb)); err != nil {
-			return fmt.Errorf("releasing binding %s: %w", r.ID, err)
+			errs[i] = fmt.Errorf("releasing binding %s: %w", r.ID, err)
+		}
+	})
+	for i, r := range dec.Releases {
+		if errs[i] != nil {
+			return errs[i]
 		}
 		d.planned[r.ID] = r.Cluster
 		delete(d.holds, r.ID)
@@ -184,6 +194,29 @@ func (d *Dispatcher) Once(ctx context.Context) error {
 	return nil
 }
 
+// patchWorkers bounds the patches in flight.
+const patchWorkers = 16
+
+// parallel runs f(0..n-1) on at most workers goroutines.
+func parallel(n, workers int, f func(i int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(n, workers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
 // entry ties a snapshot binding to its objects.
 type entry struct {
 	rb  *workv1alpha2.ResourceBinding
@@ -197,8 +230,10 @@ func (d *Dispatcher) snapshot(ctx context.Context) (*dispatch.Snapshot, map[stri
 	var rbs workv1alpha2.ResourceBindingList
 	var jobs batchv1alpha1.JobList
 	var pcs schedulingv1.PriorityClassList
+	// The cache's objects are read, never changed (patches start from
+	// copies): no copy of every object per decision.
 	for _, l := range []client.ObjectList{&clusters, &queues, &rbs, &jobs, &pcs} {
-		if err := d.client.List(ctx, l); err != nil {
+		if err := d.client.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, nil, fmt.Errorf("listing %T: %w", l, err)
 		}
 	}
