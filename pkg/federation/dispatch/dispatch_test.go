@@ -273,3 +273,122 @@ func TestProperties(t *testing.T) {
 		}
 	}
 }
+
+// simulate runs decisions every minute for steps minutes on one cluster:
+// released jobs run for their duration and free their room; held jobs
+// carry the time they were first held, as the dispatcher records it. It
+// returns, per job, when it was released.
+func simulate(s *Snapshot, opts Options, steps int, runFor func(*Binding) time.Duration) map[string]time.Time {
+	releasedAt := map[string]time.Time{}
+	byID := map[string]*Binding{}
+	for _, b := range s.Bindings {
+		byID[b.ID] = b
+	}
+	base := s.Clusters[0].Allocated.Clone()
+	for step := range steps {
+		s.Now = t0.Add(time.Duration(step) * time.Minute)
+		// Finished jobs free their room; running ones are reported.
+		s.Clusters[0].Allocated = base.Clone()
+		for _, b := range s.Bindings {
+			if !b.Released || b.Finished {
+				continue
+			}
+			if s.Now.Sub(releasedAt[b.ID]) >= runFor(b) {
+				b.Finished = true
+				continue
+			}
+			b.Reported = true
+			s.Clusters[0].Allocated.Add(b.Request())
+		}
+		d := Decide(s, opts)
+		for _, r := range d.Releases {
+			b := byID[r.ID]
+			b.Released, b.Cluster = true, r.Cluster
+			releasedAt[b.ID] = s.Now
+		}
+		for id := range d.Holds {
+			if b := byID[id]; b.HeldSince.IsZero() {
+				b.HeldSince = s.Now
+			}
+		}
+	}
+	return releasedAt
+}
+
+// TestNoStarvation: a stream of small jobs that alone would keep a
+// 10-CPU cluster busy forever, and an 8-CPU job held among them, on random
+// streams: with a starvation wait, the big job is released within the
+// wait plus the longest small job's run; without one, the small jobs keep
+// it out.
+func TestNoStarvation(t *testing.T) {
+	const seeds = 15
+	starvedWithout := 0
+	for seed := range uint64(seeds) {
+		r := rand.New(rand.NewPCG(seed, 2))
+		mk := func() *Snapshot {
+			s := &Snapshot{Clusters: []Cluster{cluster("a", 10)}, Queues: []Queue{{Name: "q", Weight: 1}}}
+			big := &Binding{ID: "q/big", Queue: "q", Created: t0.Add(-time.Second), Components: []Component{{Name: "w", Replicas: 4, Request: cpu(2000)}}}
+			s.Bindings = append(s.Bindings, big)
+			for i := range 400 {
+				b := jobs("q", 1, 1, int64(1+r.IntN(3)), time.Duration(i)*time.Second)[0]
+				b.ID = fmt.Sprintf("q/small-%03d", i)
+				b.Priority = 1 // ahead of the big job in the queue
+				s.Bindings = append(s.Bindings, b)
+			}
+			return s
+		}
+		runs := map[string]time.Duration{}
+		runFor := func(b *Binding) time.Duration {
+			if d, ok := runs[b.ID]; ok {
+				return d
+			}
+			d := time.Duration(1+r.IntN(5)) * time.Minute
+			runs[b.ID] = d
+			return d
+		}
+		wait := 10 * time.Minute
+		got := simulate(mk(), Options{StarvationWait: wait}, 120, runFor)
+		at, ok := got["q/big"]
+		if !ok {
+			t.Fatalf("seed %d: the big job was never released with a %s wait", seed, wait)
+		}
+		// Held from the first decision; reserving after the wait; the
+		// cluster drains within the longest run (5 minutes), plus a step.
+		if limit := t0.Add(wait + 6*time.Minute); at.After(limit) {
+			t.Errorf("seed %d: the big job released at %s, after %s", seed, at.Sub(t0), limit.Sub(t0))
+		}
+		if _, ok := simulate(mk(), Options{}, 60, runFor)["q/big"]; !ok {
+			starvedWithout++
+		}
+	}
+	// The streams must be ones that starve the big job without a wait, or
+	// the first half shows nothing.
+	if starvedWithout < seeds/2 {
+		t.Errorf("without a wait the big job starved in %d of %d streams, want most", starvedWithout, seeds)
+	}
+}
+
+// TestFairShareRatios: on random weights, two queues with more work than
+// the cluster holds get room in proportion to their weights, within one
+// job.
+func TestFairShareRatios(t *testing.T) {
+	for seed := range uint64(50) {
+		r := rand.New(rand.NewPCG(seed, 3))
+		wa, wb := int32(1+r.IntN(4)), int32(1+r.IntN(4))
+		capacity := int64(20 + r.IntN(80))
+		s := &Snapshot{
+			Clusters: []Cluster{cluster("a", capacity)},
+			Queues:   []Queue{{Name: "qa", Weight: wa}, {Name: "qb", Weight: wb}},
+			Bindings: append(jobs("qa", int(capacity), 1, 1, 0), jobs("qb", int(capacity), 1, 1, 0)...),
+			Now:      t0,
+		}
+		got := released(Decide(s, Options{}))
+		want := float64(capacity) * float64(wa) / float64(wa+wb)
+		if diff := float64(got["qa"]) - want; diff > 1 || diff < -1 {
+			t.Errorf("seed %d: weights %d:%d on %d CPUs released %v, want about %.1f for qa", seed, wa, wb, capacity, got, want)
+		}
+		if got["qa"]+got["qb"] != int(capacity) {
+			t.Errorf("seed %d: released %v, want the cluster full (%d)", seed, got, capacity)
+		}
+	}
+}
