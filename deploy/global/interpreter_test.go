@@ -5,11 +5,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	lua "github.com/yuin/gopher-lua"
 	"sigs.k8s.io/yaml"
 
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/config/v1alpha1"
 	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
+	"github.com/caldera-sh/caldera/test/luatest"
 )
 
 // customization reads an interpreter customization of this directory,
@@ -27,26 +27,12 @@ func customization(t *testing.T, file string) *configv1alpha1.ResourceInterprete
 	return ric
 }
 
-// call runs script (Lua 5.1, as Karmada's interpreter does) and calls fn
-// with args, returning its results as Go values.
+// call runs script and calls fn with args.
 func call(t *testing.T, script, fn string, nret int, args ...any) []any {
 	t.Helper()
-	L := lua.NewState()
-	defer L.Close()
-	if err := L.DoString(script); err != nil {
-		t.Fatalf("loading the script: %v", err)
-	}
-	var largs []lua.LValue
-	for _, a := range args {
-		largs = append(largs, toLua(L, a))
-	}
-	if err := L.CallByParam(lua.P{Fn: L.GetGlobal(fn), NRet: nret, Protect: true}, largs...); err != nil {
-		t.Fatalf("%s: %v", fn, err)
-	}
-	out := make([]any, nret)
-	for i := nret - 1; i >= 0; i-- {
-		out[i] = fromLua(L.Get(-1))
-		L.Pop(1)
+	out, err := luatest.Call(script, fn, nret, args...)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
@@ -60,55 +46,6 @@ func object(t *testing.T, s string) any {
 		t.Fatal(err)
 	}
 	return v
-}
-
-func toLua(L *lua.LState, v any) lua.LValue {
-	switch x := v.(type) {
-	case nil:
-		return lua.LNil
-	case bool:
-		return lua.LBool(x)
-	case float64:
-		return lua.LNumber(x)
-	case string:
-		return lua.LString(x)
-	case []any:
-		tb := L.NewTable()
-		for _, e := range x {
-			tb.Append(toLua(L, e))
-		}
-		return tb
-	case map[string]any:
-		tb := L.NewTable()
-		for k, e := range x {
-			tb.RawSetString(k, toLua(L, e))
-		}
-		return tb
-	}
-	panic("unsupported value")
-}
-
-func fromLua(v lua.LValue) any {
-	switch x := v.(type) {
-	case lua.LBool:
-		return bool(x)
-	case lua.LNumber:
-		return float64(x)
-	case lua.LString:
-		return string(x)
-	case *lua.LTable:
-		if n := x.MaxN(); n > 0 {
-			out := make([]any, 0, n)
-			for i := 1; i <= n; i++ {
-				out = append(out, fromLua(x.RawGetInt(i)))
-			}
-			return out
-		}
-		out := map[string]any{}
-		x.ForEach(func(k, e lua.LValue) { out[k.String()] = fromLua(e) })
-		return out
-	}
-	return nil
 }
 
 // TestJobReplicas: a Job is one replica requiring all its tasks: here a

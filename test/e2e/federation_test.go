@@ -1,0 +1,299 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	apischeme "github.com/caldera-sh/caldera/apis/scheme"
+	"github.com/caldera-sh/caldera/cmd/caldera-global/app"
+	"github.com/caldera-sh/caldera/cmd/caldera-global/app/options"
+	"github.com/caldera-sh/caldera/deploy"
+	"github.com/caldera-sh/caldera/pkg/controlplane"
+	"github.com/caldera-sh/caldera/pkg/federation/karmada"
+	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
+	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
+	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
+	"github.com/caldera-sh/caldera/pkg/localenv"
+	karmadacrds "github.com/caldera-sh/caldera/test/crds/karmada"
+)
+
+// TestFederation: an API server plays the Karmada control plane (the
+// mirror's CRDs, caldera-global, and a stand-in for Karmada's own
+// controllers); two members run kwok nodes (two of 4 CPUs each) and
+// Caldera's scheduler and controller manager. Three 2-CPU Jobs go to a
+// queue capped at 4 CPUs across the federation: two run in the members,
+// the third waits with a reason; with member-b NotReady and the cap
+// raised, the third runs, in member-a.
+func TestFederation(t *testing.T) {
+	binDir, err := controlplane.FindBinDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+
+	// The members.
+	members := map[string]client.Client{}
+	for _, name := range []string{"member-a", "member-b"} {
+		var nodes []controlplane.NodeSpec
+		for i := range 2 {
+			nodes = append(nodes, controlplane.NodeSpec{Name: fmt.Sprintf("%s-%d", name, i), Capacity: corev1.ResourceList{
+				corev1.ResourceCPU: cpus(4), corev1.ResourceMemory: cpus(64 << 30), corev1.ResourcePods: cpus(110),
+			}})
+		}
+		env, err := localenv.Start(ctx, localenv.Options{
+			BinDir: binDir, Dir: filepath.Join(dir, name), Nodes: nodes,
+			Components: []string{localenv.ComponentScheduler, localenv.ComponentControllerManager},
+		})
+		if err != nil {
+			t.Fatalf("starting %s: %v", name, err)
+		}
+		t.Cleanup(func() { _ = env.Stop() })
+		c, err := clientFor(env.Kubeconfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "capped"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}); err != nil {
+			t.Fatal(err)
+		}
+		members[name] = c
+	}
+
+	// The Karmada control plane.
+	etcd, err := controlplane.StartEtcd(ctx, controlplane.EtcdOptions{BinDir: binDir, Dir: filepath.Join(dir, "karmada-etcd")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = etcd.Stop() })
+	scheme, err := apischeme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := karmada.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	crds, err := controlplane.ReadCRDs(deploy.CRDs, deploy.CRDDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, err := controlplane.ReadCRDs(karmadacrds.CRDs, karmadacrds.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, err := controlplane.StartCluster(ctx, etcd, controlplane.ClusterOptions{
+		Name: "karmada", BinDir: binDir, Dir: filepath.Join(dir, "karmada"), CRDs: append(crds, more...), Scheme: scheme,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = kp.Stop() })
+	kc := kp.Client
+
+	standIn, err := newStandIn(kc, members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, stopStandIn := context.WithCancel(ctx)
+	defer stopStandIn()
+	go standIn.run(sctx)
+	startGlobal(t, ctx, kp.APIServer.Kubeconfig, filepath.Join(dir, "global-certs"))
+
+	const ns = "training"
+	if err := kc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	capped := &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "capped"},
+		Spec: schedulingv1beta1.QueueSpec{Weight: 1, Capability: corev1.ResourceList{corev1.ResourceCPU: cpus(4)}}}
+	if err := kc.Create(ctx, capped); err != nil {
+		t.Fatal(err)
+	}
+	if err := kc.Create(ctx, &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "jobs"},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job"}},
+			Placement: policyv1alpha1.Placement{
+				ClusterAffinity:   &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member-a", "member-b"}},
+				SpreadConstraints: []policyv1alpha1.SpreadConstraint{{SpreadByField: "cluster", MaxGroups: 1, MinGroups: 1}},
+			},
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := kc.Create(ctx, trainingJob(ns, fmt.Sprintf("train-%d", i))); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	// Two run, in the members; the third waits in its queue.
+	where := func() map[string]string {
+		out := map[string]string{}
+		for name, mc := range members {
+			var jobs batchv1alpha1.JobList
+			if err := mc.List(ctx, &jobs, client.InNamespace(ns)); err != nil {
+				t.Fatal(err)
+			}
+			for _, j := range jobs.Items {
+				if j.Status.State.Phase == batchv1alpha1.JobRunning {
+					out[j.Name] = name
+				}
+			}
+		}
+		return out
+	}
+	eventually(t, ctx, 3*time.Minute, "two of the three jobs running in members", func() (bool, string) {
+		w := where()
+		_, third := w["train-2"]
+		return len(w) == 2 && !third, fmt.Sprintf("running %v", w)
+	})
+	cs := kubernetes.NewForConfigOrDie(kp.RESTConfig())
+	eventually(t, ctx, time.Minute, "the third job told why it waits", func() (bool, string) {
+		evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=train-2,reason=QueueCapability"})
+		if err != nil || len(evs.Items) == 0 {
+			return false, fmt.Sprint(err)
+		}
+		return strings.Contains(evs.Items[0].Message, `queue "capped" would hold cpu 6, over its capability by cpu 2`), evs.Items[0].Message
+	})
+
+	// member-b goes NotReady; the cap is raised: the third job runs, and
+	// only where it may.
+	standIn.setDown("member-b", true)
+	eventually(t, ctx, time.Minute, "member-b NotReady on the control plane", func() (bool, string) {
+		var cl clusterv1alpha1.Cluster
+		if err := kc.Get(ctx, client.ObjectKey{Name: "member-b"}, &cl); err != nil {
+			return false, err.Error()
+		}
+		return len(cl.Status.Conditions) == 1 && cl.Status.Conditions[0].Status == metav1.ConditionFalse, "still Ready"
+	})
+	patched := capped.DeepCopy()
+	patched.Spec.Capability[corev1.ResourceCPU] = cpus(100)
+	if err := kc.Patch(ctx, patched, client.MergeFrom(capped)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, ctx, 2*time.Minute, "the third job running in member-a", func() (bool, string) {
+		w := where()
+		return w["train-2"] == "member-a", fmt.Sprintf("running %v", w)
+	})
+	var rb workv1alpha2.ResourceBinding
+	if err := kc.Get(ctx, client.ObjectKey{Namespace: ns, Name: "train-2-job"}, &rb); err != nil {
+		t.Fatal(err)
+	}
+	if len(rb.Spec.Clusters) != 1 || rb.Spec.Clusters[0].Name != "member-a" {
+		t.Errorf("train-2's binding placed on %v, want member-a", rb.Spec.Clusters)
+	}
+}
+
+// trainingJob is a Job of two 1-CPU workers in queue capped.
+func trainingJob(ns, name string) *batchv1alpha1.Job {
+	return &batchv1alpha1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: batchv1alpha1.JobSpec{
+			SchedulerName: "volcano", Queue: "capped", MinAvailable: 2,
+			Tasks: []batchv1alpha1.TaskSpec{{
+				Name: "worker", Replicas: 2,
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers: []corev1.Container{{Name: "main", Image: "busybox", Resources: corev1.ResourceRequirements{
+						Requests: corev1.ResourceList{corev1.ResourceCPU: cpus(1)},
+					}}},
+				}},
+			}},
+		},
+	}
+}
+
+// startGlobal runs caldera-global in this process against the control
+// plane until the test ends, and returns once its webhook answers.
+func startGlobal(t *testing.T, ctx context.Context, kubeconfig, certDir string) {
+	t.Helper()
+	port, err := controlplane.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := options.NewOptions()
+	o.Kubeconfig = kubeconfig
+	o.BindAddress, o.Port = "127.0.0.1", port
+	o.CertDir = certDir
+	o.URLBase = fmt.Sprintf("https://127.0.0.1:%d", port)
+	o.ExtraSANs = []string{"127.0.0.1"}
+	o.HealthProbeBindAddress = "0"
+	o.LeaderElect = false
+	o.Heartbeat = time.Second
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	gctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- app.Run(gctx, o) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	c, err := clientFor(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		select {
+		case err := <-done:
+			return false, fmt.Errorf("caldera-global exited: %v", err)
+		default:
+		}
+		probe := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "probe-job"},
+			Spec: workv1alpha2.ResourceBindingSpec{Resource: workv1alpha2.ObjectReference{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job", Namespace: "default", Name: "probe"}}}
+		if err := c.Create(ctx, probe, client.DryRunAll); err != nil {
+			return false, nil
+		}
+		return probe.Spec.Suspension != nil && probe.Spec.Suspension.Scheduling != nil && *probe.Spec.Suspension.Scheduling, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for caldera-global: %v", err)
+	}
+}
+
+func eventually(t *testing.T, ctx context.Context, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		ok, msg := cond()
+		last = msg
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %v (last: %s)", what, err, last)
+	}
+}
+
+// clientFor is a client of the kubeconfig's API server knowing Caldera's
+// and the Karmada mirror's kinds.
+func clientFor(kubeconfig string) (client.Client, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	scheme, err := apischeme.New()
+	if err != nil {
+		return nil, err
+	}
+	if err := karmada.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: scheme})
+}
