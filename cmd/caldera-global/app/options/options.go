@@ -25,6 +25,9 @@ type Options struct {
 	// least this often.
 	Coalesce  time.Duration
 	Heartbeat time.Duration
+	// ReportGrace: how long a released job's pods are counted by the
+	// dispatcher itself after they appear in their member.
+	ReportGrace time.Duration
 	// LeaderElect runs one dispatcher among the replicas; every replica
 	// serves the webhook.
 	LeaderElect             bool
@@ -40,6 +43,7 @@ func NewOptions() *Options {
 		StarvationWait:          10 * time.Minute,
 		Coalesce:                50 * time.Millisecond,
 		Heartbeat:               30 * time.Second,
+		ReportGrace:             30 * time.Second,
 		LeaderElect:             true,
 		LeaderElectionNamespace: "caldera-system",
 		HealthProbeBindAddress:  ":11256",
@@ -54,6 +58,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.StarvationWait, "starvation-wait", o.StarvationWait, "how long a job that does not fit may be passed over before it reserves the cluster closest to holding it; 0 never")
 	fs.DurationVar(&o.Coalesce, "coalesce", o.Coalesce, "how long the dispatcher gathers changes before deciding")
 	fs.DurationVar(&o.Heartbeat, "heartbeat", o.Heartbeat, "the dispatcher decides at least this often")
+	fs.DurationVar(&o.ReportGrace, "report-grace", o.ReportGrace, "how long after a released job's pods appear in their member the dispatcher still counts them itself before trusting the member's resource summary; at least Karmada's cluster status update period")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "run the dispatcher in one replica at a time")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election Lease")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "address of /healthz and /readyz; 0 turns them off")
@@ -71,6 +76,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Heartbeat <= 0 {
 		errs = append(errs, fmt.Errorf("--heartbeat: %s must be positive", o.Heartbeat))
+	}
+	if o.ReportGrace < 0 {
+		errs = append(errs, fmt.Errorf("--report-grace: %s must not be negative", o.ReportGrace))
 	}
 	if o.LeaderElect {
 		for _, msg := range validation.IsDNS1123Label(o.LeaderElectionNamespace) {
