@@ -18,7 +18,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -110,31 +109,10 @@ func Run(ctx context.Context, o *options.Options) error {
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
-	if s.Watcher != nil {
-		if err := mgr.Add(s.Watcher); err != nil {
-			return err
-		}
-	}
-	if s.Client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
-		return fmt.Errorf("creating a client: %w", err)
-	}
-	s.Server = mgr.GetWebhookServer()
 	// Templates are read live: they are of any kind, and only at a
 	// binding's creation.
 	s.Hooks = Webhooks(mgr.GetAPIReader())
-	for _, h := range s.Hooks {
-		s.Server.Register(h.Path, h.Handler)
-	}
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("webhook-server", s.Server.StartedChecker()); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("setup", s.ReadyCheck); err != nil {
-		return err
-	}
-	if err := mgr.Add(s); err != nil {
+	if err := s.Install(mgr, cfg); err != nil {
 		return err
 	}
 	d := dispatcher.New(mgr.GetClient(), mgr.GetCache(), mgr.GetEventRecorderFor("caldera-global"), clock.RealClock{}, dispatcher.Options{

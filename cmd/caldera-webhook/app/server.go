@@ -19,7 +19,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
@@ -82,16 +81,6 @@ func Run(ctx context.Context, o *options.Options) error {
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
-	if s.Watcher != nil {
-		if err := mgr.Add(s.Watcher); err != nil {
-			return err
-		}
-	}
-	if s.Client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
-		return fmt.Errorf("creating a client: %w", err)
-	}
-	// GetWebhookServer adds the server to the manager's runnables.
-	s.Server = mgr.GetWebhookServer()
 	s.Cache = mgr.GetCache()
 	s.Hooks = webhooks.New(webhooks.Config{
 		Scheme:         scheme,
@@ -99,19 +88,7 @@ func Run(ctx context.Context, o *options.Options) error {
 		SchedulerNames: o.SchedulerNames,
 		JobPlugins:     job.KnownPlugins(),
 	})
-	for _, h := range s.Hooks {
-		s.Server.Register(h.Path, h.Handler)
-	}
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("webhook-server", s.Server.StartedChecker()); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("setup", s.ReadyCheck); err != nil {
-		return err
-	}
-	if err := mgr.Add(s); err != nil {
+	if err := s.Install(mgr, cfg); err != nil {
 		return err
 	}
 	klog.FromContext(ctx).Info("Starting caldera-webhook", "address", o.BindAddress, "port", o.Port,

@@ -14,10 +14,12 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -126,4 +128,36 @@ func (s *Setup) publish(ctx context.Context, caBundle []byte) error {
 		return registration.Apply(ctx, s.Client, m, v)
 	}
 	return registration.InjectCABundle(ctx, s.Client, s.ConfigName, caBundle)
+}
+
+// Install adds the setup to a manager built with s.Server as its webhook
+// server, once s.Hooks are set: the certificate watcher, a client (not
+// cached) that writes the configurations, the handlers, the health and
+// readiness checks, and the setup itself.
+func (s *Setup) Install(mgr manager.Manager, cfg *rest.Config) error {
+	if s.Watcher != nil {
+		if err := mgr.Add(s.Watcher); err != nil {
+			return err
+		}
+	}
+	c, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme()})
+	if err != nil {
+		return fmt.Errorf("creating a client: %w", err)
+	}
+	s.Client = c
+	// GetWebhookServer adds the server to the manager's runnables.
+	s.Server = mgr.GetWebhookServer()
+	for _, h := range s.Hooks {
+		s.Server.Register(h.Path, h.Handler)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("webhook-server", s.Server.StartedChecker()); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("setup", s.ReadyCheck); err != nil {
+		return err
+	}
+	return mgr.Add(s)
 }
