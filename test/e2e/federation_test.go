@@ -112,9 +112,6 @@ func TestFederation(t *testing.T) {
 // with more 1-CPU Jobs than the federation's 16 CPUs hold, all waiting
 // when the members come up: the members run them 2:1, every CPU used.
 func TestFederationFairShare(t *testing.T) {
-	t.Skip("not passing yet: the first decision releases 11:5 as it should, but the stand-in, like Karmada's scheduler on stale " +
-		"summaries, places all 16 on one member; the dispatcher then sees the other member free and releases 8 more. " +
-		"Next: have the dispatcher pin a released binding to the cluster it counted it on")
 	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
 	f := startFederation(t, ctx, "gold", "silver")

@@ -3,8 +3,9 @@
 // ResourceBindings of queued work (those of Volcano Jobs, and those the
 // webhook marked with their queue) and the Jobs themselves, and whenever
 // something changes it decides (pkg/federation/dispatch) which held
-// bindings to release, lifts their spec.suspension.scheduling, and tells
-// each held Job why it waits, with an event, only when the reason
+// bindings to release, lifts their spec.suspension.scheduling (pinning
+// each to the member the decision counted it on), and tells each held Job
+// why it waits, with an event, only when the reason
 // changes. A heartbeat re-decides too, so that waiting jobs reach their
 // starvation wait without other changes.
 //
@@ -37,6 +38,7 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
+	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
 	"github.com/caldera-sh/caldera/pkg/federation/rbwebhook"
 )
@@ -184,6 +186,7 @@ func (d *Dispatcher) Once(ctx context.Context) error {
 		}
 		patched.Spec.Suspension.Scheduling = new(false)
 		delete(patched.Annotations, HeldSinceAnnotation)
+		pin(patched, r.Cluster)
 		if err := d.client.Patch(ctx, patched, client.MergeFrom(rb)); err != nil {
 			errs[i] = fmt.Errorf("releasing binding %s: %w", r.ID, err)
 		}
@@ -226,6 +229,22 @@ func (d *Dispatcher) Once(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// pin narrows a released binding's placement to the cluster the decision
+// counted it on, so that Karmada's scheduler, working from cluster
+// summaries that lag, does not put it where the room was already given to
+// other work. Tolerations and replica scheduling stay as the policy set
+// them.
+func pin(rb *workv1alpha2.ResourceBinding, cluster string) {
+	if cluster == "" {
+		return
+	}
+	if rb.Spec.Placement == nil {
+		rb.Spec.Placement = &policyv1alpha1.Placement{}
+	}
+	rb.Spec.Placement.ClusterAffinity = &policyv1alpha1.ClusterAffinity{ClusterNames: []string{cluster}}
+	rb.Spec.Placement.ClusterAffinities = nil
 }
 
 // patchWorkers bounds the patches in flight.

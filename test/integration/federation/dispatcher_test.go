@@ -172,4 +172,7 @@ func TestDispatcherCapability(t *testing.T) {
 	if held.Spec.Suspension.Dispatching != nil {
 		t.Errorf("releasing set dispatching: %+v", held.Spec.Suspension)
 	}
+	if p := held.Spec.Placement; p == nil || p.ClusterAffinity == nil || fmt.Sprint(p.ClusterAffinity.ClusterNames) != "[dispatch-member]" {
+		t.Errorf("released binding's placement %+v, want it pinned to dispatch-member", p)
+	}
 }
