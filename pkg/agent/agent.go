@@ -27,6 +27,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -39,14 +40,10 @@ import (
 	"github.com/caldera-sh/caldera/pkg/agent/tune"
 )
 
-// Node labels that switch colocation on, Volcano's.
+// Node labels that switch colocation on, Volcano's (config reads them).
 const (
-	// ColocationLabel "true" puts the node under the agent's control.
-	ColocationLabel = "volcano.sh/colocation"
-	// OverSubscriptionLabel "true" or "false" turns publishing batch
-	// resources on or off on the node, whatever the configuration says;
-	// "true" also puts the node under the agent's control.
-	OverSubscriptionLabel = "volcano.sh/oversubscription"
+	ColocationLabel       = config.ColocationLabel
+	OverSubscriptionLabel = config.OverSubscriptionLabel
 )
 
 // EvictingTaint keeps new offline pods off a node under pressure; the
@@ -164,7 +161,7 @@ func (a *Agent) Tick(ctx context.Context) {
 	if !ok {
 		return
 	}
-	if !colocated(node) {
+	if !config.Colocated(node.Labels) {
 		a.standDown(ctx, node)
 		return
 	}
@@ -201,23 +198,6 @@ func (a *Agent) Tick(ctx context.Context) {
 	if ready {
 		a.relieve(ctx, node, s.Allocatable, now, live, classes, cfg)
 	}
-}
-
-// colocated reports whether the node's labels put it under the agent.
-func colocated(node *corev1.Node) bool {
-	return node.Labels[ColocationLabel] == "true" || node.Labels[OverSubscriptionLabel] == "true"
-}
-
-// oversubscribes reports whether the node publishes batch resources: its
-// label's say, else the configuration's.
-func oversubscribes(node *corev1.Node, cfg config.Node) bool {
-	switch node.Labels[OverSubscriptionLabel] {
-	case "true":
-		return true
-	case "false":
-		return false
-	}
-	return cfg.OverSubscription
 }
 
 // nodeConfig is the configuration in force on the node. A ConfigMap that
@@ -280,7 +260,7 @@ func (a *Agent) sample(ctx context.Context, node *corev1.Node, pods []*corev1.Po
 		}
 		onlineCPU += cpu
 		onlineMem += float64(m)
-		req := podRequests(p)
+		req := amountsOf(resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}))
 		s.OnlineRequest.CPU += req.CPU
 		s.OnlineRequest.Memory += req.Memory
 	}
@@ -300,12 +280,7 @@ func (a *Agent) sample(ctx context.Context, node *corev1.Node, pods []*corev1.Po
 // publish puts the batch resources on the node's status when they moved
 // enough, or the resync period passed.
 func (a *Agent) publish(ctx context.Context, node *corev1.Node, s oversub.Sample, cfg config.Node) {
-	var next oversub.Amounts
-	if oversubscribes(node, cfg) {
-		on := cfg
-		on.OverSubscription = true
-		next = oversub.Compute(s, on)
-	}
+	next := oversub.Compute(s, cfg)
 	cur, present := published(node)
 	now := a.clock.Now()
 	due := a.opts.Resync > 0 && now.Sub(a.published) >= a.opts.Resync
@@ -417,23 +392,6 @@ func percent(used, total int64) float64 {
 func amountsOf(rl corev1.ResourceList) oversub.Amounts {
 	cpu, mem := rl[corev1.ResourceCPU], rl[corev1.ResourceMemory]
 	return oversub.Amounts{CPU: cpu.MilliValue(), Memory: mem.Value()}
-}
-
-// podRequests is the pod's cpu and memory request as the kubelet counts
-// it: the larger of its init containers and its containers.
-func podRequests(p *corev1.Pod) oversub.Amounts {
-	var sum, initMax oversub.Amounts
-	for _, c := range p.Spec.Containers {
-		r := amountsOf(c.Resources.Requests)
-		sum.CPU += r.CPU
-		sum.Memory += r.Memory
-	}
-	for _, c := range p.Spec.InitContainers {
-		r := amountsOf(c.Resources.Requests)
-		initMax.CPU = max(initMax.CPU, r.CPU)
-		initMax.Memory = max(initMax.Memory, r.Memory)
-	}
-	return oversub.Amounts{CPU: max(sum.CPU, initMax.CPU), Memory: max(sum.Memory, initMax.Memory)}
 }
 
 // published is the batch resources the node's status shows.

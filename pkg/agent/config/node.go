@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -14,6 +15,21 @@ import (
 
 	"github.com/caldera-sh/caldera/pkg/agent/qos"
 )
+
+// Node labels that switch colocation on, Volcano's.
+const (
+	// ColocationLabel "true" puts the node under the agent's control.
+	ColocationLabel = "volcano.sh/colocation"
+	// OverSubscriptionLabel "true" or "false" turns publishing batch
+	// resources on or off on the node, whatever the configuration says;
+	// "true" also puts the node under the agent's control.
+	OverSubscriptionLabel = "volcano.sh/oversubscription"
+)
+
+// Colocated reports whether a node's labels put it under the agent.
+func Colocated(nodeLabels map[string]string) bool {
+	return nodeLabels[ColocationLabel] == "true" || nodeLabels[OverSubscriptionLabel] == "true"
+}
 
 // Node is the configuration in force on one node, every field set.
 type Node struct {
@@ -98,9 +114,9 @@ func (c *Colocation) validate(p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if q := c.CPUQoS; q != nil {
 		wp := p.Child("cpuQosConfig", "weights")
-		for _, k := range sortedKeys(q.Weights) {
+		for _, k := range slices.Sorted(maps.Keys(q.Weights)) {
 			if _, err := qos.Parse(k); err != nil {
-				errs = append(errs, field.NotSupported(wp.Key(k), k, classNames()))
+				errs = append(errs, field.NotSupported(wp.Key(k), k, qos.Names()))
 				continue
 			}
 			if w := q.Weights[k]; w < 1 || w > 10000 {
@@ -148,8 +164,10 @@ func (c *Colocation) validate(p *field.Path) field.ErrorList {
 	return errs
 }
 
-// ForNode is the configuration in force on a node with these labels. The
-// error names the entries that leave a low watermark above its high one.
+// ForNode is the configuration in force on a node with these labels: the
+// layers whose selectors match, and the node's OverSubscriptionLabel over
+// them. The error names the entries that leave a low watermark above its
+// high one.
 func (c *Configuration) ForNode(nodeLabels map[string]string) (Node, error) {
 	eff := Defaults()
 	layers := []string{"defaults"}
@@ -193,6 +211,12 @@ func (c *Configuration) ForNode(nodeLabels map[string]string) (Node, error) {
 	}
 	for k, w := range eff.CPUQoS.Weights {
 		n.Weights[qos.Class(k)] = w
+	}
+	switch nodeLabels[OverSubscriptionLabel] {
+	case "true":
+		n.OverSubscription = true
+	case "false":
+		n.OverSubscription = false
 	}
 	from := strings.Join(layers, " < ")
 	if n.CPULowWatermark > n.CPUHighWatermark {
@@ -256,21 +280,4 @@ func parseTypes(s string) (cpu, memory bool, err error) {
 		}
 	}
 	return cpu, memory, nil
-}
-
-func classNames() []string {
-	var out []string
-	for _, c := range qos.Classes() {
-		out = append(out, string(c))
-	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -118,3 +118,31 @@ func TestInvalid(t *testing.T) {
 		t.Errorf("crossed watermarks: %v", err)
 	}
 }
+
+// TestOverSubscriptionLabel: the node's label turns lending on or off
+// whatever the configuration says, and puts the node under the agent.
+func TestOverSubscriptionLabel(t *testing.T) {
+	off, err := Parse([]byte(`{"globalConfig": {"overSubscriptionConfig": {"enable": false}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		c      *Configuration
+		labels map[string]string
+		want   bool
+	}{
+		"configuration off, label on": {off, map[string]string{OverSubscriptionLabel: "true"}, true},
+		"configuration on, label off": {nil, map[string]string{OverSubscriptionLabel: "false"}, false},
+		"no label":                    {off, nil, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			n, err := tc.c.ForNode(tc.labels)
+			if err != nil || n.OverSubscription != tc.want {
+				t.Errorf("OverSubscription = %v (%v), want %v", n.OverSubscription, err, tc.want)
+			}
+		})
+	}
+	if !Colocated(map[string]string{OverSubscriptionLabel: "true"}) || !Colocated(map[string]string{ColocationLabel: "true"}) || Colocated(nil) {
+		t.Error("Colocated does not follow the labels")
+	}
+}

@@ -73,11 +73,16 @@ func Parse(s string) (Class, error) {
 			return c, nil
 		}
 	}
+	return "", fmt.Errorf("unknown QoS level %q (known: %s)", s, strings.Join(Names(), ", "))
+}
+
+// Names lists the class names, most protected first.
+func Names() []string {
 	names := make([]string, 0, 4)
 	for _, c := range Classes() {
 		names = append(names, string(c))
 	}
-	return "", fmt.Errorf("unknown QoS level %q (known: %s)", s, strings.Join(names, ", "))
+	return names
 }
 
 // Of returns the pod's class: its annotation's, else the default for

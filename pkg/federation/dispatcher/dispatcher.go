@@ -158,13 +158,13 @@ func (d *Dispatcher) Once(ctx context.Context) error {
 	dec := dispatch.Decide(s, dispatch.Options{StarvationWait: d.opts.StarvationWait})
 	logger := klog.FromContext(ctx)
 	if logger.V(2).Enabled() {
+		queueOf := make(map[string]string, len(s.Bindings))
+		for _, b := range s.Bindings {
+			queueOf[b.ID] = b.Queue
+		}
 		perQueue := map[string]int{}
 		for _, r := range dec.Releases {
-			for _, b := range s.Bindings {
-				if b.ID == r.ID {
-					perQueue[b.Queue]++
-				}
-			}
+			perQueue[queueOf[r.ID]]++
 		}
 		ready := 0
 		for _, c := range s.Clusters {
@@ -335,7 +335,7 @@ func (d *Dispatcher) snapshot(ctx context.Context) (*dispatch.Snapshot, map[stri
 		id := rb.Namespace + "/" + rb.Name
 		b := &dispatch.Binding{ID: id, Queue: queue, Created: rb.CreationTimestamp.Time, Components: components(rb)}
 		if b.Queue == "" {
-			b.Queue = rbwebhook.DefaultQueue
+			b.Queue = schedulingv1beta1.DefaultQueue
 		}
 		if sp := rb.Spec.SchedulePriority; sp != nil {
 			b.Priority = sp.Priority

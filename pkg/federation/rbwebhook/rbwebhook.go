@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
 )
 
@@ -45,9 +46,6 @@ const (
 	QueueAnnotation     = "scheduling.volcano.sh/queue-name"
 	GroupNameAnnotation = "scheduling.k8s.io/group-name"
 )
-
-// DefaultQueue is the queue of a Job that names none.
-const DefaultQueue = "default"
 
 // QueueOfBindingAnnotation records on a suspended binding the queue its
 // work belongs to, for the dispatcher.
@@ -70,7 +68,7 @@ func QueueOf(w Workload) (string, bool) {
 				return q, true
 			}
 		}
-		return DefaultQueue, true
+		return schedulingv1beta1.DefaultQueue, true
 	}
 	if w.Object == nil {
 		return "", false
@@ -83,7 +81,7 @@ func QueueOf(w Workload) (string, bool) {
 		}
 	}
 	if w.Object.GetAnnotations()[GroupNameAnnotation] != "" || podTemplateMeta(w.Object, "annotations")[GroupNameAnnotation] != "" {
-		return DefaultQueue, true
+		return schedulingv1beta1.DefaultQueue, true
 	}
 	return "", false
 }

@@ -2,6 +2,7 @@ package tasktopology
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
@@ -146,7 +147,7 @@ func buildBuckets(job *api.JobInfo, rel *relations) ([]*bucket, map[api.TaskID]m
 			byNode[t.NodeName] = append(byNode[t.NodeName], t)
 		}
 	}
-	for _, node := range sortedKeys(byNode) {
+	for _, node := range slices.Sorted(maps.Keys(byNode)) {
 		b := open()
 		tasks := byNode[node]
 		slices.SortFunc(tasks, byName)
@@ -221,13 +222,4 @@ func byName(l, r *api.TaskInfo) int {
 		return c
 	}
 	return cmp.Compare(l.UID, r.UID)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -15,6 +15,8 @@ package tasktopology
 import (
 	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -234,7 +236,7 @@ func (p *Plugin) ScoreNodes(t *api.TaskInfo, nodes []*api.NodeInfo, scores []flo
 // among equals); "" when none is placed.
 func homeOf(placed map[string]*placedState) string {
 	home, most := "", 0
-	for _, name := range sortedKeys(placed) {
+	for _, name := range slices.Sorted(maps.Keys(placed)) {
 		if s := placed[name]; s.members > most {
 			home, most = name, s.members
 		}
