@@ -68,6 +68,27 @@ func (ssn *Session) SubGroupDomains(job *api.JobInfo, g *api.SubGroup, evicting 
 	return nil
 }
 
+// TryInDomains calls try with the search scope narrowed to each of d's
+// domains in turn, restoring the scope after each, until try reports it
+// is done; when d is soft and none was, it calls try once more in the
+// scope it started in. It reports whether a call within a domain was
+// done.
+func (ssn *Session) TryInDomains(d *Domains, try func() (done bool)) bool {
+	outer := ssn.scope
+	for _, dom := range d.List {
+		ssn.scope = dom
+		done := try()
+		ssn.scope = outer
+		if done {
+			return true
+		}
+	}
+	if !d.Hard {
+		try()
+	}
+	return false
+}
+
 // CurrentScope is the domain searches are restricted to, nil for none.
 func (ssn *Session) CurrentScope() *Domain { return ssn.scope }
 

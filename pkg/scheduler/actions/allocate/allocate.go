@@ -108,22 +108,25 @@ func allocateInDomains(ssn *framework.Session, queue *api.QueueInfo, job *api.Jo
 	var closest *framework.Domain
 	var closestPlaced int32 = -1
 	var closestWhy *framework.Reason
-	for _, dom := range d.List {
-		ssn.Scope(dom)
+	calls := 0
+	if ssn.TryInDomains(d, func() bool {
+		calls++
 		stmt, blocked := attempt(ssn, queue, job, held)
-		ssn.Unscope()
+		if calls > len(d.List) {
+			// Soft, after the domains: placed anywhere.
+			settle(ssn, job, stmt, blocked)
+			return true
+		}
 		if ssn.JobReady(job) || ssn.JobPipelined(job) {
 			settle(ssn, job, stmt, blocked)
-			return
+			return true
 		}
 		if placed := job.PlacedCount(); placed > closestPlaced {
-			closest, closestPlaced, closestWhy = dom, placed, blocked
+			closest, closestPlaced, closestWhy = ssn.CurrentScope(), placed, blocked
 		}
 		stmt.Discard()
-	}
-	if !d.Hard {
-		stmt, blocked := attempt(ssn, queue, job, held)
-		settle(ssn, job, stmt, blocked)
+		return false
+	}) || !d.Hard {
 		return
 	}
 	if held != nil {
@@ -279,21 +282,15 @@ func placeSubGroup(ssn *framework.Session, stmt *framework.Statement, queue *api
 	if d == nil {
 		return try()
 	}
-	outer := ssn.CurrentScope()
 	var first *framework.Reason
-	for _, dom := range d.List {
-		ssn.Scope(dom)
-		r, gate := try()
-		ssn.Scope(outer)
-		if r == nil || gate {
-			return r, gate
-		}
-		if first == nil {
+	if ssn.TryInDomains(d, func() bool {
+		r, gate = try()
+		if r != nil && !gate && first == nil {
 			first = r
 		}
-	}
-	if !d.Hard {
-		return try()
+		return r == nil || gate
+	}) || !d.Hard {
+		return r, gate
 	}
 	why := d.Why
 	if why == nil {

@@ -402,16 +402,12 @@ func (s *Search) Place(job *api.JobInfo, gate Gate, reason func(preemptor *api.T
 	}
 	// A job with a network topology constraint makes room within one
 	// domain at a time.
-	for _, dom := range d.List {
-		s.ssn.Scope(dom)
-		r := s.place(job, gate, reason)
-		s.ssn.Unscope()
-		if r.Committed {
-			return r
-		}
-	}
-	if !d.Hard {
-		return s.place(job, gate, reason)
+	var r Result
+	if s.ssn.TryInDomains(d, func() bool {
+		r = s.place(job, gate, reason)
+		return r.Committed
+	}) || !d.Hard {
+		return r
 	}
 	why := d.Why
 	if why == nil {
@@ -573,17 +569,11 @@ func (s *Search) placeSubGroup(job *api.JobInfo, g *api.SubGroup, stmt *framewor
 	if d == nil {
 		return try()
 	}
-	outer := ssn.CurrentScope()
-	for _, dom := range d.List {
-		ssn.Scope(dom)
-		v, why, gated := try()
-		ssn.Scope(outer)
-		if why == nil || gated {
-			return v, why, gated
-		}
-	}
-	if !d.Hard {
-		return try()
+	if ssn.TryInDomains(d, func() bool {
+		victims, blocked, gated = try()
+		return blocked == nil || gated
+	}) || !d.Hard {
+		return victims, blocked, gated
 	}
 	why := d.Why
 	if why == nil {
