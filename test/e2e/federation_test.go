@@ -42,7 +42,7 @@ import (
 func TestFederation(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
-	f := startFederation(t, ctx, "capped")
+	f := startFederation(t, ctx, 0, "capped")
 	kc, standIn, kp := f.karmada, f.standIn, f.cluster
 
 	const ns = "training"
@@ -114,7 +114,7 @@ func TestFederation(t *testing.T) {
 func TestFederationFairShare(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
-	f := startFederation(t, ctx, "gold", "silver")
+	f := startFederation(t, ctx, 0, "gold", "silver")
 	kc := f.karmada
 	const ns = "shares"
 	if err := kc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
@@ -130,22 +130,7 @@ func TestFederationFairShare(t *testing.T) {
 	}
 	// Contention: every job is waiting before any room is offered, so the
 	// members report NotReady until all the bindings exist.
-	for _, m := range []string{"member-a", "member-b"} {
-		f.standIn.setDown(m, true)
-	}
-	eventually(t, ctx, time.Minute, "both members NotReady", func() (bool, string) {
-		var cls clusterv1alpha1.ClusterList
-		if err := kc.List(ctx, &cls); err != nil {
-			return false, err.Error()
-		}
-		down := 0
-		for _, c := range cls.Items {
-			if len(c.Status.Conditions) == 1 && c.Status.Conditions[0].Status == metav1.ConditionFalse {
-				down++
-			}
-		}
-		return down == 2, fmt.Sprintf("%d NotReady", down)
-	})
+	membersDown(t, ctx, f, true)
 	for i := range 20 {
 		for _, q := range []string{"gold", "silver"} {
 			if err := kc.Create(ctx, trainingJob(ns, fmt.Sprintf("%s-%02d", q, i), q, 1)); err != nil {
@@ -153,16 +138,8 @@ func TestFederationFairShare(t *testing.T) {
 			}
 		}
 	}
-	eventually(t, ctx, time.Minute, "all 40 bindings held", func() (bool, string) {
-		var rbs workv1alpha2.ResourceBindingList
-		if err := kc.List(ctx, &rbs, client.InNamespace(ns)); err != nil {
-			return false, err.Error()
-		}
-		return len(rbs.Items) == 40, fmt.Sprintf("%d bindings", len(rbs.Items))
-	})
-	for _, m := range []string{"member-a", "member-b"} {
-		f.standIn.setDown(m, false)
-	}
+	bindingsHeld(t, ctx, f, ns, 40)
+	membersDown(t, ctx, f, false)
 	var counts map[string]int
 	eventually(t, ctx, 3*time.Minute, "16 jobs running", func() (bool, string) {
 		counts = map[string]int{}
@@ -192,8 +169,9 @@ type federation struct {
 // startFederation starts an API server playing the Karmada control plane
 // (the mirror's CRDs, caldera-global, the stand-in) and two members,
 // member-a and member-b, each of two 4-CPU kwok nodes with Caldera's
-// scheduler and controller manager and the queues named.
-func startFederation(t *testing.T, ctx context.Context, queues ...string) *federation {
+// scheduler and controller manager and the queues named. A starvation
+// wait of 0 keeps caldera-global's default.
+func startFederation(t *testing.T, ctx context.Context, starvationWait time.Duration, queues ...string) *federation {
 	t.Helper()
 	binDir, err := controlplane.FindBinDir()
 	if err != nil {
@@ -267,7 +245,7 @@ func startFederation(t *testing.T, ctx context.Context, queues ...string) *feder
 	sctx, stopStandIn := context.WithCancel(ctx)
 	t.Cleanup(stopStandIn)
 	go standIn.run(sctx)
-	startGlobal(t, ctx, kp.APIServer.Kubeconfig, filepath.Join(dir, "global-certs"))
+	startGlobal(t, ctx, kp.APIServer.Kubeconfig, filepath.Join(dir, "global-certs"), starvationWait)
 
 	return &federation{karmada: kc, cluster: kp, members: members, standIn: standIn}
 }
@@ -325,7 +303,7 @@ func trainingJob(ns, name, queue string, pods int32) *batchv1alpha1.Job {
 
 // startGlobal runs caldera-global in this process against the control
 // plane until the test ends, and returns once its webhook answers.
-func startGlobal(t *testing.T, ctx context.Context, kubeconfig, certDir string) {
+func startGlobal(t *testing.T, ctx context.Context, kubeconfig, certDir string, starvationWait time.Duration) {
 	t.Helper()
 	port, err := controlplane.FreePort()
 	if err != nil {
@@ -342,6 +320,9 @@ func startGlobal(t *testing.T, ctx context.Context, kubeconfig, certDir string) 
 	o.Heartbeat = time.Second
 	// The stand-in refreshes member summaries every 200 ms.
 	o.ReportGrace = time.Second
+	if starvationWait > 0 {
+		o.StarvationWait = starvationWait
+	}
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
