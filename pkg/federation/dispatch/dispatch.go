@@ -72,7 +72,8 @@ type Binding struct {
 	Created  time.Time
 	// Components are all the job's kinds of replica.
 	Components []Component
-	// Clusters, when set, are the only clusters the job may go to.
+	// Clusters, when not nil, are the only clusters the job may go to
+	// (none when empty).
 	Clusters []string
 	// Released: the dispatcher lifted its suspension.
 	Released bool
@@ -265,7 +266,7 @@ func newState(s *Snapshot, opts Options) *state {
 	st := &state{
 		s: s, opts: opts, capacity: Resources{}, free: map[string]Resources{},
 		used: map[string]Resources{}, queues: map[string]*Queue{}, reserved: map[string]string{},
-		requests: make(map[*Binding]Resources, len(s.Bindings)),
+		requests: map[*Binding]Resources{},
 	}
 	for i := range s.Queues {
 		q := &s.Queues[i]
@@ -281,24 +282,29 @@ func newState(s *Snapshot, opts Options) *state {
 		st.free[c.Name] = c.Allocatable.Clone().Sub(c.Allocated).Sub(c.Allocating)
 	}
 	slices.Sort(st.ready)
+	// Released work counts, without a request map per job: there are
+	// many more released jobs than held ones.
 	for _, b := range s.Bindings {
 		if !b.Released || b.Finished {
 			continue
 		}
-		req := st.request(b)
-		if u, ok := st.used[b.Queue]; ok {
-			u.Add(req)
-		}
-		if b.Reported {
-			continue
-		}
+		u, counted := st.used[b.Queue]
 		// Released and not yet counted by its cluster: count it there.
-		target := b.Cluster
-		if target == "" {
-			target = s.Planned[b.ID]
+		var f Resources
+		if !b.Reported {
+			target := b.Cluster
+			if target == "" {
+				target = s.Planned[b.ID]
+			}
+			f = st.free[target]
 		}
-		if f, ok := st.free[target]; ok {
-			f.Sub(req)
+		for _, c := range b.Components {
+			if counted {
+				u.AddTimes(c.Request, int64(c.Replicas))
+			}
+			if f != nil {
+				f.AddTimes(c.Request, -int64(c.Replicas))
+			}
 		}
 	}
 	return st
@@ -361,7 +367,7 @@ func (st *state) try(b *Binding) (Hold, bool) {
 		h.Message = fmt.Sprintf("the clusters that could hold the job (%s) are reserved for jobs waiting longer", strings.Join(st.reservedAmong(b), ", "))
 		return h, false
 	case best == "":
-		h.Message = "no Ready cluster the job may go to"
+		h.Message = "no Ready cluster is one the job's placement allows"
 		return h, false
 	}
 	h.Message = fmt.Sprintf("no Ready cluster has %s free for the job; %s comes closest, short of %s", req, best, req.Short(st.free[best]))
@@ -412,7 +418,7 @@ func (st *state) guarantees(q *Queue, req Resources) (Hold, bool) {
 
 // allowed lists the Ready clusters the job may go to, by name.
 func (st *state) allowed(b *Binding) []string {
-	if len(b.Clusters) == 0 {
+	if b.Clusters == nil {
 		return st.ready
 	}
 	var out []string

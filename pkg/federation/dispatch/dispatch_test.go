@@ -189,13 +189,18 @@ func TestClusterAffinityAndClosedQueue(t *testing.T) {
 	s := &Snapshot{
 		Clusters: []Cluster{cluster("a", 10), cluster("b", 10)},
 		Queues:   []Queue{{Name: "q", Weight: 1}, {Name: "shut", Weight: 1, Closed: true}},
-		Bindings: append(jobs("q", 1, 1, 1, 0), jobs("shut", 1, 1, 1, 0)...),
+		Bindings: append(jobs("q", 2, 1, 1, 0), jobs("shut", 1, 1, 1, 0)...),
 		Now:      t0,
 	}
 	s.Bindings[0].Clusters = []string{"b"}
+	// Its placement allows none of the clusters.
+	s.Bindings[1].Clusters = []string{}
 	d := Decide(s, Options{})
 	if diff := cmp.Diff([]Release{{ID: "q/job-000", Cluster: "b"}}, d.Releases); diff != "" {
 		t.Errorf("releases (-want,+got):\n%s", diff)
+	}
+	if h := d.Holds["q/job-001"]; h.Rule != RuleNoClusterFits || h.Message != "no Ready cluster is one the job's placement allows" {
+		t.Errorf("hold of the job allowed nowhere: %+v", h)
 	}
 	if h := d.Holds["shut/job-000"]; h.Rule != RuleQueueClosed {
 		t.Errorf("hold %+v", h)

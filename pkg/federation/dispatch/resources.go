@@ -46,6 +46,14 @@ func (r Resources) Sub(o Resources) Resources {
 	return r
 }
 
+// AddTimes adds n times o to r, in place, and returns r.
+func (r Resources) AddTimes(o Resources, n int64) Resources {
+	for k, v := range o {
+		r[k] += v * n
+	}
+	return r
+}
+
 // Times is r times n, a new value.
 func (r Resources) Times(n int64) Resources {
 	out := make(Resources, len(r))

@@ -9,6 +9,11 @@
 // changes. A heartbeat re-decides too, so that waiting jobs reach their
 // starvation wait without other changes.
 //
+// Bindings and Jobs are converted for the decision as the watch delivers
+// their changes, so a decision beside many released bindings costs little
+// more than one beside few. A binding goes only where its placement allows
+// (pkg/federation/placement).
+//
 // What it needs to survive a restart lives on the bindings: a held
 // binding carries the time it was first held in the annotation
 // dispatch.caldera.sh/held-since.
@@ -40,6 +45,7 @@ import (
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
+	"github.com/caldera-sh/caldera/pkg/federation/placement"
 	"github.com/caldera-sh/caldera/pkg/federation/rbwebhook"
 )
 
@@ -82,6 +88,43 @@ type Dispatcher struct {
 	// released holds the bindings this dispatcher released that its cache
 	// may still show suspended: they count as released until it catches up.
 	released map[string]bool
+
+	// mu guards what the watch handlers keep: each binding and Job is
+	// converted once per change, so a decision's cost follows the changes
+	// and the held work, not a conversion of every object.
+	mu       sync.Mutex
+	bindings map[string]*tracked
+	jobs     map[types.NamespacedName]*jobInfo
+	// pokedAt is the first change not yet decided on (zero: none).
+	pokedAt time.Time
+}
+
+// tracked is a binding of queued work as the decision reads it.
+type tracked struct {
+	// rb is the cache's object: read, never changed.
+	rb        *workv1alpha2.ResourceBinding
+	job       types.NamespacedName
+	isJob     bool
+	queue     string
+	priority  int32
+	suspended bool
+	cluster   string
+	hasPods   bool
+	heldSince time.Time
+	// placement is the key of the binding's placement (its affinities and
+	// tolerations), "" for none: bindings of one policy share it.
+	placement string
+	// b is the binding as decisions see it: its fixed fields set here,
+	// the others by each snapshot (which alone changes it).
+	b *dispatch.Binding
+}
+
+// jobInfo is what the decision reads of a Volcano Job.
+type jobInfo struct {
+	job           *batchv1alpha1.Job
+	queue         string
+	priorityClass string
+	finished      bool
 }
 
 // New builds a dispatcher reading through c (backed by ca) and writing
@@ -100,6 +143,7 @@ func New(c client.Client, ca cache.Cache, recorder record.EventRecorder, clk clo
 		client: c, cache: ca, recorder: recorder, clock: clk, opts: opts,
 		trigger: make(chan struct{}, 1), planned: map[string]string{}, holds: map[string]dispatch.Hold{},
 		podsSeen: map[string]time.Time{}, released: map[string]bool{},
+		bindings: map[string]*tracked{}, jobs: map[types.NamespacedName]*jobInfo{},
 	}
 }
 
@@ -110,10 +154,24 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("watching %T: %w", obj, err)
 		}
+		update := func(obj any, gone bool) {
+			switch o := obj.(type) {
+			case *workv1alpha2.ResourceBinding:
+				d.trackBinding(o, gone)
+			case *batchv1alpha1.Job:
+				d.trackJob(o, gone)
+			}
+			d.poke()
+		}
 		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc:    func(any) { d.poke() },
-			UpdateFunc: func(any, any) { d.poke() },
-			DeleteFunc: func(any) { d.poke() },
+			AddFunc:    func(obj any) { update(obj, false) },
+			UpdateFunc: func(_, obj any) { update(obj, false) },
+			DeleteFunc: func(obj any) {
+				if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+					obj = tomb.Obj
+				}
+				update(obj, true)
+			},
 		}); err != nil {
 			return err
 		}
@@ -129,10 +187,18 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-d.trigger:
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-d.clock.After(d.opts.Coalesce):
+			// Changes gather for the coalescing window from the first of
+			// them: those that came during the last decision have waited
+			// already.
+			d.mu.Lock()
+			wait := d.opts.Coalesce - d.clock.Since(d.pokedAt)
+			d.mu.Unlock()
+			if wait > 0 {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-d.clock.After(wait):
+				}
 			}
 		case <-heartbeat.C():
 		}
@@ -143,6 +209,11 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 }
 
 func (d *Dispatcher) poke() {
+	d.mu.Lock()
+	if d.pokedAt.IsZero() {
+		d.pokedAt = d.clock.Now()
+	}
+	d.mu.Unlock()
 	select {
 	case d.trigger <- struct{}{}:
 	default:
@@ -151,6 +222,9 @@ func (d *Dispatcher) poke() {
 
 // Once decides and applies once.
 func (d *Dispatcher) Once(ctx context.Context) error {
+	d.mu.Lock()
+	d.pokedAt = time.Time{}
+	d.mu.Unlock()
 	s, byID, err := d.snapshot(ctx)
 	if err != nil {
 		return err
@@ -276,27 +350,83 @@ type entry struct {
 	job *batchv1alpha1.Job
 }
 
-// snapshot reads what the decision needs.
+// trackBinding converts a binding of queued work (that of a Volcano Job,
+// or one the webhook marked with its queue) as it changes.
+func (d *Dispatcher) trackBinding(rb *workv1alpha2.ResourceBinding, gone bool) {
+	id := rb.Namespace + "/" + rb.Name
+	ref := rb.Spec.Resource
+	isJob := strings.HasPrefix(ref.APIVersion, batchv1alpha1.SchemeGroupVersion.Group+"/") && ref.Kind == "Job"
+	queue, queued := rb.Annotations[rbwebhook.QueueOfBindingAnnotation]
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if gone || (!isJob && !queued) {
+		// Not queued work: the webhook let it pass.
+		delete(d.bindings, id)
+		return
+	}
+	t := &tracked{rb: rb, isJob: isJob, job: types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, queue: queue}
+	if sp := rb.Spec.SchedulePriority; sp != nil {
+		t.priority = sp.Priority
+	}
+	sus := rb.Spec.Suspension
+	t.suspended = sus != nil && sus.Scheduling != nil && *sus.Scheduling
+	if len(rb.Spec.Clusters) > 0 {
+		t.cluster = rb.Spec.Clusters[0].Name
+		t.hasPods = hasPods(rb, t.cluster)
+	}
+	if at, err := time.Parse(time.RFC3339, rb.Annotations[HeldSinceAnnotation]); err == nil {
+		t.heldSince = at
+	}
+	if p := rb.Spec.Placement; p != nil && (p.ClusterAffinity != nil || len(p.ClusterAffinities) > 0 || len(p.ClusterTolerations) > 0) {
+		key, err := json.Marshal([]any{p.ClusterAffinity, p.ClusterAffinities, p.ClusterTolerations})
+		if err == nil {
+			t.placement = string(key)
+		}
+	}
+	t.b = &dispatch.Binding{ID: id, Created: rb.CreationTimestamp.Time, Components: components(rb), Cluster: t.cluster, HeldSince: t.heldSince}
+	d.bindings[id] = t
+}
+
+// trackJob keeps what the decision reads of a Job.
+func (d *Dispatcher) trackJob(j *batchv1alpha1.Job, gone bool) {
+	key := types.NamespacedName{Namespace: j.Namespace, Name: j.Name}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if gone {
+		delete(d.jobs, key)
+		return
+	}
+	info := &jobInfo{job: j, queue: j.Spec.Queue, priorityClass: j.Spec.PriorityClassName}
+	switch j.Status.State.Phase {
+	case batchv1alpha1.JobCompleted, batchv1alpha1.JobFailed, batchv1alpha1.JobTerminated, batchv1alpha1.JobAborted:
+		info.finished = true
+	}
+	d.jobs[key] = info
+}
+
+// snapshot reads what the decision needs: the clusters, queues and
+// priority classes from the cache, the bindings and Jobs as the watch
+// handlers keep them.
 func (d *Dispatcher) snapshot(ctx context.Context) (*dispatch.Snapshot, map[string]entry, error) {
 	var clusters clusterv1alpha1.ClusterList
 	var queues schedulingv1beta1.QueueList
-	var rbs workv1alpha2.ResourceBindingList
-	var jobs batchv1alpha1.JobList
 	var pcs schedulingv1.PriorityClassList
 	// The cache's objects are read, never changed (patches start from
-	// copies): no copy of every object per decision.
-	for _, l := range []client.ObjectList{&clusters, &queues, &rbs, &jobs, &pcs} {
+	// copies).
+	for _, l := range []client.ObjectList{&clusters, &queues, &pcs} {
 		if err := d.client.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, nil, fmt.Errorf("listing %T: %w", l, err)
 		}
 	}
 	s := &dispatch.Snapshot{Now: d.clock.Now(), Planned: d.planned}
+	tainted := false
 	for _, c := range clusters.Items {
 		dc := dispatch.Cluster{Name: c.Name, Ready: clusterReady(&c), Allocatable: dispatch.Resources{}, Allocated: dispatch.Resources{}, Allocating: dispatch.Resources{}}
 		if rs := c.Status.ResourceSummary; rs != nil {
 			dc.Allocatable, dc.Allocated, dc.Allocating = dispatch.ResourcesOf(rs.Allocatable), dispatch.ResourcesOf(rs.Allocated), dispatch.ResourcesOf(rs.Allocating)
 		}
 		s.Clusters = append(s.Clusters, dc)
+		tainted = tainted || len(c.Spec.Taints) > 0
 	}
 	for _, q := range queues.Items {
 		dq := dispatch.Queue{Name: q.Name, Priority: q.Spec.Priority, Weight: max(q.Spec.Weight, 1),
@@ -313,54 +443,60 @@ func (d *Dispatcher) snapshot(ctx context.Context) (*dispatch.Snapshot, map[stri
 	for _, pc := range pcs.Items {
 		priorities[pc.Name] = pc.Value
 	}
-	jobsByKey := map[types.NamespacedName]*batchv1alpha1.Job{}
-	for i := range jobs.Items {
-		j := &jobs.Items[i]
-		jobsByKey[types.NamespacedName{Namespace: j.Namespace, Name: j.Name}] = j
+	// Where each placement lets work go, worked out once per placement.
+	allowed := map[string][]string{}
+	allowedBy := func(t *tracked) []string {
+		if t.placement == "" && !tainted {
+			return nil
+		}
+		if names, ok := allowed[t.placement]; ok {
+			return names
+		}
+		names := []string{}
+		for i := range clusters.Items {
+			if placement.Allows(t.rb.Spec.Placement, &clusters.Items[i]) {
+				names = append(names, clusters.Items[i].Name)
+			}
+		}
+		if len(names) == len(clusters.Items) {
+			names = nil
+		}
+		allowed[t.placement] = names
+		return names
 	}
+
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	// Decisions act on held work only: its objects are looked up.
 	byID := map[string]entry{}
-	for i := range rbs.Items {
-		rb := &rbs.Items[i]
-		ref := rb.Spec.Resource
-		isJob := strings.HasPrefix(ref.APIVersion, batchv1alpha1.SchemeGroupVersion.Group+"/") && ref.Kind == "Job"
-		queue, queued := rb.Annotations[rbwebhook.QueueOfBindingAnnotation]
-		if !isJob && !queued {
-			// Not queued work: the webhook let it pass.
-			continue
-		}
-		var job *batchv1alpha1.Job
-		if isJob {
-			job = jobsByKey[types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}]
-		}
-		id := rb.Namespace + "/" + rb.Name
-		b := &dispatch.Binding{ID: id, Queue: queue, Created: rb.CreationTimestamp.Time, Components: components(rb)}
+	s.Bindings = make([]*dispatch.Binding, 0, len(d.bindings))
+	for id, t := range d.bindings {
+		b := t.b
+		b.Queue, b.Priority, b.Finished, b.Clusters = t.queue, t.priority, false, allowedBy(t)
 		if b.Queue == "" {
 			b.Queue = schedulingv1beta1.DefaultQueue
 		}
-		if sp := rb.Spec.SchedulePriority; sp != nil {
-			b.Priority = sp.Priority
-		}
-		if job != nil {
-			if job.Spec.Queue != "" {
-				b.Queue = job.Spec.Queue
-			}
-			b.Priority = priorities[job.Spec.PriorityClassName]
-			switch job.Status.State.Phase {
-			case batchv1alpha1.JobCompleted, batchv1alpha1.JobFailed, batchv1alpha1.JobTerminated, batchv1alpha1.JobAborted:
-				b.Finished = true
+		var job *batchv1alpha1.Job
+		if t.isJob {
+			if info := d.jobs[t.job]; info != nil {
+				job = info.job
+				if info.queue != "" {
+					b.Queue = info.queue
+				}
+				b.Priority = priorities[info.priorityClass]
+				b.Finished = info.finished
 			}
 		}
-		sus := rb.Spec.Suspension
-		b.Released = sus == nil || sus.Scheduling == nil || !*sus.Scheduling
+		b.Released = !t.suspended
 		if b.Released {
 			delete(d.released, id)
 		} else if d.released[id] {
 			b.Released = true
 		}
-		if len(rb.Spec.Clusters) > 0 {
-			b.Cluster = rb.Spec.Clusters[0].Name
+		b.Reported = false
+		if t.cluster != "" {
 			delete(d.planned, id)
-			if hasPods(rb, b.Cluster) {
+			if t.hasPods {
 				seen, ok := d.podsSeen[id]
 				if !ok {
 					seen = s.Now
@@ -369,24 +505,23 @@ func (d *Dispatcher) snapshot(ctx context.Context) (*dispatch.Snapshot, map[stri
 				b.Reported = s.Now.Sub(seen) >= d.opts.ReportGrace
 			}
 		}
-		if t, err := time.Parse(time.RFC3339, rb.Annotations[HeldSinceAnnotation]); err == nil {
-			b.HeldSince = t
-		}
 		s.Bindings = append(s.Bindings, b)
-		byID[id] = entry{rb: rb, job: job}
+		if !b.Released && !b.Finished {
+			byID[id] = entry{rb: t.rb, job: job}
+		}
 	}
 	for id := range d.planned {
-		if _, ok := byID[id]; !ok {
+		if _, ok := d.bindings[id]; !ok {
 			delete(d.planned, id)
 		}
 	}
 	for id := range d.podsSeen {
-		if _, ok := byID[id]; !ok {
+		if _, ok := d.bindings[id]; !ok {
 			delete(d.podsSeen, id)
 		}
 	}
 	for id := range d.released {
-		if _, ok := byID[id]; !ok {
+		if _, ok := d.bindings[id]; !ok {
 			delete(d.released, id)
 		}
 	}
