@@ -23,6 +23,7 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/federation/dispatcher"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
+	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
 	"github.com/caldera-sh/caldera/test/integration/framework"
 )
@@ -174,5 +175,83 @@ func TestDispatcherCapability(t *testing.T) {
 	}
 	if p := held.Spec.Placement; p == nil || p.ClusterAffinity == nil || fmt.Sprint(p.ClusterAffinity.ClusterNames) != "[dispatch-member]" {
 		t.Errorf("released binding's placement %+v, want it pinned to dispatch-member", p)
+	}
+}
+
+// TestDispatcherPlacement: a binding goes only where its placement lets it
+// (the label selector of its policy, a cluster's taint it does not
+// tolerate), and one whose placement allows no Ready cluster is held
+// saying so.
+func TestDispatcherPlacement(t *testing.T) {
+	const ns = "placement"
+	ctx := t.Context()
+	c := fw.Client
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []struct {
+		name, tier string
+		cpu        string
+		taint      bool
+	}{{"place-big", "big", "100", false}, {"place-small", "small", "8", false}, {"place-tainted", "big", "100", true}} {
+		cl := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: m.name, Labels: map[string]string{"tier": m.tier}}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push}}
+		if m.taint {
+			cl.Spec.Taints = []corev1.Taint{{Key: "maintenance", Effect: corev1.TaintEffectNoSchedule}}
+		}
+		if err := c.Create(ctx, cl); err != nil {
+			t.Fatal(err)
+		}
+		cl.Status = clusterv1alpha1.ClusterStatus{
+			Conditions:      []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "ClusterReady", LastTransitionTime: metav1.Now()}},
+			ResourceSummary: &clusterv1alpha1.ResourceSummary{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(m.cpu)}},
+		}
+		if err := c.Status().Update(ctx, cl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "placed"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	tolerate := []corev1.Toleration{{Key: "maintenance", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	for name, p := range map[string]*policyv1alpha1.Placement{
+		"small-only":  {ClusterAffinity: &policyv1alpha1.ClusterAffinity{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "small"}}}},
+		"untolerated": {ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"place-tainted"}}},
+		"tolerated":   {ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"place-tainted"}}, ClusterTolerations: tolerate},
+	} {
+		if err := c.Create(ctx, job(ns, name, "placed")); err != nil {
+			t.Fatal(err)
+		}
+		rb := binding(ns, name)
+		rb.Spec.Placement = p
+		if err := c.Create(ctx, rb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startDispatcher(t)
+
+	pinned := func(name string) string {
+		var rb workv1alpha2.ResourceBinding
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-job"}, &rb); err != nil {
+			t.Fatal(err)
+		}
+		if s := rb.Spec.Suspension; s != nil && s.Scheduling != nil && *s.Scheduling {
+			return ""
+		}
+		return fmt.Sprint(rb.Spec.Placement.ClusterAffinity.ClusterNames)
+	}
+	framework.Eventually(t, 20*time.Second, "released where their placements allow", func() (bool, string) {
+		got := fmt.Sprintf("small-only %s, tolerated %s", pinned("small-only"), pinned("tolerated"))
+		return got == "small-only [place-small], tolerated [place-tainted]", got
+	})
+	cs := kubernetes.NewForConfigOrDie(fw.RESTConfig())
+	framework.Eventually(t, 20*time.Second, "the untolerated job told why", func() (bool, string) {
+		evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=untolerated,reason=NoClusterFits"})
+		if err != nil || len(evs.Items) == 0 {
+			return false, fmt.Sprint(err)
+		}
+		return evs.Items[0].Message == "held: no Ready cluster is one the job's placement allows", evs.Items[0].Message
+	})
+	if p := pinned("untolerated"); p != "" {
+		t.Errorf("untolerated released to %s", p)
 	}
 }
