@@ -29,10 +29,11 @@ $(CONTROLLER_GEN): hack/tools/go.mod hack/tools/go.sum
 ## generate: regenerate deepcopy functions and CRD manifests from the API types.
 .PHONY: generate
 generate: $(CONTROLLER_GEN)
-	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/... paths=./pkg/scheduler/apis/... paths=./pkg/federation/karmada/...
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/... paths=./pkg/scheduler/apis/... paths=./pkg/federation/karmada/... paths=./pkg/federation/clusterapi/...
 	rm -f deploy/crds/*.yaml
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./apis/... output:crd:artifacts:config=deploy/crds
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./pkg/federation/karmada/... output:crd:artifacts:config=test/crds/karmada
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./pkg/federation/clusterapi/... output:crd:artifacts:config=test/crds/clusterapi
 
 ## verify: fail when generated files are stale, or on gofmt or go vet findings.
 .PHONY: verify

@@ -9,16 +9,17 @@ scratch="$(mktemp -d)"
 trap 'rm -rf "${scratch}"' EXIT
 
 cp -r "${root}/go.mod" "${root}/go.sum" "${root}/apis" "${scratch}/"
-mkdir -p "${scratch}/hack" "${scratch}/deploy/crds" "${scratch}/pkg/scheduler" "${scratch}/pkg/federation" "${scratch}/test/crds/karmada"
+mkdir -p "${scratch}/hack" "${scratch}/deploy/crds" "${scratch}/pkg/scheduler" "${scratch}/pkg/federation" "${scratch}/test/crds/karmada" "${scratch}/test/crds/clusterapi"
 cp -r "${root}/pkg/scheduler/apis" "${scratch}/pkg/scheduler/"
-cp -r "${root}/pkg/federation/karmada" "${scratch}/pkg/federation/"
+cp -r "${root}/pkg/federation/karmada" "${root}/pkg/federation/clusterapi" "${scratch}/pkg/federation/"
 cp "${root}/hack/boilerplate.go.txt" "${scratch}/hack/"
 find "${scratch}/apis" "${scratch}/pkg" -name 'zz_generated.*' -delete
 (
   cd "${scratch}"
-  "${controller_gen}" object:headerFile=hack/boilerplate.go.txt paths=./apis/... paths=./pkg/scheduler/apis/... paths=./pkg/federation/karmada/...
+  "${controller_gen}" object:headerFile=hack/boilerplate.go.txt paths=./apis/... paths=./pkg/scheduler/apis/... paths=./pkg/federation/karmada/... paths=./pkg/federation/clusterapi/...
   "${controller_gen}" crd:generateEmbeddedObjectMeta=true paths=./apis/... output:crd:artifacts:config=deploy/crds
   "${controller_gen}" crd:generateEmbeddedObjectMeta=true paths=./pkg/federation/karmada/... output:crd:artifacts:config=test/crds/karmada
+  "${controller_gen}" crd:generateEmbeddedObjectMeta=true paths=./pkg/federation/clusterapi/... output:crd:artifacts:config=test/crds/clusterapi
 )
 
 status=0
@@ -27,6 +28,8 @@ if ! diff -r -u "${root}/pkg/scheduler/apis" "${scratch}/pkg/scheduler/apis"; th
 if ! diff -r -u -x embed.go "${root}/deploy/crds" "${scratch}/deploy/crds"; then status=1; fi
 if ! diff -r -u "${root}/pkg/federation/karmada" "${scratch}/pkg/federation/karmada"; then status=1; fi
 if ! diff -r -u -x embed.go "${root}/test/crds/karmada" "${scratch}/test/crds/karmada"; then status=1; fi
+if ! diff -r -u "${root}/pkg/federation/clusterapi" "${scratch}/pkg/federation/clusterapi"; then status=1; fi
+if ! diff -r -u -x embed.go "${root}/test/crds/clusterapi" "${scratch}/test/crds/clusterapi"; then status=1; fi
 if [ "${status}" -ne 0 ]; then
   echo >&2 "generated files are stale or were edited by hand: run 'make generate' and commit the result"
 fi

@@ -10,6 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -24,7 +28,9 @@ import (
 
 	apischeme "github.com/caldera-sh/caldera/apis/scheme"
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app/options"
+	"github.com/caldera-sh/caldera/pkg/federation/clusterapi"
 	"github.com/caldera-sh/caldera/pkg/federation/dispatcher"
+	"github.com/caldera-sh/caldera/pkg/federation/inventory"
 	"github.com/caldera-sh/caldera/pkg/federation/karmada"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
 	"github.com/caldera-sh/caldera/pkg/federation/rbwebhook"
@@ -92,6 +98,9 @@ func Run(ctx context.Context, o *options.Options) error {
 	if err := karmada.AddToScheme(scheme); err != nil {
 		return err
 	}
+	if err := clusterapi.AddToScheme(scheme); err != nil {
+		return err
+	}
 	s, err := o.NewSetup()
 	if err != nil {
 		return err
@@ -115,14 +124,55 @@ func Run(ctx context.Context, o *options.Options) error {
 	if err := s.Install(mgr, cfg); err != nil {
 		return err
 	}
+	inv, err := clusterInventory(o, cfg, scheme, mgr)
+	if err != nil {
+		return err
+	}
 	d := dispatcher.New(mgr.GetClient(), mgr.GetCache(), mgr.GetEventRecorderFor("caldera-global"), clock.RealClock{}, dispatcher.Options{
-		StarvationWait: o.StarvationWait, Coalesce: o.Coalesce, Heartbeat: o.Heartbeat, ReportGrace: o.ReportGrace,
+		StarvationWait: o.StarvationWait, Coalesce: o.Coalesce, Heartbeat: o.Heartbeat, ReportGrace: o.ReportGrace, Inventory: inv,
 	})
 	if err := mgr.Add(manager.RunnableFunc(d.Run)); err != nil {
 		return err
 	}
 	klog.FromContext(ctx).Info("Starting caldera-global", "address", o.BindAddress, "port", o.Port, "leaderElect", o.LeaderElect)
 	return mgr.Start(ctx)
+}
+
+// clusterInventory is the dispatcher's source of member clusters; nil
+// means Karmada's Clusters.
+func clusterInventory(o *options.Options, cfg *rest.Config, scheme *runtime.Scheme, mgr manager.Manager) (inventory.Inventory, error) {
+	if o.ClusterInventory != options.InventoryClusterAPI {
+		return nil, nil
+	}
+	mcfg := cfg
+	if o.ClusterAPIKubeconfig != "" {
+		var err error
+		if mcfg, err = restConfig(o.ClusterAPIKubeconfig); err != nil {
+			return nil, fmt.Errorf("--cluster-api-kubeconfig: %w", err)
+		}
+	}
+	named, err := labels.NewRequirement(inventory.ClusterNameLabel, selection.Exists, nil)
+	if err != nil {
+		return nil, err
+	}
+	copts := cache.Options{
+		Scheme: scheme, DefaultTransform: cache.TransformStripManagedFields(),
+		// Only the Secrets Cluster API writes for its clusters.
+		ByObject: map[client.Object]cache.ByObject{&corev1.Secret{}: {Label: labels.NewSelector().Add(*named)}},
+	}
+	if o.ClusterAPINamespace != "" {
+		copts.DefaultNamespaces = map[string]cache.Config{o.ClusterAPINamespace: {}}
+	}
+	mc, err := cache.New(mcfg, copts)
+	if err != nil {
+		return nil, fmt.Errorf("the Cluster API management cluster's cache: %w", err)
+	}
+	if err := mgr.Add(mc); err != nil {
+		return nil, err
+	}
+	return &inventory.ClusterAPI{
+		Management: mc, ManagementReader: mc, Karmada: mgr.GetCache(), KarmadaReader: mgr.GetClient(), Namespace: o.ClusterAPINamespace,
+	}, nil
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {

@@ -42,6 +42,7 @@ import (
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
+	"github.com/caldera-sh/caldera/pkg/federation/inventory"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
@@ -66,6 +67,9 @@ type Options struct {
 	// rather than trust the member's resource summary to include it: the
 	// summary is refreshed periodically (Karmada's cluster status period).
 	ReportGrace time.Duration
+	// Inventory lists the member clusters; nil lists Karmada's Clusters
+	// from the dispatcher's cache.
+	Inventory inventory.Inventory
 }
 
 // Dispatcher releases held bindings.
@@ -139,6 +143,9 @@ func New(c client.Client, ca cache.Cache, recorder record.EventRecorder, clk clo
 	if opts.ReportGrace < 0 {
 		opts.ReportGrace = 0
 	}
+	if opts.Inventory == nil {
+		opts.Inventory = &inventory.Karmada{Cache: ca, Reader: c}
+	}
 	return &Dispatcher{
 		client: c, cache: ca, recorder: recorder, clock: clk, opts: opts,
 		trigger: make(chan struct{}, 1), planned: map[string]string{}, holds: map[string]dispatch.Hold{},
@@ -149,7 +156,10 @@ func New(c client.Client, ca cache.Cache, recorder record.EventRecorder, clk clo
 
 // Run watches and decides until ctx ends. The cache must be started.
 func (d *Dispatcher) Run(ctx context.Context) error {
-	for _, obj := range []client.Object{&clusterv1alpha1.Cluster{}, &schedulingv1beta1.Queue{}, &workv1alpha2.ResourceBinding{}, &batchv1alpha1.Job{}, &schedulingv1.PriorityClass{}} {
+	if err := d.opts.Inventory.Start(ctx, d.poke); err != nil {
+		return fmt.Errorf("following the member clusters: %w", err)
+	}
+	for _, obj := range []client.Object{&schedulingv1beta1.Queue{}, &workv1alpha2.ResourceBinding{}, &batchv1alpha1.Job{}, &schedulingv1.PriorityClass{}} {
 		inf, err := d.cache.GetInformer(ctx, obj)
 		if err != nil {
 			return fmt.Errorf("watching %T: %w", obj, err)
@@ -408,19 +418,22 @@ func (d *Dispatcher) trackJob(j *batchv1alpha1.Job, gone bool) {
 // priority classes from the cache, the bindings and Jobs as the watch
 // handlers keep them.
 func (d *Dispatcher) snapshot(ctx context.Context) (*dispatch.Snapshot, map[string]entry, error) {
-	var clusters clusterv1alpha1.ClusterList
 	var queues schedulingv1beta1.QueueList
 	var pcs schedulingv1.PriorityClassList
 	// The cache's objects are read, never changed (patches start from
 	// copies).
-	for _, l := range []client.ObjectList{&clusters, &queues, &pcs} {
+	for _, l := range []client.ObjectList{&queues, &pcs} {
 		if err := d.client.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, nil, fmt.Errorf("listing %T: %w", l, err)
 		}
 	}
+	members, err := d.opts.Inventory.Clusters(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	s := &dispatch.Snapshot{Now: d.clock.Now(), Planned: d.planned}
 	tainted := false
-	for _, c := range clusters.Items {
+	for _, c := range members {
 		dc := dispatch.Cluster{Name: c.Name, Ready: clusterReady(&c), Allocatable: dispatch.Resources{}, Allocated: dispatch.Resources{}, Allocating: dispatch.Resources{}}
 		if rs := c.Status.ResourceSummary; rs != nil {
 			dc.Allocatable, dc.Allocated, dc.Allocating = dispatch.ResourcesOf(rs.Allocatable), dispatch.ResourcesOf(rs.Allocated), dispatch.ResourcesOf(rs.Allocating)
@@ -453,12 +466,12 @@ func (d *Dispatcher) snapshot(ctx context.Context) (*dispatch.Snapshot, map[stri
 			return names
 		}
 		names := []string{}
-		for i := range clusters.Items {
-			if placement.Allows(t.rb.Spec.Placement, &clusters.Items[i]) {
-				names = append(names, clusters.Items[i].Name)
+		for i := range members {
+			if placement.Allows(t.rb.Spec.Placement, &members[i]) {
+				names = append(names, members[i].Name)
 			}
 		}
-		if len(names) == len(clusters.Items) {
+		if len(names) == len(members) {
 			names = nil
 		}
 		allowed[t.placement] = names

@@ -20,7 +20,9 @@ import (
 	"github.com/caldera-sh/caldera/apis/scheme"
 	"github.com/caldera-sh/caldera/deploy"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
+	"github.com/caldera-sh/caldera/pkg/federation/clusterapi"
 	"github.com/caldera-sh/caldera/pkg/federation/karmada"
+	clusterapicrds "github.com/caldera-sh/caldera/test/crds/clusterapi"
 	karmadacrds "github.com/caldera-sh/caldera/test/crds/karmada"
 )
 
@@ -36,6 +38,10 @@ type Options struct {
 	// its types to the scheme: the API server plays a Karmada control
 	// plane.
 	Karmada bool
+	// ClusterAPI installs the CRDs of Caldera's Cluster API mirror and
+	// adds its types to the scheme: the API server plays a Cluster API
+	// management cluster too.
+	ClusterAPI bool
 	// Setup, when set, runs once the control plane is up (to create
 	// shared objects or start components for the whole package); the
 	// function it returns runs before the control plane stops.
@@ -81,6 +87,16 @@ func Start(ctx context.Context, o Options) (_ *Framework, err error) {
 		}
 		crds = append(crds, more...)
 		if err := karmada.AddToScheme(f.Scheme); err != nil {
+			return nil, err
+		}
+	}
+	if o.ClusterAPI {
+		more, err := controlplane.ReadCRDs(clusterapicrds.CRDs, clusterapicrds.Dir)
+		if err != nil {
+			return nil, err
+		}
+		crds = append(crds, more...)
+		if err := clusterapi.AddToScheme(f.Scheme); err != nil {
 			return nil, err
 		}
 	}

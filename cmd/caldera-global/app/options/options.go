@@ -28,6 +28,16 @@ type Options struct {
 	// ReportGrace: how long a released job's pods are counted by the
 	// dispatcher itself after they appear in their member.
 	ReportGrace time.Duration
+	// ClusterInventory is where the member clusters come from: "karmada"
+	// (Karmada's Clusters) or "cluster-api" (a Cluster API management
+	// cluster's Clusters, measured directly).
+	ClusterInventory string
+	// ClusterAPIKubeconfig reaches the Cluster API management cluster;
+	// empty means the Karmada API server's configuration.
+	ClusterAPIKubeconfig string
+	// ClusterAPINamespace limits the Cluster API Clusters read; empty
+	// reads every namespace.
+	ClusterAPINamespace string
 	// LeaderElect runs one dispatcher among the replicas; every replica
 	// serves the webhook.
 	LeaderElect             bool
@@ -35,6 +45,12 @@ type Options struct {
 	HealthProbeBindAddress  string
 	MetricsBindAddress      string
 }
+
+// Cluster inventories.
+const (
+	InventoryKarmada    = "karmada"
+	InventoryClusterAPI = "cluster-api"
+)
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
@@ -44,6 +60,7 @@ func NewOptions() *Options {
 		Coalesce:                50 * time.Millisecond,
 		Heartbeat:               30 * time.Second,
 		ReportGrace:             30 * time.Second,
+		ClusterInventory:        InventoryKarmada,
 		LeaderElect:             true,
 		LeaderElectionNamespace: "caldera-system",
 		HealthProbeBindAddress:  ":11256",
@@ -59,6 +76,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Coalesce, "coalesce", o.Coalesce, "how long the dispatcher gathers changes before deciding")
 	fs.DurationVar(&o.Heartbeat, "heartbeat", o.Heartbeat, "the dispatcher decides at least this often")
 	fs.DurationVar(&o.ReportGrace, "report-grace", o.ReportGrace, "how long after a released job's pods appear in their member the dispatcher still counts them itself before trusting the member's resource summary; at least Karmada's cluster status update period")
+	fs.StringVar(&o.ClusterInventory, "cluster-inventory", o.ClusterInventory, "where the member clusters come from: karmada (Karmada's Clusters and their resource summaries) or cluster-api (the Clusters of a Cluster API management cluster, reached with their kubeconfig Secrets and measured directly; each must be joined to Karmada under its name)")
+	fs.StringVar(&o.ClusterAPIKubeconfig, "cluster-api-kubeconfig", o.ClusterAPIKubeconfig, "kubeconfig of the Cluster API management cluster; empty means the Karmada API server's")
+	fs.StringVar(&o.ClusterAPINamespace, "cluster-api-namespace", o.ClusterAPINamespace, "namespace of the Cluster API Clusters to read; empty reads all")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "run the dispatcher in one replica at a time")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election Lease")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "address of /healthz and /readyz; 0 turns them off")
@@ -79,6 +99,20 @@ func (o *Options) Validate() error {
 	}
 	if o.ReportGrace < 0 {
 		errs = append(errs, fmt.Errorf("--report-grace: %s must not be negative", o.ReportGrace))
+	}
+	switch o.ClusterInventory {
+	case InventoryKarmada:
+		if o.ClusterAPIKubeconfig != "" || o.ClusterAPINamespace != "" {
+			errs = append(errs, fmt.Errorf("--cluster-api-kubeconfig and --cluster-api-namespace need --cluster-inventory=%s", InventoryClusterAPI))
+		}
+	case InventoryClusterAPI:
+		if o.ClusterAPINamespace != "" {
+			for _, msg := range validation.IsDNS1123Label(o.ClusterAPINamespace) {
+				errs = append(errs, fmt.Errorf("--cluster-api-namespace: %s", msg))
+			}
+		}
+	default:
+		errs = append(errs, fmt.Errorf("--cluster-inventory: %q is not one of %s, %s", o.ClusterInventory, InventoryKarmada, InventoryClusterAPI))
 	}
 	if o.LeaderElect {
 		for _, msg := range validation.IsDNS1123Label(o.LeaderElectionNamespace) {
