@@ -50,8 +50,8 @@ func object(t *testing.T, s string) any {
 
 // TestJobReplicas: a Job is one replica requiring all its tasks: here a
 // parameter server of 2 CPUs and 4Gi and four workers of 1.5 CPUs, 8Gi and
-// a GPU each (their init container's 3 CPUs count as the larger), and a
-// task of half a CPU, written in milli-CPUs.
+// two GPUs each (their init container's 3 CPUs count as the larger), and a
+// task of a quarter CPU, written in milli-CPUs.
 func TestJobReplicas(t *testing.T) {
 	ric := customization(t, "job-interpreter.yaml")
 	job := object(t, `{"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "spec": {
@@ -70,12 +70,83 @@ func TestJobReplicas(t *testing.T) {
 	want := []any{1.0, map[string]any{
 		"priorityClassName": "high",
 		"resourceRequest": map[string]any{
-			// 2 + 4 × max(0.5+1, 3) + 0.25 CPUs; 4Gi + 4 × 8Gi; 4 × 1 GPU.
-			"cpu": "14250m", "memory": "38654705664", "nvidia.com/gpu": "4",
+			// 2 + 4 × max(0.5+1, 3) + 0.25 CPUs; 4Gi + 4 × 8Gi; 4 × 2 GPUs
+			// (a limit stands for an unset request, container by container).
+			"cpu": "14250m", "memory": "38654705664", "nvidia.com/gpu": "8",
 		},
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("GetReplicas (-want,+got):\n%s", diff)
+	}
+}
+
+// TestJobComponents: with Karmada's multiple-pod-template scheduling,
+// each task is a component of its replicas and one pod's requests.
+func TestJobComponents(t *testing.T) {
+	ric := customization(t, "job-interpreter.yaml")
+	job := object(t, `{"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "spec": {
+		"tasks": [
+			{"name": "ps", "replicas": 1, "template": {"spec": {"containers": [{"resources": {"requests": {"cpu": "2", "memory": "4Gi"}}}]}}},
+			{"name": "worker", "replicas": 4, "template": {"spec": {
+				"initContainers": [{"resources": {"requests": {"cpu": "3"}}}],
+				"containers": [{"resources": {"requests": {"cpu": "500m"}, "limits": {"nvidia.com/gpu": 1}}}]}}},
+			{"name": "log", "template": {"spec": {"containers": [{"resources": {"requests": {"cpu": "250m"}}}]}}}
+		]}}`)
+	got := call(t, ric.Spec.Customizations.ComponentResource.LuaScript, "GetComponents", 1, job)[0]
+	want := object(t, `[
+		{"name": "ps", "replicas": 1, "replicaRequirements": {"resourceRequest": {"cpu": "2", "memory": "4294967296"}}},
+		{"name": "worker", "replicas": 4, "replicaRequirements": {"resourceRequest": {"cpu": "3", "nvidia.com/gpu": "1"}}},
+		{"name": "log", "replicas": 1, "replicaRequirements": {"resourceRequest": {"cpu": "250m"}}}
+	]`)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("GetComponents (-want,+got):\n%s", diff)
+	}
+}
+
+// TestHyperJob: components are each replicated Job's tasks, times its
+// replicas; statuses merge per replicated Job; a Failed condition makes
+// it unhealthy.
+func TestHyperJob(t *testing.T) {
+	c := customization(t, "hyperjob-interpreter.yaml").Spec.Customizations
+	hj := object(t, `{"apiVersion": "training.volcano.sh/v1alpha1", "kind": "HyperJob", "spec": {"replicatedJobs": [
+		{"name": "trainer", "replicas": 2, "templateSpec": {"priorityClassName": "high", "tasks": [
+			{"name": "worker", "replicas": 8, "template": {"spec": {"containers": [{"resources": {"limits": {"nvidia.com/gpu": 8, "cpu": "32"}}}]}}}]}},
+		{"name": "evaluator", "templateSpec": {"tasks": [
+			{"name": "eval", "replicas": 1, "template": {"spec": {"containers": [{"resources": {"requests": {"cpu": "1500m"}}}]}}}]}}
+	]}}`)
+	got := call(t, c.ComponentResource.LuaScript, "GetComponents", 1, hj)[0]
+	want := object(t, `[
+		{"name": "trainer-worker", "replicas": 16, "replicaRequirements": {"priorityClassName": "high", "resourceRequest": {"cpu": "32", "nvidia.com/gpu": "8"}}},
+		{"name": "evaluator-eval", "replicas": 1, "replicaRequirements": {"resourceRequest": {"cpu": "1500m"}}}
+	]`)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("GetComponents (-want,+got):\n%s", diff)
+	}
+
+	items := object(t, `[
+		{"clusterName": "a", "status": {
+			"replicatedJobsStatus": [{"name": "trainer", "running": 8, "jobStates": {"hj-trainer-0": {"phase": "Running"}}}],
+			"conditions": [{"type": "Completed", "status": "True", "reason": "AllDone"}, {"type": "Failed", "status": "False", "reason": "None"}]}},
+		{"clusterName": "b", "status": {
+			"replicatedJobsStatus": [{"name": "trainer", "running": 6, "pending": 2, "jobStates": {"hj-trainer-1": {"phase": "Pending"}}}],
+			"conditions": [{"type": "Failed", "status": "True", "reason": "PodFailed", "message": "worker-3 failed"}]}}
+	]`)
+	agg := call(t, c.StatusAggregation.LuaScript, "AggregateStatus", 1, object(t, `{"spec": {}}`), items)[0]
+	wantAgg := object(t, `{"spec": {}, "status": {
+		"replicatedJobsStatus": [{"name": "trainer", "pending": 2, "running": 14, "succeeded": 0, "failed": 0, "terminating": 0, "unknown": 0,
+			"jobStates": {"hj-trainer-0": {"phase": "Running"}, "hj-trainer-1": {"phase": "Pending"}}}],
+		"conditions": [
+			{"type": "Completed", "status": "False", "reason": "AllDone"},
+			{"type": "Failed", "status": "True", "reason": "PodFailed", "message": "worker-3 failed"}
+		]}}`)
+	if diff := cmp.Diff(wantAgg, agg); diff != "" {
+		t.Errorf("AggregateStatus (-want,+got):\n%s", diff)
+	}
+	if got := call(t, c.HealthInterpretation.LuaScript, "InterpretHealth", 1, agg)[0]; got != false {
+		t.Errorf("InterpretHealth of a failed HyperJob = %v", got)
+	}
+	if got := call(t, c.HealthInterpretation.LuaScript, "InterpretHealth", 1, items.([]any)[0])[0]; got != true {
+		t.Errorf("InterpretHealth of a running HyperJob = %v", got)
 	}
 }
 

@@ -28,8 +28,10 @@ import (
 
 // standIn does, for the tests only, the part of Karmada's controllers the
 // federation needs, by Karmada's documented rules: a Volcano Job matched by
-// a PropagationPolicy gets a ResourceBinding named <job>-job (its replica
-// requirement from the Job's interpreter customization in deploy/global);
+// a PropagationPolicy gets a ResourceBinding named <job>-job (its
+// components, one per task, from the Job's interpreter customization in
+// deploy/global, as Karmada does with its MultiplePodTemplatesScheduling
+// gate on);
 // a binding whose scheduling is not suspended goes to the Ready cluster of
 // its affinity with the most free CPU that holds it; a placed binding's Job
 // is applied to its member, and the member's Job status copied back. Each
@@ -53,7 +55,7 @@ func newStandIn(karmada client.Client, members map[string]client.Client) (*stand
 	if err := yaml.UnmarshalStrict(raw, &ric); err != nil {
 		return nil, err
 	}
-	return &standIn{karmada: karmada, members: members, script: ric.Spec.Customizations.ReplicaResource.LuaScript, down: map[string]bool{}}, nil
+	return &standIn{karmada: karmada, members: members, script: ric.Spec.Customizations.ComponentResource.LuaScript, down: map[string]bool{}}, nil
 }
 
 // setDown reports a member NotReady (or Ready again).
@@ -177,17 +179,16 @@ func (s *standIn) bindings(ctx context.Context) error {
 		if err == nil || !apierrors.IsNotFound(err) {
 			continue
 		}
-		req, err := s.requirement(j)
+		components, err := s.components(j)
 		if err != nil {
 			return err
 		}
 		rb = &workv1alpha2.ResourceBinding{
 			ObjectMeta: metav1.ObjectMeta{Namespace: j.Namespace, Name: j.Name + "-job"},
 			Spec: workv1alpha2.ResourceBindingSpec{
-				Resource:            workv1alpha2.ObjectReference{APIVersion: batchv1alpha1.SchemeGroupVersion.String(), Kind: "Job", Namespace: j.Namespace, Name: j.Name, UID: string(j.UID)},
-				Replicas:            1,
-				ReplicaRequirements: req,
-				Placement:           pp.Spec.Placement.DeepCopy(),
+				Resource:   workv1alpha2.ObjectReference{APIVersion: batchv1alpha1.SchemeGroupVersion.String(), Kind: "Job", Namespace: j.Namespace, Name: j.Name, UID: string(j.UID)},
+				Components: components,
+				Placement:  pp.Spec.Placement.DeepCopy(),
 			},
 		}
 		if err := s.karmada.Create(ctx, rb); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -197,22 +198,40 @@ func (s *standIn) bindings(ctx context.Context) error {
 	return nil
 }
 
-// requirement runs the Job's GetReplicas script.
-func (s *standIn) requirement(j *batchv1alpha1.Job) (*workv1alpha2.ReplicaRequirements, error) {
+// components runs the Job's GetComponents script.
+func (s *standIn) components(j *batchv1alpha1.Job) ([]workv1alpha2.Component, error) {
 	obj, err := luatest.JSON(j)
 	if err != nil {
 		return nil, err
 	}
-	out, err := luatest.Call(s.script, "GetReplicas", 2, obj)
+	out, err := luatest.Call(s.script, "GetComponents", 1, obj)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := json.Marshal(out[1])
+	raw, err := json.Marshal(out[0])
 	if err != nil {
 		return nil, err
 	}
-	req := &workv1alpha2.ReplicaRequirements{}
-	return req, json.Unmarshal(raw, req)
+	var components []workv1alpha2.Component
+	return components, json.Unmarshal(raw, &components)
+}
+
+// request is the whole binding's request: every component's replicas.
+func request(rb *workv1alpha2.ResourceBinding) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for _, c := range rb.Spec.Components {
+		if c.ReplicaRequirements == nil {
+			continue
+		}
+		for name, q := range c.ReplicaRequirements.ResourceRequest {
+			sum := out[name]
+			for range c.Replicas {
+				sum.Add(q)
+			}
+			out[name] = sum
+		}
+	}
+	return out
 }
 
 // place schedules each released, unplaced binding.
@@ -244,7 +263,7 @@ func (s *standIn) place(ctx context.Context) error {
 			}
 			rs := c.Status.ResourceSummary
 			fits, cpuFree := true, int64(0)
-			for name, want := range rb.Spec.ReplicaRequirements.ResourceRequest {
+			for name, want := range request(rb) {
 				free := rs.Allocatable[name].DeepCopy()
 				free.Sub(rs.Allocated[name])
 				free.Sub(rs.Allocating[name])

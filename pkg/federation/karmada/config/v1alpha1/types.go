@@ -48,6 +48,12 @@ type CustomizationRules struct {
 	// replicas and one replica's requirements.
 	// +optional
 	ReplicaResource *ReplicaResourceRequirement `json:"replicaResource,omitempty"`
+	// ComponentResource: function GetComponents(desiredObj) returning the
+	// workload's components (name, replicas, replicaRequirements), used by
+	// Karmada instead of GetReplicas when its MultiplePodTemplatesScheduling
+	// feature gate is on.
+	// +optional
+	ComponentResource *ComponentResourceRequirement `json:"componentResource,omitempty"`
 	// ReplicaRevision: function ReviseReplica(desiredObj, desiredReplica).
 	// +optional
 	ReplicaRevision *ReplicaRevision `json:"replicaRevision,omitempty"`
@@ -74,6 +80,11 @@ type (
 	}
 	// ReplicaResourceRequirement reads replicas and requirements.
 	ReplicaResourceRequirement struct {
+		// +required
+		LuaScript string `json:"luaScript"`
+	}
+	// ComponentResourceRequirement reads the components.
+	ComponentResourceRequirement struct {
 		// +required
 		LuaScript string `json:"luaScript"`
 	}
