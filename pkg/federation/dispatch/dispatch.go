@@ -86,6 +86,13 @@ type Binding struct {
 	Finished bool
 	// HeldSince is when the dispatcher first held it (zero: not yet).
 	HeldSince time.Time
+	// Gang names the jobs released together (the children of a HyperJob);
+	// "" for none. GangSize is how many jobs the gang has and GangMin how
+	// many of them must be released, counting those released already, for
+	// any to be (0: all).
+	Gang     string
+	GangSize int
+	GangMin  int
 }
 
 // Request is the whole job's request: every component's replicas.
@@ -127,6 +134,7 @@ const (
 	RuleNoClusterFits  Rule = "NoClusterFits"
 	RuleReserved       Rule = "CapacityReserved"
 	RuleNoReadyCluster Rule = "NoReadyCluster"
+	RuleGang           Rule = "GangShortfall"
 )
 
 // Hold is why a job stays held.
@@ -165,6 +173,8 @@ type state struct {
 	reserved map[string]string
 	// requests caches each job's request.
 	requests map[*Binding]Resources
+	// gangs are the gangs of the snapshot.
+	gangs map[string]*gang
 }
 
 // request is the job's whole request, worked out once.
@@ -224,12 +234,10 @@ func Decide(s *Snapshot, opts Options) Decision {
 			return cmp.Or(a.HeldSince.Compare(b.HeldSince), strings.Compare(a.ID, b.ID))
 		})
 		for _, b := range starved {
-			decided[b.ID] = true
-			if h, ok := st.try(b); ok {
-				d.Releases = append(d.Releases, Release{ID: b.ID, Cluster: h.Cluster})
-			} else {
-				d.Holds[b.ID] = h
+			if decided[b.ID] {
+				continue
 			}
+			st.decide(b, &d, decided)
 		}
 	}
 
@@ -253,20 +261,132 @@ func Decide(s *Snapshot, opts Options) Decision {
 		if decided[b.ID] {
 			continue
 		}
+		st.decide(b, &d, decided)
+	}
+	return d
+}
+
+// decide releases or holds the job, and with it the rest of its gang.
+func (st *state) decide(b *Binding, d *Decision, decided map[string]bool) {
+	if b.Gang == "" {
+		decided[b.ID] = true
 		if h, ok := st.try(b); ok {
 			d.Releases = append(d.Releases, Release{ID: b.ID, Cluster: h.Cluster})
 		} else {
 			d.Holds[b.ID] = h
 		}
+		return
 	}
-	return d
+	g := st.gangs[b.Gang]
+	for _, m := range g.pending {
+		decided[m.ID] = true
+	}
+	need := g.size
+	if g.min > 0 {
+		need = min(g.min, g.size)
+	}
+	holdAll := func(msg string) {
+		for _, m := range g.pending {
+			d.Holds[m.ID] = Hold{Rule: RuleGang, Message: msg}
+		}
+	}
+	if present := len(g.pending) + g.released; present < g.size {
+		holdAll(fmt.Sprintf("%d of the %d jobs of gang %s exist yet", present, g.size, b.Gang))
+		return
+	}
+	// All or enough at once: tried on a copy of the account, kept only if
+	// enough fit.
+	saved := st.save()
+	var releases []Release
+	holds := map[string]Hold{}
+	var firstHeld *Binding
+	for _, m := range g.pending {
+		if _, ok := st.queues[m.Queue]; !ok {
+			holds[m.ID] = Hold{Rule: RuleQueueNotFound, Message: fmt.Sprintf("queue %q does not exist", m.Queue)}
+			if firstHeld == nil {
+				firstHeld = m
+			}
+			continue
+		}
+		if h, ok := st.try(m); ok {
+			releases = append(releases, Release{ID: m.ID, Cluster: h.Cluster})
+		} else {
+			h.Reserving, h.Cluster = false, ""
+			holds[m.ID] = h
+			if firstHeld == nil {
+				firstHeld = m
+			}
+		}
+	}
+	if fit := g.released + len(releases); fit < need {
+		st.restore(saved)
+		holdAll(fmt.Sprintf("%d of the %d jobs of gang %s fit now, %d needed; %s: %s",
+			fit, g.size, b.Gang, need, firstHeld.ID, holds[firstHeld.ID].Message))
+		return
+	}
+	d.Releases = append(d.Releases, releases...)
+	for id, h := range holds {
+		d.Holds[id] = h
+	}
+}
+
+// gang is what a decision knows of one gang.
+type gang struct {
+	size, min, released int
+	// pending are its held jobs, by ID.
+	pending []*Binding
+}
+
+// account is a copy of what releases change.
+type account struct {
+	free, used map[string]Resources
+	reserved   map[string]string
+}
+
+func (st *state) save() account {
+	a := account{free: make(map[string]Resources, len(st.free)), used: make(map[string]Resources, len(st.used)), reserved: make(map[string]string, len(st.reserved))}
+	for k, v := range st.free {
+		a.free[k] = v.Clone()
+	}
+	for k, v := range st.used {
+		a.used[k] = v.Clone()
+	}
+	for k, v := range st.reserved {
+		a.reserved[k] = v
+	}
+	return a
+}
+
+func (st *state) restore(a account) {
+	st.free, st.used, st.reserved = a.free, a.used, a.reserved
 }
 
 func newState(s *Snapshot, opts Options) *state {
 	st := &state{
 		s: s, opts: opts, capacity: Resources{}, free: map[string]Resources{},
 		used: map[string]Resources{}, queues: map[string]*Queue{}, reserved: map[string]string{},
-		requests: map[*Binding]Resources{},
+		requests: map[*Binding]Resources{}, gangs: map[string]*gang{},
+	}
+	for _, b := range s.Bindings {
+		if b.Gang == "" {
+			continue
+		}
+		g := st.gangs[b.Gang]
+		if g == nil {
+			g = &gang{size: b.GangSize, min: b.GangMin}
+			st.gangs[b.Gang] = g
+		}
+		switch {
+		case b.Released:
+			g.released++
+		case !b.Finished:
+			g.pending = append(g.pending, b)
+		}
+	}
+	for _, g := range st.gangs {
+		// A gang that does not say its size is the jobs it has.
+		g.size = max(g.size, g.released+len(g.pending))
+		slices.SortFunc(g.pending, func(a, b *Binding) int { return strings.Compare(a.ID, b.ID) })
 	}
 	for i := range s.Queues {
 		q := &s.Queues[i]

@@ -228,8 +228,16 @@ func TestProperties(t *testing.T) {
 			s.Queues = append(s.Queues, q)
 			for _, b := range jobs(q.Name, r.IntN(20), int32(1+r.IntN(4)), int64(1+r.IntN(4)), time.Duration(r.IntN(100))*time.Second) {
 				b.Priority = int32(r.IntN(3))
+				// Some jobs are children of one of three gangs.
+				if r.IntN(3) == 0 {
+					b.Gang = fmt.Sprintf("g%d", r.IntN(3))
+				}
 				s.Bindings = append(s.Bindings, b)
 			}
+		}
+		gangMin := map[string]int{"g0": 0, "g1": 1, "g2": 2}
+		for _, b := range s.Bindings {
+			b.GangMin = gangMin[b.Gang]
 		}
 		d := Decide(s, Options{StarvationWait: time.Minute})
 
@@ -248,6 +256,19 @@ func TestProperties(t *testing.T) {
 				given[rel.Cluster] = Resources{}
 			}
 			given[rel.Cluster].Add(b.Request())
+		}
+		// A gang goes whole, or with at least its minimum.
+		gangSize, gangReleased := map[string]int{}, map[string]int{}
+		for _, b := range s.Bindings {
+			gangSize[b.Gang]++
+		}
+		for _, rel := range d.Releases {
+			gangReleased[byID[rel.ID].Gang]++
+		}
+		for g, n := range gangReleased {
+			if want := gangMin[g]; g != "" && n < gangSize[g] && (want == 0 || n < want) {
+				t.Fatalf("seed %d: gang %s released %d of %d (min %d)", seed, g, n, gangSize[g], want)
+			}
 		}
 		for _, q := range s.Queues {
 			if len(q.Capability) > 0 && !used[q.Name].Fits(q.Capability) {
@@ -395,5 +416,56 @@ func TestFairShareRatios(t *testing.T) {
 		if got["qa"]+got["qb"] != int(capacity) {
 			t.Errorf("seed %d: released %v, want the cluster full (%d)", seed, got, capacity)
 		}
+	}
+}
+
+// TestGang: two children of a HyperJob, pinned to clusters a and b, go
+// together or not at all; when b is full, neither goes and a smaller job
+// takes the room the gang would have had in a; a gang missing a job
+// waits; with gangMin 1, the child that fits goes.
+func TestGang(t *testing.T) {
+	children := func(min int) []*Binding {
+		out := jobs("q", 2, 4, 1, 0)
+		for i, b := range out {
+			b.Gang, b.GangSize, b.GangMin = "ns/llm", 2, min
+			b.Clusters = []string{[]string{"a", "b"}[i]}
+		}
+		return out
+	}
+	s := &Snapshot{Clusters: []Cluster{cluster("a", 8), cluster("b", 8)}, Queues: []Queue{{Name: "q", Weight: 1}}, Bindings: children(0), Now: t0}
+	d := Decide(s, Options{})
+	if diff := cmp.Diff([]Release{{ID: "q/job-000", Cluster: "a"}, {ID: "q/job-001", Cluster: "b"}}, d.Releases); diff != "" {
+		t.Errorf("room for both (-want,+got):\n%s", diff)
+	}
+
+	s.Clusters[1].Allocated = cpu(6000)
+	small := jobs("q", 1, 1, 8, time.Hour)[0]
+	small.ID = "q/small"
+	s.Bindings = append(children(0), small)
+	d = Decide(s, Options{})
+	if diff := cmp.Diff([]Release{{ID: "q/small", Cluster: "a"}}, d.Releases); diff != "" {
+		t.Errorf("b full (-want,+got):\n%s", diff)
+	}
+	want := "1 of the 2 jobs of gang ns/llm fit now, 2 needed; q/job-001: no Ready cluster has cpu 4 free for the job; b comes closest, short of cpu 2"
+	for _, id := range []string{"q/job-000", "q/job-001"} {
+		if h := d.Holds[id]; h.Rule != RuleGang || h.Message != want {
+			t.Errorf("hold of %s: %+v", id, h)
+		}
+	}
+
+	s.Bindings = children(1)
+	d = Decide(s, Options{})
+	if diff := cmp.Diff([]Release{{ID: "q/job-000", Cluster: "a"}}, d.Releases); diff != "" {
+		t.Errorf("gangMin 1 (-want,+got):\n%s", diff)
+	}
+	if h := d.Holds["q/job-001"]; h.Rule != RuleNoClusterFits {
+		t.Errorf("with gangMin 1, the child that does not fit says why: %+v", h)
+	}
+
+	s.Clusters[1].Allocated = nil
+	s.Bindings = children(0)[:1]
+	d = Decide(s, Options{})
+	if len(d.Releases) != 0 || d.Holds["q/job-000"].Message != "1 of the 2 jobs of gang ns/llm exist yet" {
+		t.Errorf("incomplete gang: releases %v, hold %+v", d.Releases, d.Holds["q/job-000"])
 	}
 }

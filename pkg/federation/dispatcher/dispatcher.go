@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -41,6 +42,7 @@ import (
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
 	"github.com/caldera-sh/caldera/pkg/federation/inventory"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
@@ -129,6 +131,9 @@ type jobInfo struct {
 	queue         string
 	priorityClass string
 	finished      bool
+	// gang, gangSize, gangMin: a HyperJob's child.
+	gang              string
+	gangSize, gangMin int
 }
 
 // New builds a dispatcher reading through c (backed by ca) and writing
@@ -407,6 +412,14 @@ func (d *Dispatcher) trackJob(j *batchv1alpha1.Job, gone bool) {
 		return
 	}
 	info := &jobInfo{job: j, queue: j.Spec.Queue, priorityClass: j.Spec.PriorityClassName}
+	if hj := j.Labels[trainingv1alpha1.HyperJobNameLabel]; hj != "" {
+		info.gang = j.Namespace + "/" + hj
+		if plan := j.Annotations[trainingv1alpha1.PlanAnnotation]; plan != "" {
+			info.gang += "@" + plan
+		}
+		info.gangSize, _ = strconv.Atoi(j.Annotations[trainingv1alpha1.ChildrenAnnotation])
+		info.gangMin, _ = strconv.Atoi(j.Annotations[trainingv1alpha1.MinAvailableAnnotation])
+	}
 	switch j.Status.State.Phase {
 	case batchv1alpha1.JobCompleted, batchv1alpha1.JobFailed, batchv1alpha1.JobTerminated, batchv1alpha1.JobAborted:
 		info.finished = true
@@ -486,6 +499,7 @@ func (d *Dispatcher) snapshot(ctx context.Context) (*dispatch.Snapshot, map[stri
 	for id, t := range d.bindings {
 		b := t.b
 		b.Queue, b.Priority, b.Finished, b.Clusters = t.queue, t.priority, false, allowedBy(t)
+		b.Gang, b.GangSize, b.GangMin = "", 0, 0
 		if b.Queue == "" {
 			b.Queue = schedulingv1beta1.DefaultQueue
 		}
@@ -498,6 +512,7 @@ func (d *Dispatcher) snapshot(ctx context.Context) (*dispatch.Snapshot, map[stri
 				}
 				b.Priority = priorities[info.priorityClass]
 				b.Finished = info.finished
+				b.Gang, b.GangSize, b.GangMin = info.gang, info.gangSize, info.gangMin
 			}
 		}
 		b.Released = !t.suspended
