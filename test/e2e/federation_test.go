@@ -328,10 +328,14 @@ func startGlobal(t *testing.T, ctx context.Context, kubeconfig, certDir string, 
 	}
 	gctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
+	// exited: the wait below saw caldera-global end.
+	exited := false
 	go func() { done <- app.Run(gctx, o) }()
 	t.Cleanup(func() {
 		cancel()
-		<-done
+		if !exited {
+			<-done
+		}
 	})
 	c, err := clientFor(kubeconfig)
 	if err != nil {
@@ -340,6 +344,7 @@ func startGlobal(t *testing.T, ctx context.Context, kubeconfig, certDir string, 
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		select {
 		case err := <-done:
+			exited = true
 			return false, fmt.Errorf("caldera-global exited: %v", err)
 		default:
 		}

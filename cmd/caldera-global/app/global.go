@@ -22,6 +22,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -30,6 +31,7 @@ import (
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app/options"
 	"github.com/caldera-sh/caldera/pkg/federation/clusterapi"
 	"github.com/caldera-sh/caldera/pkg/federation/dispatcher"
+	"github.com/caldera-sh/caldera/pkg/federation/hyperjob"
 	"github.com/caldera-sh/caldera/pkg/federation/inventory"
 	"github.com/caldera-sh/caldera/pkg/federation/karmada"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
@@ -106,6 +108,10 @@ func Run(ctx context.Context, o *options.Options) error {
 		return err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		// Run may run more than once in a process (embedded, or in tests),
+		// each time with one manager of its own: controller names are
+		// unique within a manager, not within the process.
+		Controller:              config.Controller{SkipNameValidation: ptr.To(true)},
 		Scheme:                  scheme,
 		WebhookServer:           s.Server,
 		HealthProbeBindAddress:  o.HealthProbeBindAddress,
@@ -133,6 +139,13 @@ func Run(ctx context.Context, o *options.Options) error {
 	})
 	if err := mgr.Add(manager.RunnableFunc(d.Run)); err != nil {
 		return err
+	}
+	if inv == nil {
+		inv = &inventory.Karmada{Cache: mgr.GetCache(), Reader: mgr.GetClient()}
+	}
+	hj := &hyperjob.Reconciler{Client: mgr.GetClient(), Inventory: inv, Recorder: mgr.GetEventRecorderFor("caldera-global"), StartTimeout: o.HyperJobStartTimeout}
+	if err := hj.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the HyperJob controller: %w", err)
 	}
 	klog.FromContext(ctx).Info("Starting caldera-global", "address", o.BindAddress, "port", o.Port, "leaderElect", o.LeaderElect)
 	return mgr.Start(ctx)

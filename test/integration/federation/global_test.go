@@ -30,8 +30,9 @@ import (
 const globalConfigName = "caldera-global-test"
 
 // startGlobal runs caldera-global in this process against the API server
-// until the test ends, and returns once its webhook answers.
-func startGlobal(t *testing.T) {
+// until the test ends, and returns once its webhook answers. The options
+// may be changed first.
+func startGlobal(t *testing.T, change ...func(*options.Options)) {
 	t.Helper()
 	port, err := controlplane.FreePort()
 	if err != nil {
@@ -51,11 +52,16 @@ func startGlobal(t *testing.T) {
 	o.HealthProbeBindAddress = fmt.Sprintf("127.0.0.1:%d", health)
 	o.LeaderElect = false
 	o.Heartbeat = time.Second
+	for _, c := range change {
+		c(o)
+	}
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	// exited: the wait below saw caldera-global end.
+	exited := false
 	go func() { done <- app.Run(ctx, o) }()
 	t.Cleanup(func() {
 		// The webhook fails closed: take its configuration away first, so
@@ -63,6 +69,9 @@ func startGlobal(t *testing.T) {
 		_ = client.IgnoreNotFound(fw.Client.Delete(context.Background(),
 			&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: globalConfigName}}))
 		cancel()
+		if exited {
+			return
+		}
 		if err := <-done; err != nil {
 			t.Error(err)
 		}
@@ -70,6 +79,7 @@ func startGlobal(t *testing.T) {
 	err = wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		select {
 		case err := <-done:
+			exited = true
 			return false, fmt.Errorf("caldera-global exited: %v", err)
 		default:
 		}

@@ -28,6 +28,9 @@ type Options struct {
 	// ReportGrace: how long a released job's pods are counted by the
 	// dispatcher itself after they appear in their member.
 	ReportGrace time.Duration
+	// HyperJobStartTimeout is how long a HyperJob's released children may
+	// take to run before all are rolled back and it is planned again.
+	HyperJobStartTimeout time.Duration
 	// ClusterInventory is where the member clusters come from: "karmada"
 	// (Karmada's Clusters) or "cluster-api" (a Cluster API management
 	// cluster's Clusters, measured directly).
@@ -61,6 +64,7 @@ func NewOptions() *Options {
 		Heartbeat:               30 * time.Second,
 		ReportGrace:             30 * time.Second,
 		ClusterInventory:        InventoryKarmada,
+		HyperJobStartTimeout:    10 * time.Minute,
 		LeaderElect:             true,
 		LeaderElectionNamespace: "caldera-system",
 		HealthProbeBindAddress:  ":11256",
@@ -76,6 +80,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Coalesce, "coalesce", o.Coalesce, "how long the dispatcher gathers changes before deciding")
 	fs.DurationVar(&o.Heartbeat, "heartbeat", o.Heartbeat, "the dispatcher decides at least this often")
 	fs.DurationVar(&o.ReportGrace, "report-grace", o.ReportGrace, "how long after a released job's pods appear in their member the dispatcher still counts them itself before trusting the member's resource summary; at least Karmada's cluster status update period")
+	fs.DurationVar(&o.HyperJobStartTimeout, "hyperjob-start-timeout", o.HyperJobStartTimeout, "how long the released children of a HyperJob may take to run (at least its minAvailable of them) before all are deleted and it is planned again")
 	fs.StringVar(&o.ClusterInventory, "cluster-inventory", o.ClusterInventory, "where the member clusters come from: karmada (Karmada's Clusters and their resource summaries) or cluster-api (the Clusters of a Cluster API management cluster, reached with their kubeconfig Secrets and measured directly; each must be joined to Karmada under its name)")
 	fs.StringVar(&o.ClusterAPIKubeconfig, "cluster-api-kubeconfig", o.ClusterAPIKubeconfig, "kubeconfig of the Cluster API management cluster; empty means the Karmada API server's")
 	fs.StringVar(&o.ClusterAPINamespace, "cluster-api-namespace", o.ClusterAPINamespace, "namespace of the Cluster API Clusters to read; empty reads all")
@@ -99,6 +104,9 @@ func (o *Options) Validate() error {
 	}
 	if o.ReportGrace < 0 {
 		errs = append(errs, fmt.Errorf("--report-grace: %s must not be negative", o.ReportGrace))
+	}
+	if o.HyperJobStartTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--hyperjob-start-timeout: %s must be positive", o.HyperJobStartTimeout))
 	}
 	switch o.ClusterInventory {
 	case InventoryKarmada:

@@ -1,0 +1,119 @@
+package hyperjob
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
+	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
+)
+
+// Condition types the controller sets beside Completed and Failed.
+const (
+	// ConditionPlanned is True once the HyperJob's children are planned
+	// and created, False (reason Waiting) while no plan fits the clusters,
+	// or (reason Invalid) when the HyperJob cannot be split at all.
+	ConditionPlanned = "Planned"
+)
+
+// Reasons.
+const (
+	ReasonPlanned    = "Planned"
+	ReasonWaiting    = "Waiting"
+	ReasonInvalid    = "Invalid"
+	ReasonRolledBack = "RolledBack"
+	ReasonCompleted  = "Completed"
+	ReasonFailed     = "Failed"
+)
+
+// finished reports whether a child job's phase is final, and whether it
+// failed.
+func finished(phase batchv1alpha1.JobPhase) (done, failed bool) {
+	switch phase {
+	case batchv1alpha1.JobCompleted:
+		return true, false
+	case batchv1alpha1.JobFailed, batchv1alpha1.JobAborted, batchv1alpha1.JobTerminated:
+		return true, true
+	}
+	return false, false
+}
+
+// Aggregate is the HyperJob's status from its plan's children: per
+// replicated job, each child's state and the summed pod counts; the
+// Completed and Failed conditions once every planned child has finished.
+// The conditions already in status (Planned) are kept; the result is
+// otherwise a function of its inputs.
+func Aggregate(hj *trainingv1alpha1.HyperJob, planned int, children []batchv1alpha1.Job, now metav1.Time) trainingv1alpha1.HyperJobStatus {
+	st := trainingv1alpha1.HyperJobStatus{ObservedGeneration: hj.Generation, SplitCount: new(int32(planned))}
+	for _, c := range hj.Status.Conditions {
+		if c.Type != trainingv1alpha1.HyperJobCompleted && c.Type != trainingv1alpha1.HyperJobFailed {
+			st.Conditions = append(st.Conditions, c)
+		}
+	}
+	byName := map[string]*trainingv1alpha1.ReplicatedJobStatus{}
+	for _, rj := range hj.Spec.ReplicatedJobs {
+		st.ReplicatedJobsStatus = append(st.ReplicatedJobsStatus, trainingv1alpha1.ReplicatedJobStatus{Name: rj.Name})
+	}
+	for i := range st.ReplicatedJobsStatus {
+		byName[st.ReplicatedJobsStatus[i].Name] = &st.ReplicatedJobsStatus[i]
+	}
+	done, failedNames := 0, []string{}
+	for i := range children {
+		c := &children[i]
+		rs := byName[c.Labels[trainingv1alpha1.ReplicatedJobNameLabel]]
+		if rs == nil {
+			continue
+		}
+		if rs.JobStates == nil {
+			rs.JobStates = map[string]batchv1alpha1.JobState{}
+		}
+		rs.JobStates[c.Name] = c.Status.State
+		rs.Pending += c.Status.Pending
+		rs.Running += c.Status.Running
+		rs.Succeeded += c.Status.Succeeded
+		rs.Failed += c.Status.Failed
+		rs.Terminating += c.Status.Terminating
+		rs.Unknown += c.Status.Unknown
+		if d, f := finished(c.Status.State.Phase); d {
+			done++
+			if f {
+				failedNames = append(failedNames, c.Name)
+			}
+		}
+	}
+	if planned > 0 && done == planned {
+		completed := metav1.Condition{Type: trainingv1alpha1.HyperJobCompleted, Status: metav1.ConditionTrue, Reason: ReasonCompleted,
+			Message: fmt.Sprintf("all %d child jobs completed", planned), LastTransitionTime: now, ObservedGeneration: hj.Generation}
+		failed := metav1.Condition{Type: trainingv1alpha1.HyperJobFailed, Status: metav1.ConditionFalse, Reason: ReasonCompleted,
+			Message: completed.Message, LastTransitionTime: now, ObservedGeneration: hj.Generation}
+		if len(failedNames) > 0 {
+			slices.Sort(failedNames)
+			msg := fmt.Sprintf("%d of %d child jobs did not complete: %s", len(failedNames), planned, strings.Join(failedNames, ", "))
+			completed.Status, completed.Reason, completed.Message = metav1.ConditionFalse, ReasonFailed, msg
+			failed.Status, failed.Reason, failed.Message = metav1.ConditionTrue, ReasonFailed, msg
+		}
+		for _, c := range []metav1.Condition{completed, failed} {
+			if old := meta.FindStatusCondition(hj.Status.Conditions, c.Type); old != nil && old.Status == c.Status {
+				c.LastTransitionTime = old.LastTransitionTime
+			}
+			st.Conditions = append(st.Conditions, c)
+		}
+	}
+	return st
+}
+
+// running counts the children running or done well.
+func running(children []batchv1alpha1.Job) int {
+	n := 0
+	for _, c := range children {
+		switch c.Status.State.Phase {
+		case batchv1alpha1.JobRunning, batchv1alpha1.JobCompleted, batchv1alpha1.JobCompleting:
+			n++
+		}
+	}
+	return n
+}

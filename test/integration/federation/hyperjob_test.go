@@ -1,0 +1,276 @@
+//go:build integration
+
+package federation
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
+	"github.com/caldera-sh/caldera/cmd/caldera-global/app/options"
+	"github.com/caldera-sh/caldera/pkg/federation/hyperjob"
+	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
+	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
+	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
+	"github.com/caldera-sh/caldera/test/integration/framework"
+)
+
+// llm is a HyperJob of 256 GPUs split statically into two children of
+// 16 workers with 8 GPUs each.
+func llm(ns, name string) *trainingv1alpha1.HyperJob {
+	gpus := corev1.ResourceList{gpu: resource.MustParse("8"), corev1.ResourceCPU: resource.MustParse("16")}
+	hj := &trainingv1alpha1.HyperJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: trainingv1alpha1.HyperJobSpec{ReplicatedJobs: []trainingv1alpha1.ReplicatedJob{{
+			Name: "train", Replicas: 2,
+			SplitPolicy: &trainingv1alpha1.SplitPolicy{Mode: trainingv1alpha1.SplitModeStatic, Accelerators: new(int32(256)), AcceleratorType: new(string(gpu))},
+			TemplateSpec: batchv1alpha1.JobSpec{SchedulerName: "volcano", Queue: "hj", Tasks: []batchv1alpha1.TaskSpec{{
+				Name: "worker", Replicas: 16,
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{
+					Name: "main", Image: "trainer", Resources: corev1.ResourceRequirements{Requests: gpus, Limits: gpus},
+				}}}},
+			}}},
+		}}},
+	}
+	trainingv1alpha1.SetDefaults_HyperJob(hj)
+	return hj
+}
+
+// bindChild does what Karmada's detector does for a child: a binding of
+// the Job with one component per task.
+func bindChild(t *testing.T, ns, name string) {
+	t.Helper()
+	var job batchv1alpha1.Job
+	if err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &job); err != nil {
+		t.Fatal(err)
+	}
+	rb := &workv1alpha2.ResourceBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-job"},
+		Spec: workv1alpha2.ResourceBindingSpec{
+			Resource: workv1alpha2.ObjectReference{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job", Namespace: ns, Name: name, UID: string(job.UID)},
+		},
+	}
+	for _, task := range job.Spec.Tasks {
+		rb.Spec.Components = append(rb.Spec.Components, workv1alpha2.Component{Name: task.Name, Replicas: task.Replicas,
+			ReplicaRequirements: &workv1alpha2.ComponentReplicaRequirements{ResourceRequest: task.Template.Spec.Containers[0].Resources.Requests}})
+	}
+	if err := fw.Client.Create(t.Context(), rb); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func setChildPhase(t *testing.T, ns, name string, phase batchv1alpha1.JobPhase, running int32) {
+	t.Helper()
+	var job batchv1alpha1.Job
+	if err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &job); err != nil {
+		t.Fatal(err)
+	}
+	job.Status.State.Phase, job.Status.Running = phase, running
+	if phase == batchv1alpha1.JobCompleted {
+		job.Status.Running, job.Status.Succeeded = 0, running
+	}
+	if err := fw.Client.Status().Update(t.Context(), &job); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// children maps the HyperJob's children to the cluster their policy pins
+// them to, and to their plan.
+func hyperJobChildren(t *testing.T, ns, hj string) (pins map[string]string, plans map[string]string) {
+	t.Helper()
+	var jobs batchv1alpha1.JobList
+	if err := fw.Client.List(t.Context(), &jobs, client.InNamespace(ns), client.MatchingLabels{trainingv1alpha1.HyperJobNameLabel: hj}); err != nil {
+		t.Fatal(err)
+	}
+	pins, plans = map[string]string{}, map[string]string{}
+	for _, j := range jobs.Items {
+		if j.DeletionTimestamp != nil {
+			continue
+		}
+		var pp policyv1alpha1.PropagationPolicy
+		if err := fw.Client.Get(t.Context(), client.ObjectKeyFromObject(&j), &pp); err == nil && pp.Spec.Placement.ClusterAffinity != nil {
+			pins[j.Name] = strings.Join(pp.Spec.Placement.ClusterAffinity.ClusterNames, ",")
+		} else {
+			pins[j.Name] = "?"
+		}
+		plans[j.Name] = j.Annotations[trainingv1alpha1.PlanAnnotation]
+	}
+	return pins, plans
+}
+
+func hjCondition(t *testing.T, ns, name, typ string) string {
+	t.Helper()
+	var hj trainingv1alpha1.HyperJob
+	if err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &hj); err != nil {
+		return err.Error()
+	}
+	c := meta.FindStatusCondition(hj.Status.Conditions, typ)
+	if c == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%s %s: %s", c.Status, c.Reason, c.Message)
+}
+
+// TestHyperJob runs caldera-global's HyperJob controller and dispatcher
+// against members hj-a and hj-b of 128 GPUs each (the test plays
+// Karmada's detector and status copying):
+//   - a 256-GPU HyperJob becomes two 128-GPU children, one pinned to each
+//     member, labelled and annotated with its plan; the first child's
+//     binding stays held until the second's exists, then both are
+//     released together; the children's states and pod counts add up in
+//     the HyperJob's status, and it completes when both do; deleting it
+//     deletes the children and their policies;
+//   - with hj-b full, a second one waits saying why, and is planned when
+//     hj-b has room; its children, released but never running, are
+//     rolled back after the start timeout and planned again.
+func TestHyperJob(t *testing.T) {
+	const ns = "hyperjobs"
+	ctx := t.Context()
+	c := fw.Client
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "hj"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	members := map[string]*clusterv1alpha1.Cluster{}
+	setGPUs := func(name string, allocated string) {
+		cl := members[name]
+		cl.Status = clusterv1alpha1.ClusterStatus{
+			Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "ClusterReady", LastTransitionTime: metav1.Now()}},
+			ResourceSummary: &clusterv1alpha1.ResourceSummary{
+				Allocatable: corev1.ResourceList{gpu: resource.MustParse("128"), corev1.ResourceCPU: resource.MustParse("4096")},
+				Allocated:   corev1.ResourceList{gpu: resource.MustParse(allocated)},
+			},
+		}
+		if err := c.Status().Update(ctx, cl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"hj-a", "hj-b"} {
+		cl := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push}}
+		if err := c.Create(ctx, cl); err != nil {
+			t.Fatal(err)
+		}
+		members[name] = cl
+		setGPUs(name, "0")
+	}
+	startGlobal(t, func(o *options.Options) { o.HyperJobStartTimeout = 5 * time.Second })
+
+	if err := c.Create(ctx, llm(ns, "llm")); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 20*time.Second, "two children pinned one to each member", func() (bool, string) {
+		pins, _ := hyperJobChildren(t, ns, "llm")
+		return fmt.Sprint(pins) == "map[llm-train-0:hj-a llm-train-1:hj-b]", fmt.Sprint(pins)
+	})
+	var child batchv1alpha1.Job
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "llm-train-1"}, &child); err != nil {
+		t.Fatal(err)
+	}
+	if w := child.Spec.Tasks[0]; w.Replicas != 16 || child.Labels[trainingv1alpha1.ReplicatedJobNameLabel] != "train" ||
+		child.Annotations[trainingv1alpha1.ChildrenAnnotation] != "2" || len(child.OwnerReferences) != 1 {
+		t.Errorf("child: %d workers, labels %v, annotations %v, owners %v", w.Replicas, child.Labels, child.Annotations, child.OwnerReferences)
+	}
+	if got := hjCondition(t, ns, "llm", hyperjob.ConditionPlanned); got != "True Planned: 2 child jobs" {
+		t.Errorf("Planned: %s", got)
+	}
+
+	// All together: one binding alone waits.
+	bindChild(t, ns, "llm-train-0")
+	time.Sleep(2 * time.Second)
+	if !suspended(t, ns, "llm-train-0-job") {
+		t.Fatal("a child was released before its sibling's binding existed")
+	}
+	bindChild(t, ns, "llm-train-1")
+	framework.Eventually(t, 20*time.Second, "both children released", func() (bool, string) {
+		a, b := suspended(t, ns, "llm-train-0-job"), suspended(t, ns, "llm-train-1-job")
+		return !a && !b, fmt.Sprintf("suspended %v %v", a, b)
+	})
+	setChildPhase(t, ns, "llm-train-0", batchv1alpha1.JobRunning, 16)
+	setChildPhase(t, ns, "llm-train-1", batchv1alpha1.JobRunning, 16)
+	framework.Eventually(t, 20*time.Second, "32 workers running in the HyperJob's status", func() (bool, string) {
+		var hj trainingv1alpha1.HyperJob
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "llm"}, &hj); err != nil {
+			return false, err.Error()
+		}
+		raw, _ := json.Marshal(hj.Status.ReplicatedJobsStatus)
+		return len(hj.Status.ReplicatedJobsStatus) == 1 && hj.Status.ReplicatedJobsStatus[0].Running == 32 &&
+			len(hj.Status.ReplicatedJobsStatus[0].JobStates) == 2 && *hj.Status.SplitCount == 2, string(raw)
+	})
+	setChildPhase(t, ns, "llm-train-0", batchv1alpha1.JobCompleted, 16)
+	setChildPhase(t, ns, "llm-train-1", batchv1alpha1.JobCompleted, 16)
+	framework.Eventually(t, 20*time.Second, "the HyperJob completed", func() (bool, string) {
+		got := hjCondition(t, ns, "llm", trainingv1alpha1.HyperJobCompleted)
+		return got == "True Completed: all 2 child jobs completed", got
+	})
+	if err := c.Delete(ctx, &trainingv1alpha1.HyperJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "llm"}}); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 20*time.Second, "the HyperJob, its children and their policies gone", func() (bool, string) {
+		var pps policyv1alpha1.PropagationPolicyList
+		var jobs batchv1alpha1.JobList
+		if err := c.List(ctx, &pps, client.InNamespace(ns)); err != nil {
+			return false, err.Error()
+		}
+		if err := c.List(ctx, &jobs, client.InNamespace(ns)); err != nil {
+			return false, err.Error()
+		}
+		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "llm"}, &trainingv1alpha1.HyperJob{})
+		return len(pps.Items) == 0 && len(jobs.Items) == 0 && apierrors.IsNotFound(err), fmt.Sprintf("%d policies, %d jobs, %v", len(pps.Items), len(jobs.Items), err)
+	})
+	// Karmada deletes the bindings of deleted templates.
+	for _, name := range []string{"llm-train-0-job", "llm-train-1-job"} {
+		if err := c.Delete(ctx, &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// With hj-b full, nothing; then room.
+	setGPUs("hj-b", "128")
+	if err := c.Create(ctx, llm(ns, "llm2")); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 20*time.Second, "llm2 waits saying why", func() (bool, string) {
+		got := hjCondition(t, ns, "llm2", hyperjob.ConditionPlanned)
+		return strings.HasPrefix(got, `False Waiting: no plan fits the clusters now: replicated job "train": 1 children of cpu 256, nvidia.com/gpu 128 do not fit`), got
+	})
+	if pins, _ := hyperJobChildren(t, ns, "llm2"); len(pins) != 0 {
+		t.Errorf("children made without a plan: %v", pins)
+	}
+	setGPUs("hj-b", "0")
+	var firstPlan string
+	framework.Eventually(t, 20*time.Second, "llm2 planned when hj-b has room", func() (bool, string) {
+		pins, plans := hyperJobChildren(t, ns, "llm2")
+		firstPlan = plans["llm2-train-0"]
+		return len(pins) == 2 && firstPlan != "", fmt.Sprint(pins)
+	})
+	bindChild(t, ns, "llm2-train-0")
+	bindChild(t, ns, "llm2-train-1")
+	framework.Eventually(t, 20*time.Second, "llm2's children released", func() (bool, string) {
+		return !suspended(t, ns, "llm2-train-0-job") && !suspended(t, ns, "llm2-train-1-job"), "held"
+	})
+	// They never run: after the 5-second start timeout, a new plan.
+	cs := kubernetes.NewForConfigOrDie(fw.RESTConfig())
+	framework.Eventually(t, 30*time.Second, "llm2 rolled back and planned again", func() (bool, string) {
+		_, plans := hyperJobChildren(t, ns, "llm2")
+		evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=llm2,reason=RolledBack"})
+		if err != nil || len(evs.Items) == 0 {
+			return false, fmt.Sprint("no RolledBack event ", err)
+		}
+		return len(plans) == 2 && plans["llm2-train-0"] != firstPlan && plans["llm2-train-0"] != "", fmt.Sprint(plans)
+	})
+}
