@@ -168,7 +168,7 @@ type federation struct {
 
 // startFederation starts an API server playing the Karmada control plane
 // (the mirror's CRDs, caldera-global, the stand-in) and two members,
-// member-a and member-b, each of two 4-CPU kwok nodes with Caldera's
+// member-a and member-b, each of two kwok nodes of 4 CPUs and 64 GPUs with Caldera's
 // scheduler and controller manager and the queues named. A starvation
 // wait of 0 keeps caldera-global's default.
 func startFederation(t *testing.T, ctx context.Context, starvationWait time.Duration, queues ...string) *federation {
@@ -185,7 +185,7 @@ func startFederation(t *testing.T, ctx context.Context, starvationWait time.Dura
 		var nodes []controlplane.NodeSpec
 		for i := range 2 {
 			nodes = append(nodes, controlplane.NodeSpec{Name: fmt.Sprintf("%s-%d", name, i), Capacity: corev1.ResourceList{
-				corev1.ResourceCPU: cpus(4), corev1.ResourceMemory: cpus(64 << 30), corev1.ResourcePods: cpus(110),
+				corev1.ResourceCPU: cpus(4), corev1.ResourceMemory: cpus(64 << 30), corev1.ResourcePods: cpus(110), gpu: cpus(64),
 			}})
 		}
 		env, err := localenv.Start(ctx, localenv.Options{

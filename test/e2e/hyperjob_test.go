@@ -1,0 +1,126 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
+	"github.com/caldera-sh/caldera/pkg/federation/hyperjob"
+)
+
+const gpu = corev1.ResourceName("nvidia.com/gpu")
+
+// gpuJob is a Volcano Job of workers with 8 GPUs each.
+func gpuJob(ns, name, queue string, workers int32) batchv1alpha1.JobSpec {
+	req := corev1.ResourceList{gpu: resource.MustParse("8"), corev1.ResourceCPU: resource.MustParse("100m")}
+	return batchv1alpha1.JobSpec{
+		SchedulerName: "volcano", Queue: queue, MinAvailable: workers,
+		Tasks: []batchv1alpha1.TaskSpec{{
+			Name: "worker", Replicas: workers,
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "main", Image: "trainer", Resources: corev1.ResourceRequirements{Requests: req, Limits: req}}},
+			}},
+		}},
+	}
+}
+
+// TestFederationHyperJob: members of 128 GPUs each; a 256-GPU HyperJob
+// (two children of 16 workers of 8 GPUs) while member-b is full runs
+// nothing anywhere and says why; once member-b's work is done, both
+// children run, one in each member, and the HyperJob's status counts
+// their 32 workers.
+func TestFederationHyperJob(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
+	defer cancel()
+	f := startFederation(t, ctx, 0, "train")
+	kc := f.karmada
+	const ns = "hyper"
+	if err := kc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := kc.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "train"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}); err != nil {
+		t.Fatal(err)
+	}
+
+	// member-b is full: its own 128-GPU job runs there, for 30 seconds.
+	mb := f.members["member-b"]
+	if err := mb.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	filler := runFor(&batchv1alpha1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "filler"}, Spec: gpuJob(ns, "filler", "train", 16)}, 30*time.Second)
+	if err := mb.Create(ctx, filler); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, ctx, 2*time.Minute, "the filler running in member-b", func() (bool, string) {
+		return f.running(t, ctx, ns)["filler"] == "member-b", fmt.Sprint(f.running(t, ctx, ns))
+	})
+
+	hj := &trainingv1alpha1.HyperJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "llm"},
+		Spec: trainingv1alpha1.HyperJobSpec{ReplicatedJobs: []trainingv1alpha1.ReplicatedJob{{
+			Name: "train", Replicas: 2, TemplateSpec: gpuJob(ns, "", "train", 16),
+			SplitPolicy: &trainingv1alpha1.SplitPolicy{Mode: trainingv1alpha1.SplitModeStatic, Accelerators: new(int32(256)), AcceleratorType: new(string(gpu))},
+		}}},
+	}
+	trainingv1alpha1.SetDefaults_HyperJob(hj)
+	if err := kc.Create(ctx, hj); err != nil {
+		t.Fatal(err)
+	}
+	planned := func() string {
+		var got trainingv1alpha1.HyperJob
+		if err := kc.Get(ctx, client.ObjectKeyFromObject(hj), &got); err != nil {
+			return err.Error()
+		}
+		c := meta.FindStatusCondition(got.Status.Conditions, hyperjob.ConditionPlanned)
+		if c == nil {
+			return "none"
+		}
+		return fmt.Sprintf("%s %s: %s", c.Status, c.Reason, c.Message)
+	}
+	eventually(t, ctx, time.Minute, "the HyperJob waiting for room", func() (bool, string) {
+		got := planned()
+		return strings.HasPrefix(got, "False Waiting: no plan fits the clusters now"), got
+	})
+	time.Sleep(3 * time.Second)
+	if r := f.running(t, ctx, ns); len(r) != 1 {
+		t.Fatalf("running %v while the HyperJob cannot run whole: no half of it may hold GPUs", r)
+	}
+	var children batchv1alpha1.JobList
+	if err := f.members["member-a"].List(ctx, &children, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(children.Items) != 0 {
+		t.Fatalf("member-a has %d jobs while the HyperJob waits", len(children.Items))
+	}
+
+	// Room once the filler is done: both children run, together.
+	eventually(t, ctx, 3*time.Minute, "both children running, one in each member", func() (bool, string) {
+		r := f.running(t, ctx, ns)
+		return r["llm-train-0"] != "" && r["llm-train-1"] != "" && r["llm-train-0"] != r["llm-train-1"], fmt.Sprint(r)
+	})
+	eventually(t, ctx, time.Minute, "the HyperJob counting 32 running workers", func() (bool, string) {
+		var got trainingv1alpha1.HyperJob
+		if err := kc.Get(ctx, client.ObjectKeyFromObject(hj), &got); err != nil {
+			return false, err.Error()
+		}
+		if len(got.Status.ReplicatedJobsStatus) != 1 {
+			return false, fmt.Sprint(got.Status)
+		}
+		rs := got.Status.ReplicatedJobsStatus[0]
+		return rs.Running == 32 && len(rs.JobStates) == 2, fmt.Sprintf("running %d, states %v", rs.Running, rs.JobStates)
+	})
+}
