@@ -99,15 +99,15 @@ func New(cfg Config) []Webhook {
 	createUpdate := []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}
 	batch := batchv1alpha1.SchemeGroupVersion
 	sched := schedulingv1beta1.SchemeGroupVersion
-	training := trainingv1alpha1.SchemeGroupVersion
 	dd := ddv1alpha1.SchemeGroupVersion
 	namespaced, cluster := admissionregistrationv1.NamespacedScope, admissionregistrationv1.ClusterScope
 
+	hj := HyperJobs(s, hyperJobs)
 	return []Webhook{
 		mutating("jobs", admission.WithDefaulter(s, jobs), rule(batch.Group, batch.Version, "jobs", namespaced, createUpdate...)),
 		mutating("podgroups", admission.WithDefaulter(s, podGroups), rule(sched.Group, sched.Version, "podgroups", namespaced, createUpdate...)),
 		mutating("queues", admission.WithDefaulter(s, queues), rule(sched.Group, sched.Version, "queues", cluster, createUpdate...)),
-		mutating("hyperjobs", admission.WithDefaulter(s, hyperJobs), rule(training.Group, training.Version, "hyperjobs", namespaced, createUpdate...)),
+		hj[0],
 		mutating("datasources", admission.WithDefaulter[*ddv1alpha1.DataSource](s, datasource.Webhook{}), rule(dd.Group, dd.Version, "datasources", cluster, createUpdate...)),
 		mutating("datasourceclaims", admission.WithDefaulter[*ddv1alpha1.DataSourceClaim](s, datasourceclaim.Webhook{}), rule(dd.Group, dd.Version, "datasourceclaims", namespaced, createUpdate...)),
 
@@ -117,13 +117,23 @@ func New(cfg Config) []Webhook {
 			admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete)),
 		validating("hypernodes", admission.WithValidator[*topologyv1alpha1.HyperNode](s, hypernode.Webhook{}),
 			rule(topologyv1alpha1.SchemeGroupVersion.Group, topologyv1alpha1.SchemeGroupVersion.Version, "hypernodes", cluster, createUpdate...)),
-		validating("hyperjobs", admission.WithValidator(s, hyperJobs), rule(training.Group, training.Version, "hyperjobs", namespaced, createUpdate...)),
+		hj[1],
 		validating("datasources", admission.WithValidator[*ddv1alpha1.DataSource](s, datasource.Webhook{}), rule(dd.Group, dd.Version, "datasources", cluster, createUpdate...)),
 		validating("datasourceclaims", admission.WithValidator[*ddv1alpha1.DataSourceClaim](s, datasourceclaim.Webhook{}), rule(dd.Group, dd.Version, "datasourceclaims", namespaced, createUpdate...)),
 		validating("commands", admission.WithValidator(s, command.NewWebhook(r)),
 			rule(busv1alpha1.SchemeGroupVersion.Group, busv1alpha1.SchemeGroupVersion.Version, "commands", namespaced, admissionregistrationv1.Create)),
 		podWebhook(admission.WithValidator(s, pod.NewWebhook(r, cfg.SchedulerNames)), cfg.SchedulerNames),
 	}
+}
+
+// HyperJobs are the HyperJob webhooks, mutating then validating: for a
+// member cluster's caldera-webhook, and for caldera-global on the Karmada
+// API server (where w knows the members).
+func HyperJobs(s *runtime.Scheme, w *hyperjob.Webhook) []Webhook {
+	training := trainingv1alpha1.SchemeGroupVersion
+	ops := []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}
+	r := rule(training.Group, training.Version, "hyperjobs", admissionregistrationv1.NamespacedScope, ops...)
+	return []Webhook{mutating("hyperjobs", admission.WithDefaulter(s, w), r), validating("hyperjobs", admission.WithValidator(s, w), r)}
 }
 
 func mutating(resource string, h *admission.Webhook, r admissionregistrationv1.RuleWithOperations) Webhook {

@@ -34,9 +34,12 @@ import (
 	"github.com/caldera-sh/caldera/pkg/federation/hyperjob"
 	"github.com/caldera-sh/caldera/pkg/federation/inventory"
 	"github.com/caldera-sh/caldera/pkg/federation/karmada"
+	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
 	"github.com/caldera-sh/caldera/pkg/federation/rbwebhook"
 	"github.com/caldera-sh/caldera/pkg/webhooks"
+	hyperjobwebhook "github.com/caldera-sh/caldera/pkg/webhooks/hyperjob"
+	"github.com/caldera-sh/caldera/pkg/webhooks/job"
 )
 
 // NewGlobalCommand returns the caldera-global command.
@@ -63,11 +66,15 @@ func NewGlobalCommand(ctx context.Context) *cobra.Command {
 }
 
 // Webhooks are caldera-global's webhooks: the suspension of new
-// ResourceBindings. It fails closed (Fail) with a short timeout: a binding
-// the webhook cannot answer for is refused for now and created again by
-// Karmada, which retries; failing open would let it past the queues.
-func Webhooks(reader client.Reader) []webhooks.Webhook {
-	return []webhooks.Webhook{{
+// ResourceBindings, and the defaulting and validation of HyperJobs against
+// the members that members lists. The suspension fails closed (Fail) with
+// a short timeout: a binding the webhook cannot answer for is refused for
+// now and created again by Karmada, which retries; failing open would let
+// it past the queues.
+func Webhooks(s *runtime.Scheme, reader client.Reader, members func(context.Context) ([]clusterv1alpha1.Cluster, error)) []webhooks.Webhook {
+	hj := hyperjobwebhook.NewWebhook(job.KnownPlugins())
+	hj.Members = members
+	return append([]webhooks.Webhook{{
 		Name:     "suspend.resourcebindings.caldera.sh",
 		Path:     "/resourcebindings/suspend",
 		Handler:  &admission.Webhook{Handler: &rbwebhook.Handler{Reader: reader}, RecoverPanic: ptr.To(true)},
@@ -83,7 +90,7 @@ func Webhooks(reader client.Reader) []webhooks.Webhook {
 		}},
 		FailurePolicy:  admissionregistrationv1.Fail,
 		TimeoutSeconds: 5,
-	}}
+	}}, webhooks.HyperJobs(s, hj)...)
 }
 
 // Run runs caldera-global until ctx ends. o must be completed and valid.
@@ -126,7 +133,8 @@ func Run(ctx context.Context, o *options.Options) error {
 	}
 	// Templates are read live: they are of any kind, and only at a
 	// binding's creation.
-	s.Hooks = Webhooks(mgr.GetAPIReader())
+	members := &inventory.Karmada{Cache: mgr.GetCache(), Reader: mgr.GetClient()}
+	s.Hooks = Webhooks(scheme, mgr.GetAPIReader(), members.Clusters)
 	if err := s.Install(mgr, cfg); err != nil {
 		return err
 	}

@@ -6,10 +6,20 @@
 //
 // The templates' queues are not looked up: they name queues of the member
 // clusters, which the cluster running this webhook may not have.
+//
+// On the Karmada API server (caldera-global), the webhook knows the member
+// clusters too: it refuses cluster names that are no member's, and a
+// maxDomains the HyperJob cannot be split within even with every member
+// empty; a HyperJob that does not fit the federation even then is
+// admitted with a warning (members may join).
 package hyperjob
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -17,6 +27,9 @@ import (
 
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	trainingvalidation "github.com/caldera-sh/caldera/apis/training/v1alpha1/validation"
+	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
+	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
+	"github.com/caldera-sh/caldera/pkg/federation/split"
 	"github.com/caldera-sh/caldera/pkg/webhooks/admit"
 	"github.com/caldera-sh/caldera/pkg/webhooks/job"
 )
@@ -26,6 +39,8 @@ var groupKind = trainingv1alpha1.SchemeGroupVersion.WithKind("HyperJob").GroupKi
 // Webhook defaults and validates HyperJobs.
 type Webhook struct {
 	plugins sets.Set[string]
+	// Members, when set, lists the federation's member clusters.
+	Members func(ctx context.Context) ([]clusterv1alpha1.Cluster, error)
 }
 
 var (
@@ -47,13 +62,76 @@ func (w *Webhook) Default(_ context.Context, hj *trainingv1alpha1.HyperJob) erro
 }
 
 // ValidateCreate checks a new HyperJob.
-func (w *Webhook) ValidateCreate(_ context.Context, hj *trainingv1alpha1.HyperJob) (admission.Warnings, error) {
-	return nil, admit.Invalid(groupKind, hj.Name, w.validate(hj))
+func (w *Webhook) ValidateCreate(ctx context.Context, hj *trainingv1alpha1.HyperJob) (admission.Warnings, error) {
+	return w.check(ctx, hj)
 }
 
 // ValidateUpdate checks a changed HyperJob as a new one.
-func (w *Webhook) ValidateUpdate(_ context.Context, _, hj *trainingv1alpha1.HyperJob) (admission.Warnings, error) {
-	return nil, admit.Invalid(groupKind, hj.Name, w.validate(hj))
+func (w *Webhook) ValidateUpdate(ctx context.Context, _, hj *trainingv1alpha1.HyperJob) (admission.Warnings, error) {
+	return w.check(ctx, hj)
+}
+
+func (w *Webhook) check(ctx context.Context, hj *trainingv1alpha1.HyperJob) (admission.Warnings, error) {
+	errs := w.validate(hj)
+	var warnings admission.Warnings
+	if len(errs) == 0 && w.Members != nil {
+		members, err := w.Members(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing the member clusters: %w", err)
+		}
+		var more field.ErrorList
+		more, warnings = federationErrors(hj, members)
+		errs = append(errs, more...)
+	}
+	return warnings, admit.Invalid(groupKind, hj.Name, errs)
+}
+
+// federationErrors checks the HyperJob against the members: its cluster
+// names, and whether its split fits maxDomains with every member empty.
+func federationErrors(hj *trainingv1alpha1.HyperJob, members []clusterv1alpha1.Cluster) (field.ErrorList, admission.Warnings) {
+	var errs field.ErrorList
+	names := make([]string, 0, len(members))
+	for _, m := range members {
+		names = append(names, m.Name)
+	}
+	slices.Sort(names)
+	for i, rj := range hj.Spec.ReplicatedJobs {
+		for j, name := range rj.ClusterNames {
+			if !slices.Contains(names, name) {
+				errs = append(errs, field.Invalid(field.NewPath("spec", "replicatedJobs").Index(i).Child("clusterNames").Index(j), name,
+					fmt.Sprintf("no member cluster has this name (members: %s)", strings.Join(names, ", "))))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return errs, nil
+	}
+	hj = hj.DeepCopy()
+	trainingv1alpha1.SetDefaults_HyperJob(hj)
+	in, err := split.FromHyperJob(hj)
+	if err != nil {
+		return field.ErrorList{field.Invalid(field.NewPath("spec"), "", err.Error())}, nil
+	}
+	empty := make([]split.Cluster, 0, len(members))
+	for _, m := range members {
+		c := split.Cluster{Name: m.Name, Free: dispatch.Resources{}}
+		if rs := m.Status.ResourceSummary; rs != nil {
+			c.Free = dispatch.ResourcesOf(rs.Allocatable)
+		}
+		empty = append(empty, c)
+	}
+	var inf *split.Infeasible
+	if _, err := split.Split(in, empty); !errors.As(err, &inf) {
+		return nil, nil
+	}
+	unbounded := *in
+	unbounded.MaxDomains = 0
+	p, err := split.Split(&unbounded, empty)
+	if err == nil && in.MaxDomains > 0 {
+		return field.ErrorList{field.Invalid(field.NewPath("spec", "maxDomains"), in.MaxDomains,
+			fmt.Sprintf("the HyperJob needs %d clusters even with every member empty: %s", len(p.Clusters), inf.Error()))}, nil
+	}
+	return nil, admission.Warnings{fmt.Sprintf("the HyperJob does not fit the federation even with every member empty (%s); it waits until members with room join", inf.Error())}
 }
 
 // ValidateDelete allows every deletion.

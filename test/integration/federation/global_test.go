@@ -68,6 +68,8 @@ func startGlobal(t *testing.T, change ...func(*options.Options)) {
 		// that later tests can create bindings.
 		_ = client.IgnoreNotFound(fw.Client.Delete(context.Background(),
 			&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: globalConfigName}}))
+		_ = client.IgnoreNotFound(fw.Client.Delete(context.Background(),
+			&admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: globalConfigName}}))
 		cancel()
 		if exited {
 			return

@@ -133,6 +133,8 @@ func hjCondition(t *testing.T, ns, name, typ string) string {
 //     released together; the children's states and pod counts add up in
 //     the HyperJob's status, and it completes when both do; deleting it
 //     deletes the children and their policies;
+//   - caldera-global's webhook refuses a HyperJob naming a cluster that is
+//     no member, or needing more members than its maxDomains;
 //   - with hj-b full, a second one waits saying why, and is planned when
 //     hj-b has room; its children, released but never running, are
 //     rolled back after the start timeout and planned again.
@@ -169,6 +171,19 @@ func TestHyperJob(t *testing.T) {
 		setGPUs(name, "0")
 	}
 	startGlobal(t, func(o *options.Options) { o.HyperJobStartTimeout = 5 * time.Second })
+
+	// The webhook knows the members.
+	nowhere := llm(ns, "nowhere")
+	nowhere.Spec.ReplicatedJobs[0].ClusterNames = []string{"hj-a", "hj-c"}
+	err := c.Create(ctx, nowhere)
+	if err == nil || !strings.Contains(err.Error(), `spec.replicatedJobs[0].clusterNames[1]: Invalid value: "hj-c": no member cluster has this name (members: `) {
+		t.Fatalf("a HyperJob naming no member: %v", err)
+	}
+	narrow := llm(ns, "narrow")
+	narrow.Spec.MaxDomains = new(int32(1))
+	if err := c.Create(ctx, narrow); err == nil || !strings.Contains(err.Error(), "spec.maxDomains: Invalid value: 1: the HyperJob needs 2 clusters even with every member empty") {
+		t.Fatalf("a HyperJob needing more clusters than maxDomains: %v", err)
+	}
 
 	if err := c.Create(ctx, llm(ns, "llm")); err != nil {
 		t.Fatal(err)
