@@ -158,6 +158,12 @@ func TestFederationFairShare(t *testing.T) {
 	}
 }
 
+// gpuModelLabel tells the members' GPU models apart: member-a's nodes
+// have H100s, member-b's A100s.
+const gpuModelLabel = "nvidia.com/gpu.product"
+
+var gpuModel = map[string]string{"member-a": "H100", "member-b": "A100"}
+
 // federation is a running control plane and its members.
 type federation struct {
 	karmada client.Client
@@ -168,7 +174,8 @@ type federation struct {
 
 // startFederation starts an API server playing the Karmada control plane
 // (the mirror's CRDs, caldera-global, the stand-in) and two members,
-// member-a and member-b, each of two kwok nodes of 4 CPUs and 64 GPUs with Caldera's
+// member-a and member-b, each of two kwok nodes of 4 CPUs and 64 GPUs
+// (H100 in member-a, A100 in member-b, by node label) with Caldera's
 // scheduler and controller manager and the queues named. A starvation
 // wait of 0 keeps caldera-global's default.
 func startFederation(t *testing.T, ctx context.Context, starvationWait time.Duration, queues ...string) *federation {
@@ -184,7 +191,7 @@ func startFederation(t *testing.T, ctx context.Context, starvationWait time.Dura
 	for _, name := range []string{"member-a", "member-b"} {
 		var nodes []controlplane.NodeSpec
 		for i := range 2 {
-			nodes = append(nodes, controlplane.NodeSpec{Name: fmt.Sprintf("%s-%d", name, i), Capacity: corev1.ResourceList{
+			nodes = append(nodes, controlplane.NodeSpec{Name: fmt.Sprintf("%s-%d", name, i), Labels: map[string]string{gpuModelLabel: gpuModel[name]}, Capacity: corev1.ResourceList{
 				corev1.ResourceCPU: cpus(4), corev1.ResourceMemory: cpus(64 << 30), corev1.ResourcePods: cpus(110), gpu: cpus(64),
 			}})
 		}

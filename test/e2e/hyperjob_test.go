@@ -19,6 +19,7 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/federation/hyperjob"
+	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 )
 
 const gpu = corev1.ResourceName("nvidia.com/gpu")
@@ -122,5 +123,58 @@ func TestFederationHyperJob(t *testing.T) {
 		}
 		rs := got.Status.ReplicatedJobsStatus[0]
 		return rs.Running == 32 && len(rs.JobStates) == 2, fmt.Sprintf("running %d, states %v", rs.Running, rs.JobStates)
+	})
+}
+
+// TestFederationHeterogeneous: member-a has H100s, member-b A100s (node
+// labels, and the same labels on their Karmada Clusters). A HyperJob of
+// two automatically split replicated jobs of 64 GPUs, one selecting each
+// model, runs each where its model is, though either member has room for
+// both.
+func TestFederationHeterogeneous(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
+	defer cancel()
+	f := startFederation(t, ctx, 0, "train")
+	kc := f.karmada
+	const ns = "mixed"
+	if err := kc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := kc.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "train"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	// The administrator labels the members' Clusters with their models.
+	for member, model := range gpuModel {
+		eventually(t, ctx, time.Minute, "labelling "+member, func() (bool, string) {
+			var cl clusterv1alpha1.Cluster
+			if err := kc.Get(ctx, client.ObjectKey{Name: member}, &cl); err != nil {
+				return false, err.Error()
+			}
+			patched := cl.DeepCopy()
+			if patched.Labels == nil {
+				patched.Labels = map[string]string{}
+			}
+			patched.Labels[gpuModelLabel] = model
+			if err := kc.Patch(ctx, patched, client.MergeFrom(&cl)); err != nil {
+				return false, err.Error()
+			}
+			return true, ""
+		})
+	}
+	rj := func(name, model string) trainingv1alpha1.ReplicatedJob {
+		spec := gpuJob(ns, "", "train", 8)
+		spec.Tasks[0].Template.Spec.NodeSelector = map[string]string{gpuModelLabel: model}
+		return trainingv1alpha1.ReplicatedJob{Name: name, Replicas: 1, TemplateSpec: spec,
+			SplitPolicy: &trainingv1alpha1.SplitPolicy{Mode: trainingv1alpha1.SplitModeAuto, Accelerators: new(int32(64)), AcceleratorType: new(string(gpu))}}
+	}
+	hj := &trainingv1alpha1.HyperJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mix"},
+		Spec: trainingv1alpha1.HyperJobSpec{ReplicatedJobs: []trainingv1alpha1.ReplicatedJob{rj("h100", "H100"), rj("a100", "A100")}}}
+	trainingv1alpha1.SetDefaults_HyperJob(hj)
+	if err := kc.Create(ctx, hj); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, ctx, 3*time.Minute, "each replicated job running where its model is", func() (bool, string) {
+		r := f.running(t, ctx, ns)
+		return r["mix-h100-0"] == "member-a" && r["mix-a100-0"] == "member-b", fmt.Sprint(r)
 	})
 }

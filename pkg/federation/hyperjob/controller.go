@@ -299,10 +299,11 @@ func (r *Reconciler) plan(ctx context.Context, hj *trainingv1alpha1.HyperJob, pr
 	if err != nil {
 		return reconcile.Result{}, r.setPlanned(ctx, hj, metav1.ConditionFalse, ReasonInvalid, err.Error())
 	}
-	clusters, err := r.free(ctx)
+	clusters, labels, err := r.free(ctx)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	split.RestrictByLabels(in, hj, labels)
 	p, err := split.Split(in, clusters)
 	var inf *split.Infeasible
 	if errors.As(err, &inf) {
@@ -348,11 +349,16 @@ func planID(hj *trainingv1alpha1.HyperJob, rec *Record) string {
 	return hex.EncodeToString(h.Sum(nil))[:12]
 }
 
-// free is what each Ready member has free, as its summary says.
-func (r *Reconciler) free(ctx context.Context) ([]split.Cluster, error) {
+// free is what each Ready member has free, as its summary says, and the
+// members' labels.
+func (r *Reconciler) free(ctx context.Context) ([]split.Cluster, map[string]map[string]string, error) {
 	members, err := r.Inventory.Clusters(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	labels := make(map[string]map[string]string, len(members))
+	for _, m := range members {
+		labels[m.Name] = m.Labels
 	}
 	var out []split.Cluster
 	for i := range members {
@@ -363,7 +369,7 @@ func (r *Reconciler) free(ctx context.Context) ([]split.Cluster, error) {
 		rs := c.Status.ResourceSummary
 		out = append(out, split.Cluster{Name: c.Name, Free: dispatch.ResourcesOf(rs.Allocatable).Sub(dispatch.ResourcesOf(rs.Allocated)).Sub(dispatch.ResourcesOf(rs.Allocating))})
 	}
-	return out, nil
+	return out, labels, nil
 }
 
 // makeChildren creates what of the plan is missing: each child's policy,

@@ -1,6 +1,7 @@
 package split
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -108,5 +109,40 @@ func TestChildSpecKeepsSmallerGangs(t *testing.T) {
 	}
 	if rj := in.ReplicatedJobs[0]; rj.Mode != Static || rj.PodAccelerators != 8 || len(rj.Fixed) != 0 && rj.Fixed[gpu] != 0 {
 		t.Errorf("input %+v", rj)
+	}
+}
+
+// TestRestrictByLabels: a replicated job selecting H100 nodes goes to the
+// members labelled with that model; a selector key no member carries
+// restricts nothing.
+func TestRestrictByLabels(t *testing.T) {
+	gpus := corev1.ResourceList{gpu: resource.MustParse("8")}
+	rj := func(name, model string) trainingv1alpha1.ReplicatedJob {
+		return trainingv1alpha1.ReplicatedJob{Name: name, Replicas: 1, SplitPolicy: &trainingv1alpha1.SplitPolicy{Mode: trainingv1alpha1.SplitModeAuto,
+			Accelerators: new(int32(64)), AcceleratorType: new(string(gpu))},
+			TemplateSpec: batchv1alpha1.JobSpec{Tasks: []batchv1alpha1.TaskSpec{{Name: "w", Replicas: 8, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				NodeSelector: map[string]string{"nvidia.com/gpu.product": model, "disk": "ssd"},
+				Containers:   []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: gpus, Limits: gpus}}},
+			}}}}}}
+	}
+	hj := &trainingv1alpha1.HyperJob{Spec: trainingv1alpha1.HyperJobSpec{ReplicatedJobs: []trainingv1alpha1.ReplicatedJob{rj("h", "H100"), rj("a", "A100")}}}
+	in, err := FromHyperJob(hj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	RestrictByLabels(in, hj, map[string]map[string]string{
+		"east": {"nvidia.com/gpu.product": "H100"}, "west": {"nvidia.com/gpu.product": "A100"}, "south": {"nvidia.com/gpu.product": "H100"},
+	})
+	if got := fmt.Sprint(in.ReplicatedJobs[0].Clusters, in.ReplicatedJobs[1].Clusters); got != "[east south] [west]" {
+		t.Errorf("clusters %s", got)
+	}
+	p, err := Split(in, []Cluster{
+		free("east", map[corev1.ResourceName]int64{gpu: 64}), free("west", map[corev1.ResourceName]int64{gpu: 128}), free("south", map[corev1.ResourceName]int64{gpu: 32}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]placed{{"-h-0", "east", 8, 64}, {"-a-0", "west", 8, 64}}, placements(p)); diff != "" {
+		t.Errorf("plan (-want,+got):\n%s", diff)
 	}
 }

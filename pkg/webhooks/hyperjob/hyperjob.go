@@ -112,6 +112,11 @@ func federationErrors(hj *trainingv1alpha1.HyperJob, members []clusterv1alpha1.C
 	if err != nil {
 		return field.ErrorList{field.Invalid(field.NewPath("spec"), "", err.Error())}, nil
 	}
+	labels := make(map[string]map[string]string, len(members))
+	for _, m := range members {
+		labels[m.Name] = m.Labels
+	}
+	split.RestrictByLabels(in, hj, labels)
 	empty := make([]split.Cluster, 0, len(members))
 	for _, m := range members {
 		c := split.Cluster{Name: m.Name, Free: dispatch.Resources{}}
