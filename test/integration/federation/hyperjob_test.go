@@ -289,3 +289,67 @@ func TestHyperJob(t *testing.T) {
 		return len(plans) == 2 && plans["llm2-train-0"] != firstPlan && plans["llm2-train-0"] != "", fmt.Sprint(plans)
 	})
 }
+
+// TestHyperJobRestart: caldera-global stopped after writing a plan and
+// before making any child (the plan is on the HyperJob, nothing else).
+// The next caldera-global makes exactly the planned children, where the
+// plan put them, though a new split would place them otherwise.
+func TestHyperJobRestart(t *testing.T) {
+	const ns = "hyperjob-restart"
+	ctx := t.Context()
+	c := fw.Client
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "hj-restart"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"hjr-a", "hjr-b"} {
+		cl := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push}}
+		if err := c.Create(ctx, cl); err != nil {
+			t.Fatal(err)
+		}
+		cl.Status = clusterv1alpha1.ClusterStatus{
+			Conditions:      []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "ClusterReady", LastTransitionTime: metav1.Now()}},
+			ResourceSummary: &clusterv1alpha1.ResourceSummary{Allocatable: corev1.ResourceList{gpu: resource.MustParse("512"), corev1.ResourceCPU: resource.MustParse("4096")}},
+		}
+		if err := c.Status().Update(ctx, cl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hj := llm(ns, "resumed")
+	hj.Spec.ReplicatedJobs[0].TemplateSpec.Queue = "hj-restart"
+	hj.Spec.ReplicatedJobs[0].ClusterNames = []string{"hjr-a", "hjr-b"}
+	if err := c.Create(ctx, hj); err != nil {
+		t.Fatal(err)
+	}
+	// The plan a split would not make (both children fit hjr-a), written
+	// as caldera-global writes it.
+	rec := hyperjob.Record{ID: "beforecrash", Generation: hj.Generation, Attempt: 1, Children: []hyperjob.Child{
+		{Name: "resumed-train-0", ReplicatedJob: "train", Index: 0, Cluster: "hjr-b", Pods: 16},
+		{Name: "resumed-train-1", ReplicatedJob: "train", Index: 1, Cluster: "hjr-a", Pods: 16},
+	}}
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patched := hj.DeepCopy()
+	patched.Annotations = map[string]string{hyperjob.PlanRecordAnnotation: string(raw)}
+	if err := c.Patch(ctx, patched, client.MergeFrom(hj)); err != nil {
+		t.Fatal(err)
+	}
+
+	startGlobal(t)
+	framework.Eventually(t, 20*time.Second, "the planned children, where planned", func() (bool, string) {
+		pins, plans := hyperJobChildren(t, ns, "resumed")
+		return fmt.Sprint(pins) == "map[resumed-train-0:hjr-b resumed-train-1:hjr-a]" &&
+			plans["resumed-train-0"] == "beforecrash" && plans["resumed-train-1"] == "beforecrash", fmt.Sprint(pins, plans)
+	})
+	var got trainingv1alpha1.HyperJob
+	if err := c.Get(ctx, client.ObjectKeyFromObject(hj), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Annotations[hyperjob.PlanRecordAnnotation] != string(raw) {
+		t.Errorf("the plan was replaced: %s", got.Annotations[hyperjob.PlanRecordAnnotation])
+	}
+}

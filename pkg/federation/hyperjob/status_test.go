@@ -1,0 +1,68 @@
+package hyperjob
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
+	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
+)
+
+func child(name, rj string, phase batchv1alpha1.JobPhase, running, succeeded, failed int32) batchv1alpha1.Job {
+	return batchv1alpha1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{trainingv1alpha1.ReplicatedJobNameLabel: rj}},
+		Status:     batchv1alpha1.JobStatus{State: batchv1alpha1.JobState{Phase: phase}, Running: running, Succeeded: succeeded, Failed: failed},
+	}
+}
+
+// TestAggregate: counts add up per replicated job; no final condition
+// while a child runs; Failed naming the child that failed once all are
+// done; Completed when all completed; the Planned condition kept.
+func TestAggregate(t *testing.T) {
+	now := metav1.NewTime(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	hj := &trainingv1alpha1.HyperJob{
+		ObjectMeta: metav1.ObjectMeta{Generation: 3},
+		Spec:       trainingv1alpha1.HyperJobSpec{ReplicatedJobs: []trainingv1alpha1.ReplicatedJob{{Name: "train"}, {Name: "eval"}}},
+		Status:     trainingv1alpha1.HyperJobStatus{Conditions: []metav1.Condition{{Type: ConditionPlanned, Status: metav1.ConditionTrue, Reason: ReasonPlanned}}},
+	}
+	st := Aggregate(hj, 3, []batchv1alpha1.Job{
+		child("hj-train-0", "train", batchv1alpha1.JobRunning, 8, 0, 0),
+		child("hj-train-1", "train", batchv1alpha1.JobCompleted, 0, 8, 0),
+		child("hj-eval-0", "eval", batchv1alpha1.JobFailed, 0, 0, 1),
+	}, now)
+	if got := []int32{st.ReplicatedJobsStatus[0].Running, st.ReplicatedJobsStatus[0].Succeeded, st.ReplicatedJobsStatus[1].Failed}; !cmp.Equal(got, []int32{8, 8, 1}) {
+		t.Errorf("counts %v", got)
+	}
+	if len(st.ReplicatedJobsStatus[0].JobStates) != 2 || *st.SplitCount != 3 || st.ObservedGeneration != 3 {
+		t.Errorf("status %+v", st)
+	}
+	if meta.FindStatusCondition(st.Conditions, trainingv1alpha1.HyperJobFailed) != nil || meta.FindStatusCondition(st.Conditions, ConditionPlanned) == nil {
+		t.Errorf("conditions while a child runs: %+v", st.Conditions)
+	}
+
+	done := []batchv1alpha1.Job{
+		child("hj-train-0", "train", batchv1alpha1.JobCompleted, 0, 8, 0),
+		child("hj-train-1", "train", batchv1alpha1.JobCompleted, 0, 8, 0),
+		child("hj-eval-0", "eval", batchv1alpha1.JobFailed, 0, 0, 1),
+	}
+	st = Aggregate(hj, 3, done, now)
+	if c := meta.FindStatusCondition(st.Conditions, trainingv1alpha1.HyperJobFailed); c == nil || c.Status != metav1.ConditionTrue || c.Message != "1 of 3 child jobs did not complete: hj-eval-0" {
+		t.Errorf("Failed: %+v", c)
+	}
+	if c := meta.FindStatusCondition(st.Conditions, trainingv1alpha1.HyperJobCompleted); c == nil || c.Status != metav1.ConditionFalse {
+		t.Errorf("Completed: %+v", c)
+	}
+	done[2] = child("hj-eval-0", "eval", batchv1alpha1.JobCompleted, 0, 1, 0)
+	st = Aggregate(hj, 3, done, now)
+	if c := meta.FindStatusCondition(st.Conditions, trainingv1alpha1.HyperJobCompleted); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("Completed: %+v", c)
+	}
+	// A planned child not seen yet keeps the HyperJob unfinished.
+	if st := Aggregate(hj, 4, done, now); meta.FindStatusCondition(st.Conditions, trainingv1alpha1.HyperJobCompleted) != nil {
+		t.Errorf("completed with a planned child missing")
+	}
+}
