@@ -129,6 +129,15 @@ type DataSourceStatus struct {
 	// are bound and starts the ttlSecondsAfterUnbound clock.
 	// +optional
 	UnboundTime *metav1.Time `json:"unboundTime,omitempty"`
+	// ResolvedBy names the provider that answered the locality; empty for a
+	// DataSource an administrator declared.
+	// +optional
+	ResolvedBy string `json:"resolvedBy,omitempty"`
+	// ExpiresAt is when the locality the provider answered stops holding:
+	// the next claim asks the provider again. Unset means it holds until
+	// the DataSource is changed.
+	// +optional
+	ExpiresAt *metav1.Time `json:"expiresAt,omitempty"`
 
 	// Conditions are the latest observations of the DataSource's state.
 	// +optional

@@ -62,7 +62,54 @@ type DataSourceClaimSpec struct {
 	// attributes are exactly these.
 	// +optional
 	Attributes map[string]string `json:"attributes,omitempty"`
+
+	// Placement is how the data's clusters bind the workload: Required (the
+	// workload goes only to one of them, the default) or Preferred (to one
+	// of them when one has room, else wherever it fits).
+	// +optional
+	// +kubebuilder:default=Required
+	Placement DataPlacement `json:"placement,omitempty"`
+
+	// ResolutionTimeoutSeconds is how long the workload waits, from the
+	// claim's creation, for the claim to be resolved before Fallback
+	// applies. Unset means 300.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ResolutionTimeoutSeconds *int32 `json:"resolutionTimeoutSeconds,omitempty"`
+
+	// Fallback is what happens to the workload when the claim is not
+	// resolved in time (the provider is down, or does not know the data):
+	// Hold keeps it waiting (the default), Anywhere places it without
+	// regard to the data.
+	// +optional
+	// +kubebuilder:default=Hold
+	Fallback DataFallback `json:"fallback,omitempty"`
 }
+
+// DataPlacement is how a claim's clusters bind its workload.
+// +kubebuilder:validation:Enum=Required;Preferred
+type DataPlacement string
+
+// Placements.
+const (
+	DataPlacementRequired  DataPlacement = "Required"
+	DataPlacementPreferred DataPlacement = "Preferred"
+)
+
+// DataFallback is what an unresolved claim's workload does after the
+// resolution timeout.
+// +kubebuilder:validation:Enum=Hold;Anywhere
+type DataFallback string
+
+// Fallbacks.
+const (
+	DataFallbackHold     DataFallback = "Hold"
+	DataFallbackAnywhere DataFallback = "Anywhere"
+)
+
+// DefaultResolutionTimeoutSeconds is the resolution timeout of a claim
+// that sets none.
+const DefaultResolutionTimeoutSeconds = 300
 
 // WorkloadRef names a workload object.
 type WorkloadRef struct {
@@ -107,6 +154,16 @@ const (
 	// DataSourceClaimReady is True once the claim is bound and the placement
 	// of its workload has been restricted to the data's clusters.
 	DataSourceClaimReady = "Ready"
+)
+
+// Reasons of a claim's Ready condition.
+const (
+	// ReasonBound: bound to a DataSource.
+	ReasonBound = "Bound"
+	// ReasonUnresolvable: no provider knows the data.
+	ReasonUnresolvable = "Unresolvable"
+	// ReasonProviderError: the provider failed; it is asked again.
+	ReasonProviderError = "ProviderError"
 )
 
 // DataSourceClaimStatus records the binding of a claim.

@@ -27,9 +27,11 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	ddv1alpha1 "github.com/caldera-sh/caldera/apis/datadependency/v1alpha1"
 	apischeme "github.com/caldera-sh/caldera/apis/scheme"
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app/options"
 	"github.com/caldera-sh/caldera/pkg/federation/clusterapi"
+	"github.com/caldera-sh/caldera/pkg/federation/datadep"
 	"github.com/caldera-sh/caldera/pkg/federation/dispatcher"
 	"github.com/caldera-sh/caldera/pkg/federation/hyperjob"
 	"github.com/caldera-sh/caldera/pkg/federation/inventory"
@@ -150,6 +152,25 @@ func Run(ctx context.Context, o *options.Options) error {
 	}
 	if inv == nil {
 		inv = &inventory.Karmada{Cache: mgr.GetCache(), Reader: mgr.GetClient()}
+	}
+	providers, err := o.ParseDataProviders()
+	if err != nil {
+		return err
+	}
+	reg := datadep.NewRegistry()
+	reg.Default = &datadep.Static{List: func(ctx context.Context) ([]ddv1alpha1.DataSource, error) {
+		var l ddv1alpha1.DataSourceList
+		err := mgr.GetClient().List(ctx, &l)
+		return l.Items, err
+	}}
+	for system, u := range providers {
+		if err := reg.Register(system, &datadep.HTTP{ProviderName: system, URL: u}); err != nil {
+			return err
+		}
+	}
+	claims := &datadep.Reconciler{Client: mgr.GetClient(), Registry: reg, Recorder: mgr.GetEventRecorderFor("caldera-global")}
+	if err := claims.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the DataSourceClaim controller: %w", err)
 	}
 	hj := &hyperjob.Reconciler{Client: mgr.GetClient(), Inventory: inv, Recorder: mgr.GetEventRecorderFor("caldera-global"), StartTimeout: o.HyperJobStartTimeout}
 	if err := hj.SetupWithManager(mgr); err != nil {

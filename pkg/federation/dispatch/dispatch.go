@@ -93,6 +93,11 @@ type Binding struct {
 	Gang     string
 	GangSize int
 	GangMin  int
+	// Preferred are clusters tried before the others (where its data is).
+	Preferred []string
+	// Blocked, when set, holds the job whatever else allows (its data's
+	// location is not known yet).
+	Blocked *Hold
 }
 
 // Request is the whole job's request: every component's replicas.
@@ -135,6 +140,7 @@ const (
 	RuleReserved       Rule = "CapacityReserved"
 	RuleNoReadyCluster Rule = "NoReadyCluster"
 	RuleGang           Rule = "GangShortfall"
+	RuleData           Rule = "DataNotResolved"
 )
 
 // Hold is why a job stays held.
@@ -447,6 +453,9 @@ func (st *state) share(q *Queue) float64 {
 
 // try releases the job if every rule allows it, updating the account.
 func (st *state) try(b *Binding) (Hold, bool) {
+	if b.Blocked != nil {
+		return *b.Blocked, false
+	}
 	q := st.queues[b.Queue]
 	req := st.request(b)
 	if q.Closed {
@@ -536,18 +545,23 @@ func (st *state) guarantees(q *Queue, req Resources) (Hold, bool) {
 	return Hold{}, true
 }
 
-// allowed lists the Ready clusters the job may go to, by name.
+// allowed lists the Ready clusters the job may go to: its preferred ones
+// first, then by name.
 func (st *state) allowed(b *Binding) []string {
-	if b.Clusters == nil {
+	if b.Clusters == nil && len(b.Preferred) == 0 {
 		return st.ready
 	}
-	var out []string
+	var first, rest []string
 	for _, name := range st.ready {
-		if slices.Contains(b.Clusters, name) {
-			out = append(out, name)
+		switch {
+		case b.Clusters != nil && !slices.Contains(b.Clusters, name):
+		case slices.Contains(b.Preferred, name):
+			first = append(first, name)
+		default:
+			rest = append(rest, name)
 		}
 	}
-	return out
+	return append(first, rest...)
 }
 
 // reservedAmong lists the clusters the job may go to that others reserve.

@@ -469,3 +469,27 @@ func TestGang(t *testing.T) {
 		t.Errorf("incomplete gang: releases %v, hold %+v", d.Releases, d.Holds["q/job-000"])
 	}
 }
+
+// TestDataPreferenceAndBlock: a job preferring cluster b goes there
+// though a comes first by name, and goes to a when b is full; a job whose
+// data is not located yet is held with that reason.
+func TestDataPreferenceAndBlock(t *testing.T) {
+	s := &Snapshot{Clusters: []Cluster{cluster("a", 8), cluster("b", 8)}, Queues: []Queue{{Name: "q", Weight: 1}}, Bindings: jobs("q", 3, 1, 4, 0), Now: t0}
+	for _, b := range s.Bindings[:2] {
+		b.Preferred = []string{"b"}
+	}
+	s.Bindings[2].Blocked = &Hold{Rule: RuleData, Message: "waiting for the location of amoro table \"t\""}
+	d := Decide(s, Options{})
+	if diff := cmp.Diff([]Release{{ID: "q/job-000", Cluster: "b"}, {ID: "q/job-001", Cluster: "b"}}, d.Releases); diff != "" {
+		t.Errorf("releases (-want,+got):\n%s", diff)
+	}
+	if h := d.Holds["q/job-002"]; h.Rule != RuleData {
+		t.Errorf("blocked job: %+v", h)
+	}
+	s.Clusters[1].Allocated = cpu(8000)
+	s.Bindings = s.Bindings[:1]
+	d = Decide(s, Options{})
+	if diff := cmp.Diff([]Release{{ID: "q/job-000", Cluster: "a"}}, d.Releases); diff != "" {
+		t.Errorf("b full (-want,+got):\n%s", diff)
+	}
+}

@@ -41,8 +41,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
+	ddv1alpha1 "github.com/caldera-sh/caldera/apis/datadependency/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
+	"github.com/caldera-sh/caldera/pkg/federation/datadep"
 	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
 	"github.com/caldera-sh/caldera/pkg/federation/inventory"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
@@ -101,6 +103,8 @@ type Dispatcher struct {
 	mu       sync.Mutex
 	bindings map[string]*tracked
 	jobs     map[types.NamespacedName]*jobInfo
+	// claims are the DataSourceClaims by their workload's key.
+	claims map[string]*ddv1alpha1.DataSourceClaim
 	// pokedAt is the first change not yet decided on (zero: none).
 	pokedAt time.Time
 }
@@ -120,6 +124,10 @@ type tracked struct {
 	// placement is the key of the binding's placement (its affinities and
 	// tolerations), "" for none: bindings of one policy share it.
 	placement string
+	// workload is the key of the binding's resource, as claims name it.
+	workload string
+	// claims are the claims the webhook saw for the workload.
+	claims string
 	// b is the binding as decisions see it: its fixed fields set here,
 	// the others by each snapshot (which alone changes it).
 	b *dispatch.Binding
@@ -155,7 +163,7 @@ func New(c client.Client, ca cache.Cache, recorder record.EventRecorder, clk clo
 		client: c, cache: ca, recorder: recorder, clock: clk, opts: opts,
 		trigger: make(chan struct{}, 1), planned: map[string]string{}, holds: map[string]dispatch.Hold{},
 		podsSeen: map[string]time.Time{}, released: map[string]bool{},
-		bindings: map[string]*tracked{}, jobs: map[types.NamespacedName]*jobInfo{},
+		bindings: map[string]*tracked{}, jobs: map[types.NamespacedName]*jobInfo{}, claims: map[string]*ddv1alpha1.DataSourceClaim{},
 	}
 }
 
@@ -164,7 +172,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	if err := d.opts.Inventory.Start(ctx, d.poke); err != nil {
 		return fmt.Errorf("following the member clusters: %w", err)
 	}
-	for _, obj := range []client.Object{&schedulingv1beta1.Queue{}, &workv1alpha2.ResourceBinding{}, &batchv1alpha1.Job{}, &schedulingv1.PriorityClass{}} {
+	for _, obj := range []client.Object{&schedulingv1beta1.Queue{}, &workv1alpha2.ResourceBinding{}, &batchv1alpha1.Job{}, &schedulingv1.PriorityClass{}, &ddv1alpha1.DataSourceClaim{}} {
 		inf, err := d.cache.GetInformer(ctx, obj)
 		if err != nil {
 			return fmt.Errorf("watching %T: %w", obj, err)
@@ -175,6 +183,8 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 				d.trackBinding(o, gone)
 			case *batchv1alpha1.Job:
 				d.trackJob(o, gone)
+			case *ddv1alpha1.DataSourceClaim:
+				d.trackClaim(o, gone)
 			}
 			d.poke()
 		}
@@ -336,6 +346,11 @@ func pin(rb *workv1alpha2.ResourceBinding, cluster string) {
 	rb.Spec.Placement.ClusterAffinities = nil
 }
 
+// claimGrace is how long a binding whose webhook saw a claim waits for
+// the claim to reach the dispatcher's watch: beyond it, the claim is taken
+// to be gone.
+const claimGrace = 30 * time.Second
+
 // patchWorkers bounds the patches in flight.
 const patchWorkers = 16
 
@@ -379,7 +394,8 @@ func (d *Dispatcher) trackBinding(rb *workv1alpha2.ResourceBinding, gone bool) {
 		delete(d.bindings, id)
 		return
 	}
-	t := &tracked{rb: rb, isJob: isJob, job: types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, queue: queue}
+	t := &tracked{rb: rb, isJob: isJob, job: types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, queue: queue,
+		workload: datadep.Key(ref.APIVersion, ref.Kind, ref.Namespace, ref.Name), claims: rb.Annotations[rbwebhook.DataClaimsAnnotation]}
 	if sp := rb.Spec.SchedulePriority; sp != nil {
 		t.priority = sp.Priority
 	}
@@ -400,6 +416,20 @@ func (d *Dispatcher) trackBinding(rb *workv1alpha2.ResourceBinding, gone bool) {
 	}
 	t.b = &dispatch.Binding{ID: id, Created: rb.CreationTimestamp.Time, Components: components(rb), Cluster: t.cluster, HeldSince: t.heldSince}
 	d.bindings[id] = t
+}
+
+// trackClaim keeps the claims by the workload they constrain.
+func (d *Dispatcher) trackClaim(c *ddv1alpha1.DataSourceClaim, gone bool) {
+	key := datadep.WorkloadKey(c)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if gone {
+		if cur := d.claims[key]; cur != nil && cur.UID == c.UID {
+			delete(d.claims, key)
+		}
+		return
+	}
+	d.claims[key] = c
 }
 
 // trackJob keeps what the decision reads of a Job.
@@ -500,6 +530,17 @@ func (d *Dispatcher) snapshot(ctx context.Context) (*dispatch.Snapshot, map[stri
 		b := t.b
 		b.Queue, b.Priority, b.Finished, b.Clusters = t.queue, t.priority, false, allowedBy(t)
 		b.Gang, b.GangSize, b.GangMin = "", 0, 0
+		b.Preferred, b.Blocked = nil, nil
+		if claim := d.claims[t.workload]; claim != nil {
+			c := datadep.ConstraintOf(claim, s.Now)
+			b.Preferred, b.Blocked = c.Preferred, c.Blocked
+			if c.Required != nil {
+				b.Clusters = intersect(b.Clusters, c.Required)
+			}
+		} else if t.claims != "" && s.Now.Sub(b.Created) < claimGrace {
+			// The webhook saw a claim this watch has not delivered yet.
+			b.Blocked = &dispatch.Hold{Rule: dispatch.RuleData, Message: fmt.Sprintf("waiting to see DataSourceClaim %s of the workload", t.claims)}
+		}
 		if b.Queue == "" {
 			b.Queue = schedulingv1beta1.DefaultQueue
 		}
@@ -555,6 +596,17 @@ func (d *Dispatcher) snapshot(ctx context.Context) (*dispatch.Snapshot, map[stri
 	}
 	slices.SortFunc(s.Bindings, func(a, b *dispatch.Binding) int { return strings.Compare(a.ID, b.ID) })
 	return s, byID, nil
+}
+
+// intersect narrows allowed (nil: any) to the clusters of only.
+func intersect(allowed, only []string) []string {
+	out := []string{}
+	for _, c := range only {
+		if allowed == nil || slices.Contains(allowed, c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func clusterReady(c *clusterv1alpha1.Cluster) bool {

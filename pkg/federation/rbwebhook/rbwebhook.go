@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	ddv1alpha1 "github.com/caldera-sh/caldera/apis/datadependency/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
 )
@@ -50,6 +52,11 @@ const (
 // QueueOfBindingAnnotation records on a suspended binding the queue its
 // work belongs to, for the dispatcher.
 const QueueOfBindingAnnotation = "dispatch.caldera.sh/queue"
+
+// DataClaimsAnnotation lists, on a binding, the DataSourceClaims of its
+// workload that existed when the binding was made: the dispatcher waits to
+// see them before it places the work.
+const DataClaimsAnnotation = "dispatch.caldera.sh/data-claims"
 
 // Workload is what the webhook knows of a binding's template.
 type Workload struct {
@@ -149,6 +156,10 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 		return admission.Allowed("not queued work")
 	}
 	patch := SuspendPatch(&rb, queue)
+	if claims := h.claimsOf(ctx, ref); claims != "" && rb.Annotations[DataClaimsAnnotation] != claims {
+		// The annotations exist by now: the queue's is added when none was.
+		patch = append(patch, map[string]any{"op": "add", "path": "/metadata/annotations/" + strings.ReplaceAll(DataClaimsAnnotation, "/", "~1"), "value": claims})
+	}
 	if patch == nil {
 		return admission.Allowed("scheduling already suspended")
 	}
@@ -164,6 +175,36 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 }
 
 // template reads the binding's template, nil when it does not exist (yet).
+// claimsOf names the DataSourceClaims of the binding's namespace that
+// refer to its workload, read live (a claim made just before the workload
+// may not be in a cache yet); "" when there are none or they cannot be
+// read.
+func (h *Handler) claimsOf(ctx context.Context, ref workv1alpha2.ObjectReference) string {
+	if h.Reader == nil {
+		return ""
+	}
+	var l ddv1alpha1.DataSourceClaimList
+	if err := h.Reader.List(ctx, &l, client.InNamespace(ref.Namespace)); err != nil {
+		klog.FromContext(ctx).V(2).Info("Listing claims failed", "namespace", ref.Namespace, "err", err)
+		return ""
+	}
+	gv, _ := schema.ParseGroupVersion(ref.APIVersion)
+	var names []string
+	for _, c := range l.Items {
+		w := c.Spec.Workload
+		wgv, _ := schema.ParseGroupVersion(w.APIVersion)
+		ns := w.Namespace
+		if ns == "" {
+			ns = c.Namespace
+		}
+		if wgv.Group == gv.Group && w.Kind == ref.Kind && w.Name == ref.Name && ns == ref.Namespace {
+			names = append(names, c.Name)
+		}
+	}
+	slices.Sort(names)
+	return strings.Join(names, ",")
+}
+
 func (h *Handler) template(ctx context.Context, ref workv1alpha2.ObjectReference) (*unstructured.Unstructured, error) {
 	if h.Reader == nil {
 		return nil, fmt.Errorf("no reader")

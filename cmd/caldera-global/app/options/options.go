@@ -4,6 +4,8 @@ package options
 import (
 	"errors"
 	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -31,6 +33,9 @@ type Options struct {
 	// HyperJobStartTimeout is how long a HyperJob's released children may
 	// take to run before all are rolled back and it is planned again.
 	HyperJobStartTimeout time.Duration
+	// DataProviders map data systems to the URL of a catalog speaking the
+	// HTTP lookup contract (pkg/federation/datadep.HTTP), as system=URL.
+	DataProviders []string
 	// ClusterInventory is where the member clusters come from: "karmada"
 	// (Karmada's Clusters) or "cluster-api" (a Cluster API management
 	// cluster's Clusters, measured directly).
@@ -81,6 +86,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Heartbeat, "heartbeat", o.Heartbeat, "the dispatcher decides at least this often")
 	fs.DurationVar(&o.ReportGrace, "report-grace", o.ReportGrace, "how long after a released job's pods appear in their member the dispatcher still counts them itself before trusting the member's resource summary; at least Karmada's cluster status update period")
 	fs.DurationVar(&o.HyperJobStartTimeout, "hyperjob-start-timeout", o.HyperJobStartTimeout, "how long the released children of a HyperJob may take to run (at least its minAvailable of them) before all are deleted and it is planned again")
+	fs.StringArrayVar(&o.DataProviders, "data-provider", o.DataProviders, "system=URL: DataSourceClaims of this data system are resolved by the catalog at URL, over the HTTP lookup contract (repeat for several systems); claims of other systems are resolved from the DataSources declared")
 	fs.StringVar(&o.ClusterInventory, "cluster-inventory", o.ClusterInventory, "where the member clusters come from: karmada (Karmada's Clusters and their resource summaries) or cluster-api (the Clusters of a Cluster API management cluster, reached with their kubeconfig Secrets and measured directly; each must be joined to Karmada under its name)")
 	fs.StringVar(&o.ClusterAPIKubeconfig, "cluster-api-kubeconfig", o.ClusterAPIKubeconfig, "kubeconfig of the Cluster API management cluster; empty means the Karmada API server's")
 	fs.StringVar(&o.ClusterAPINamespace, "cluster-api-namespace", o.ClusterAPINamespace, "namespace of the Cluster API Clusters to read; empty reads all")
@@ -108,6 +114,9 @@ func (o *Options) Validate() error {
 	if o.HyperJobStartTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--hyperjob-start-timeout: %s must be positive", o.HyperJobStartTimeout))
 	}
+	if _, err := o.ParseDataProviders(); err != nil {
+		errs = append(errs, err)
+	}
 	switch o.ClusterInventory {
 	case InventoryKarmada:
 		if o.ClusterAPIKubeconfig != "" || o.ClusterAPINamespace != "" {
@@ -128,4 +137,24 @@ func (o *Options) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// ParseDataProviders reads --data-provider into system → URL.
+func (o *Options) ParseDataProviders() (map[string]string, error) {
+	out := map[string]string{}
+	for _, p := range o.DataProviders {
+		system, raw, ok := strings.Cut(p, "=")
+		if !ok || system == "" {
+			return nil, fmt.Errorf("--data-provider: %q is not system=URL", p)
+		}
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("--data-provider: %q: the URL must be http or https with a host", p)
+		}
+		if _, dup := out[system]; dup {
+			return nil, fmt.Errorf("--data-provider: system %q is given twice", system)
+		}
+		out[system] = raw
+	}
+	return out, nil
 }
