@@ -180,6 +180,17 @@ type federation struct {
 // wait of 0 keeps caldera-global's default.
 func startFederation(t *testing.T, ctx context.Context, starvationWait time.Duration, queues ...string) *federation {
 	t.Helper()
+	return startFederationWith(t, ctx, func(o *options.Options) {
+		if starvationWait > 0 {
+			o.StarvationWait = starvationWait
+		}
+	}, queues...)
+}
+
+// startFederationWith is startFederation with caldera-global's options
+// changed by change.
+func startFederationWith(t *testing.T, ctx context.Context, change func(*options.Options), queues ...string) *federation {
+	t.Helper()
 	binDir, err := controlplane.FindBinDir()
 	if err != nil {
 		t.Fatal(err)
@@ -252,7 +263,7 @@ func startFederation(t *testing.T, ctx context.Context, starvationWait time.Dura
 	sctx, stopStandIn := context.WithCancel(ctx)
 	t.Cleanup(stopStandIn)
 	go standIn.run(sctx)
-	startGlobal(t, ctx, kp.APIServer.Kubeconfig, filepath.Join(dir, "global-certs"), starvationWait)
+	startGlobal(t, ctx, kp.APIServer.Kubeconfig, filepath.Join(dir, "global-certs"), change)
 
 	return &federation{karmada: kc, cluster: kp, members: members, standIn: standIn}
 }
@@ -310,7 +321,7 @@ func trainingJob(ns, name, queue string, pods int32) *batchv1alpha1.Job {
 
 // startGlobal runs caldera-global in this process against the control
 // plane until the test ends, and returns once its webhook answers.
-func startGlobal(t *testing.T, ctx context.Context, kubeconfig, certDir string, starvationWait time.Duration) {
+func startGlobal(t *testing.T, ctx context.Context, kubeconfig, certDir string, change func(*options.Options)) {
 	t.Helper()
 	port, err := controlplane.FreePort()
 	if err != nil {
@@ -327,9 +338,7 @@ func startGlobal(t *testing.T, ctx context.Context, kubeconfig, certDir string, 
 	o.Heartbeat = time.Second
 	// The stand-in refreshes member summaries every 200 ms.
 	o.ReportGrace = time.Second
-	if starvationWait > 0 {
-		o.StarvationWait = starvationWait
-	}
+	change(o)
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,88 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	ddv1alpha1 "github.com/caldera-sh/caldera/apis/datadependency/v1alpha1"
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/cmd/caldera-global/app/options"
+	"github.com/caldera-sh/caldera/pkg/federation/datadep"
+)
+
+// TestFederationDataDependency: an Amoro catalog on loopback says table
+// lake.events is in member-b and fails for lake.down. A Job claiming
+// lake.events runs in member-b (member-a would come first without the
+// claim); a Job claiming lake.down waits while the catalog fails, then,
+// its 10-second resolution timeout past, runs anyway (fallback Anywhere).
+func TestFederationDataDependency(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
+	defer cancel()
+	catalog := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var q datadep.Query
+		if err := json.NewDecoder(r.Body).Decode(&q); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if q.Name == "lake.events" {
+			_ = json.NewEncoder(w).Encode(map[string]any{"clusterNames": []string{"member-b"}, "ttlSeconds": 600})
+			return
+		}
+		http.Error(w, "metastore unavailable", http.StatusServiceUnavailable)
+	}))
+	defer catalog.Close()
+	f := startFederationWith(t, ctx, func(o *options.Options) { o.DataProviders = []string{"amoro=" + catalog.URL} }, "lake")
+	kc := f.karmada
+	const ns = "lake"
+	if err := kc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := kc.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "lake"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := kc.Create(ctx, jobPolicy(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for name, table := range map[string]string{"reader": "lake.events", "outage": "lake.down"} {
+		claim := &ddv1alpha1.DataSourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: ddv1alpha1.DataSourceClaimSpec{
+			System: "amoro", DataSourceType: "table", DataSourceName: table,
+			Workload:                 ddv1alpha1.WorkloadRef{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job", Name: name},
+			ResolutionTimeoutSeconds: new(int32(10)), Fallback: ddv1alpha1.DataFallbackAnywhere,
+		}}
+		if err := kc.Create(ctx, claim); err != nil {
+			t.Fatal(err)
+		}
+		if err := kc.Create(ctx, trainingJob(ns, name, "lake", 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, ctx, 2*time.Minute, "the reader running in member-b", func() (bool, string) {
+		r := f.running(t, ctx, ns)
+		return r["reader"] == "member-b", fmt.Sprint(r)
+	})
+	// It was held for its data, saying so, before the timeout let it go.
+	cs := kubernetes.NewForConfigOrDie(f.cluster.RESTConfig())
+	eventually(t, ctx, time.Minute, "the outage's job told it waits for its data", func() (bool, string) {
+		evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=outage,reason=DataNotResolved"})
+		if err != nil || len(evs.Items) == 0 {
+			return false, fmt.Sprint(err)
+		}
+		return strings.Contains(evs.Items[0].Message, `waits for the location of amoro table "lake.down"`), evs.Items[0].Message
+	})
+	eventually(t, ctx, 2*time.Minute, "the outage's job running after its timeout", func() (bool, string) {
+		r := f.running(t, ctx, ns)
+		return r["outage"] != "", fmt.Sprint(r)
+	})
+}
