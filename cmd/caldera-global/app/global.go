@@ -172,6 +172,9 @@ func Run(ctx context.Context, o *options.Options) error {
 	if err := claims.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the DataSourceClaim controller: %w", err)
 	}
+	if err := (&datadep.Reclaimer{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the DataSource reclaimer: %w", err)
+	}
 	hj := &hyperjob.Reconciler{Client: mgr.GetClient(), Inventory: inv, Recorder: mgr.GetEventRecorderFor("caldera-global"), StartTimeout: o.HyperJobStartTimeout}
 	if err := hj.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the HyperJob controller: %w", err)

@@ -303,3 +303,47 @@ func (r *Reconciler) release(ctx context.Context, claim *ddv1alpha1.DataSourceCl
 	controllerutil.RemoveFinalizer(claim, Finalizer)
 	return r.Client.Update(ctx, claim)
 }
+
+// ReclaimerName names the DataSource reclaimer.
+const ReclaimerName = "datasource-reclaim"
+
+// Reclaimer deletes DataSources with reclaimPolicy Delete once no claim
+// has been bound to them for ttlSecondsAfterUnbound (at once without it).
+// A DataSource a claim binds meanwhile is kept: the deletion is made on
+// the version the reclaimer saw unbound.
+type Reclaimer struct {
+	Client client.Client
+	Clock  clock.Clock
+}
+
+// SetupWithManager registers the reclaimer.
+func (r *Reclaimer) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	return ctrl.NewControllerManagedBy(mgr).Named(ReclaimerName).For(&ddv1alpha1.DataSource{}).Complete(r)
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *Reclaimer) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	ds := &ddv1alpha1.DataSource{}
+	if err := r.Client.Get(ctx, req.NamespacedName, ds); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if ds.Spec.ReclaimPolicy != ddv1alpha1.ReclaimPolicyDelete || ds.DeletionTimestamp != nil || len(ds.Status.ClaimRefs) > 0 || ds.Status.UnboundTime == nil {
+		return reconcile.Result{}, nil
+	}
+	var ttl time.Duration
+	if ds.Spec.TTLSecondsAfterUnbound != nil {
+		ttl = time.Duration(*ds.Spec.TTLSecondsAfterUnbound) * time.Second
+	}
+	if left := ttl - r.Clock.Since(ds.Status.UnboundTime.Time); left > 0 {
+		return reconcile.Result{RequeueAfter: left}, nil
+	}
+	err := r.Client.Delete(ctx, ds, client.Preconditions{ResourceVersion: &ds.ResourceVersion})
+	if apierrors.IsConflict(err) {
+		// Changed since: looked at again with its new version.
+		return reconcile.Result{Requeue: true}, nil
+	}
+	return reconcile.Result{}, client.IgnoreNotFound(err)
+}

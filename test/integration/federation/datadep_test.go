@@ -13,6 +13,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,7 +39,9 @@ import (
 //   - a claim for data the catalog does not know is Unresolvable; while
 //     the catalog fails, a claim is Pending with ProviderError and its Job
 //     held saying why, until its 3-second resolution timeout lets it go
-//     anywhere (fallback Anywhere).
+//     anywhere (fallback Anywhere);
+//   - a DataSource with reclaimPolicy Delete stays while bound and is
+//     deleted 2 seconds (its ttlSecondsAfterUnbound) after its claim goes.
 func TestDataDependency(t *testing.T) {
 	const ns = "datadep"
 	ctx := t.Context()
@@ -174,5 +177,42 @@ func TestDataDependency(t *testing.T) {
 	framework.Eventually(t, 20*time.Second, "the outage's job released anywhere after its timeout", func() (bool, string) {
 		got := releasedTo("outage")
 		return got != "held" && !strings.Contains(got, " "), got
+	})
+
+	// A DataSource to delete 2 seconds after its last claim goes.
+	scratch := &ddv1alpha1.DataSource{ObjectMeta: metav1.ObjectMeta{Name: "scratch"}, Spec: ddv1alpha1.DataSourceSpec{
+		System: "hive", Type: "table", Name: "tmp.scratch", Locality: &ddv1alpha1.DataSourceLocality{ClusterNames: []string{"dd-a"}},
+		ReclaimPolicy: ddv1alpha1.ReclaimPolicyDelete, TTLSecondsAfterUnbound: new(int32(2))}}
+	if err := c.Create(ctx, scratch); err != nil {
+		t.Fatal(err)
+	}
+	tmp := &ddv1alpha1.DataSourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tmp"}, Spec: ddv1alpha1.DataSourceClaimSpec{
+		System: "hive", DataSourceType: "table", DataSourceName: "tmp.scratch",
+		Workload: ddv1alpha1.WorkloadRef{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job", Name: "tmp"}}}
+	if err := c.Create(ctx, tmp); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 20*time.Second, "the scratch claim bound", func() (bool, string) {
+		return strings.HasPrefix(claimState("tmp"), "Bound scratch"), claimState("tmp")
+	})
+	time.Sleep(3 * time.Second)
+	if err := c.Get(ctx, client.ObjectKey{Name: "scratch"}, &ddv1alpha1.DataSource{}); err != nil {
+		t.Fatalf("the DataSource went while bound: %v", err)
+	}
+	if err := c.Delete(ctx, tmp); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 20*time.Second, "the unbound DataSource deleted after its TTL", func() (bool, string) {
+		var ds ddv1alpha1.DataSource
+		err := c.Get(ctx, client.ObjectKey{Name: "scratch"}, &ds)
+		return apierrors.IsNotFound(err), fmt.Sprintf("%v %+v", err, ds.Status)
+	})
+	// A retained one stays, unbound.
+	framework.Eventually(t, 20*time.Second, "the declared DataSource kept", func() (bool, string) {
+		var ds ddv1alpha1.DataSource
+		if err := c.Get(ctx, client.ObjectKey{Name: "warehouse-orders"}, &ds); err != nil {
+			return false, err.Error()
+		}
+		return ds.Status.BoundClaims == 1, fmt.Sprintf("%+v", ds.Status)
 	})
 }
