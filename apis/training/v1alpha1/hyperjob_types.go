@@ -65,7 +65,42 @@ type HyperJobSpec struct {
 	// for framework-specific work across clusters.
 	// +optional
 	Plugins map[string][]string `json:"plugins,omitempty"`
+
+	// FailurePolicy says what happens when a child job fails. Unset: the
+	// other children run on, and the HyperJob fails once all have finished.
+	// +optional
+	FailurePolicy *FailurePolicy `json:"failurePolicy,omitempty"`
 }
+
+// FailureAction is what a failed child job brings about.
+// +kubebuilder:validation:Enum=RestartChild;RestartAll;Fail
+type FailureAction string
+
+// Failure actions.
+const (
+	// RestartChild makes the failed child again, in its cluster.
+	RestartChild FailureAction = "RestartChild"
+	// RestartAll deletes every child and plans the HyperJob again.
+	RestartAll FailureAction = "RestartAll"
+	// Fail deletes the children still running: the HyperJob has failed.
+	Fail FailureAction = "Fail"
+)
+
+// FailurePolicy is what to do when a child job fails.
+type FailurePolicy struct {
+	// Action is RestartChild, RestartAll or Fail.
+	// +required
+	Action FailureAction `json:"action"`
+	// MaxRetry is how many restarts the HyperJob may have; the next failure
+	// fails it. Unset means 3.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MaxRetry *int32 `json:"maxRetry,omitempty"`
+}
+
+// DefaultHyperJobMaxRetry is the restarts a failure policy allows when it
+// sets none.
+const DefaultHyperJobMaxRetry = 3
 
 // ReplicatedJob is a Volcano Job template and how many child jobs to make
 // from it.
@@ -174,6 +209,11 @@ type HyperJobStatus struct {
 	// ObservedGeneration is the spec generation the status was computed from.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// RetryCount is how many times the failure policy restarted children.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	RetryCount int32 `json:"retryCount,omitempty"`
 }
 
 // ReplicatedJobStatus is the state of the child jobs of one replicated job.

@@ -82,6 +82,8 @@ type Record struct {
 	Children []Child `json:"children,omitempty"`
 	// MinAvailable is how many children must be released together.
 	MinAvailable int `json:"minAvailable,omitempty"`
+	// Failed, when set, is why the failure policy failed the HyperJob.
+	Failed string `json:"failed,omitempty"`
 }
 
 // Child is a planned child job.
@@ -218,11 +220,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, err
 		}
 	}
-	if err := r.makeChildren(ctx, hj, rec, current); err != nil {
+	if rec.Failed == "" {
+		if res, handled, err := r.onFailure(ctx, hj, rec, current); handled || err != nil {
+			return res, err
+		}
+		if err := r.makeChildren(ctx, hj, rec, current); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	if err := r.updateStatus(ctx, hj, rec, current); err != nil {
 		return reconcile.Result{}, err
 	}
-	if err := r.updateStatus(ctx, hj, len(rec.Children), current); err != nil {
-		return reconcile.Result{}, err
+	if rec.Failed != "" {
+		return reconcile.Result{}, nil
 	}
 	return r.watchStart(ctx, hj, rec, current)
 }
@@ -426,9 +436,10 @@ func childLabels(hj *trainingv1alpha1.HyperJob, c Child) map[string]string {
 }
 
 // updateStatus writes the aggregated status and the Planned condition.
-func (r *Reconciler) updateStatus(ctx context.Context, hj *trainingv1alpha1.HyperJob, planned int, children []batchv1alpha1.Job) error {
+func (r *Reconciler) updateStatus(ctx context.Context, hj *trainingv1alpha1.HyperJob, rec *Record, children []batchv1alpha1.Job) error {
 	now := metav1.NewTime(r.Clock.Now())
-	st := Aggregate(hj, planned, children, now)
+	planned := len(rec.Children)
+	st := Aggregate(hj, planned, children, now, rec.Failed)
 	setCondition(&st.Conditions, metav1.Condition{Type: ConditionPlanned, Status: metav1.ConditionTrue, Reason: ReasonPlanned,
 		Message: fmt.Sprintf("%d child jobs", planned), ObservedGeneration: hj.Generation, LastTransitionTime: now})
 	return r.writeStatus(ctx, hj, st)
@@ -471,6 +482,98 @@ func equalStatus(a, b trainingv1alpha1.HyperJobStatus) bool {
 	ra, _ := json.Marshal(a)
 	rb, _ := json.Marshal(b)
 	return string(ra) == string(rb)
+}
+
+// onFailure applies the failure policy to failed children: RestartChild
+// deletes them (they are made again, where they were), RestartAll rolls
+// every child back to plan again, Fail (or a policy out of retries)
+// deletes the children still running and fails the HyperJob. A restart is
+// counted after its deletions: a crash between them allows one restart
+// more, never one less.
+func (r *Reconciler) onFailure(ctx context.Context, hj *trainingv1alpha1.HyperJob, rec *Record, children []batchv1alpha1.Job) (reconcile.Result, bool, error) {
+	fp := hj.Spec.FailurePolicy
+	if fp == nil {
+		return reconcile.Result{}, false, nil
+	}
+	var failed []string
+	for _, c := range children {
+		if done, f := finished(c.Status.State.Phase); done && f {
+			failed = append(failed, c.Name)
+		}
+	}
+	if len(failed) == 0 {
+		return reconcile.Result{}, false, nil
+	}
+	maxRetry := int32(trainingv1alpha1.DefaultHyperJobMaxRetry)
+	if fp.MaxRetry != nil {
+		maxRetry = *fp.MaxRetry
+	}
+	action := fp.Action
+	if action != trainingv1alpha1.Fail && hj.Status.RetryCount >= maxRetry {
+		action = trainingv1alpha1.Fail
+	}
+	failedList := strings.Join(failed, ", ")
+	switch action {
+	case trainingv1alpha1.RestartChild:
+		for _, name := range failed {
+			if err := r.deleteChild(ctx, hj.Namespace, name); err != nil {
+				return reconcile.Result{}, true, err
+			}
+		}
+		r.Recorder.Eventf(hj, corev1.EventTypeWarning, "RestartingChild", "child %s failed: making it again (restart %d of %d)", failedList, hj.Status.RetryCount+1, maxRetry)
+		return reconcile.Result{Requeue: true}, true, r.countRestart(ctx, hj)
+	case trainingv1alpha1.RestartAll:
+		for _, c := range children {
+			if err := r.deleteChild(ctx, c.Namespace, c.Name); err != nil {
+				return reconcile.Result{}, true, err
+			}
+		}
+		if err := r.writeRecord(ctx, hj, &Record{Generation: rec.Generation, Attempt: rec.Attempt}); err != nil {
+			return reconcile.Result{}, true, err
+		}
+		r.Recorder.Eventf(hj, corev1.EventTypeWarning, "RestartingAll", "child %s failed: all children deleted, the HyperJob is planned again (restart %d of %d)", failedList, hj.Status.RetryCount+1, maxRetry)
+		return reconcile.Result{Requeue: true}, true, r.countRestart(ctx, hj)
+	}
+	msg := fmt.Sprintf("child %s failed and the failure policy (%s, %d of %d restarts used) fails the HyperJob", failedList, fp.Action, hj.Status.RetryCount, maxRetry)
+	for _, c := range children {
+		if done, _ := finished(c.Status.State.Phase); !done {
+			if err := r.deleteChild(ctx, c.Namespace, c.Name); err != nil {
+				return reconcile.Result{}, true, err
+			}
+		}
+	}
+	failedRec := *rec
+	failedRec.Failed = msg
+	if err := r.writeRecord(ctx, hj, &failedRec); err != nil {
+		return reconcile.Result{}, true, err
+	}
+	r.Recorder.Event(hj, corev1.EventTypeWarning, ReasonFailed, msg)
+	return reconcile.Result{Requeue: true}, true, nil
+}
+
+// countRestart adds one to the HyperJob's retry count.
+func (r *Reconciler) countRestart(ctx context.Context, hj *trainingv1alpha1.HyperJob) error {
+	patched := hj.DeepCopy()
+	patched.Status.RetryCount++
+	return r.Client.Status().Patch(ctx, patched, client.MergeFromWithOptions(hj, client.MergeFromWithOptimisticLock{}))
+}
+
+// writeRecord replaces the HyperJob's plan record.
+func (r *Reconciler) writeRecord(ctx context.Context, hj *trainingv1alpha1.HyperJob, rec *Record) error {
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	patched := hj.DeepCopy()
+	if patched.Annotations == nil {
+		patched.Annotations = map[string]string{}
+	}
+	patched.Annotations[PlanRecordAnnotation] = string(raw)
+	if err := r.Client.Patch(ctx, patched, client.MergeFromWithOptions(hj, client.MergeFromWithOptimisticLock{})); err != nil {
+		return err
+	}
+	hj.ObjectMeta = patched.ObjectMeta
+	return nil
 }
 
 // watchStart rolls the HyperJob back when its children were all released

@@ -47,8 +47,11 @@ func finished(phase batchv1alpha1.JobPhase) (done, failed bool) {
 // Completed and Failed conditions once every planned child has finished.
 // The conditions already in status (Planned) are kept; the result is
 // otherwise a function of its inputs.
-func Aggregate(hj *trainingv1alpha1.HyperJob, planned int, children []batchv1alpha1.Job, now metav1.Time) trainingv1alpha1.HyperJobStatus {
-	st := trainingv1alpha1.HyperJobStatus{ObservedGeneration: hj.Generation, SplitCount: new(int32(planned))}
+//
+// policyFailed, when not empty, says the failure policy failed the HyperJob: it
+// has failed, whatever its children are doing.
+func Aggregate(hj *trainingv1alpha1.HyperJob, planned int, children []batchv1alpha1.Job, now metav1.Time, policyFailed string) trainingv1alpha1.HyperJobStatus {
+	st := trainingv1alpha1.HyperJobStatus{ObservedGeneration: hj.Generation, SplitCount: new(int32(planned)), RetryCount: hj.Status.RetryCount}
 	for _, c := range hj.Status.Conditions {
 		if c.Type != trainingv1alpha1.HyperJobCompleted && c.Type != trainingv1alpha1.HyperJobFailed {
 			st.Conditions = append(st.Conditions, c)
@@ -85,6 +88,9 @@ func Aggregate(hj *trainingv1alpha1.HyperJob, planned int, children []batchv1alp
 			}
 		}
 	}
+	if policyFailed != "" {
+		done, failedNames = planned, []string{policyFailed}
+	}
 	if planned > 0 && done == planned {
 		completed := metav1.Condition{Type: trainingv1alpha1.HyperJobCompleted, Status: metav1.ConditionTrue, Reason: ReasonCompleted,
 			Message: fmt.Sprintf("all %d child jobs completed", planned), LastTransitionTime: now, ObservedGeneration: hj.Generation}
@@ -93,6 +99,9 @@ func Aggregate(hj *trainingv1alpha1.HyperJob, planned int, children []batchv1alp
 		if len(failedNames) > 0 {
 			slices.Sort(failedNames)
 			msg := fmt.Sprintf("%d of %d child jobs did not complete: %s", len(failedNames), planned, strings.Join(failedNames, ", "))
+			if policyFailed != "" {
+				msg = policyFailed
+			}
 			completed.Status, completed.Reason, completed.Message = metav1.ConditionFalse, ReasonFailed, msg
 			failed.Status, failed.Reason, failed.Message = metav1.ConditionTrue, ReasonFailed, msg
 		}

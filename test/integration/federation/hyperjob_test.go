@@ -353,3 +353,66 @@ func TestHyperJobRestart(t *testing.T) {
 		t.Errorf("the plan was replaced: %s", got.Annotations[hyperjob.PlanRecordAnnotation])
 	}
 }
+
+// TestHyperJobFailurePolicy: with failurePolicy RestartChild and one
+// retry, a failed child is made again where it was; when it fails again,
+// the retries are used up: the running sibling is deleted and the
+// HyperJob has failed, saying why.
+func TestHyperJobFailurePolicy(t *testing.T) {
+	const ns = "hyperjob-failure"
+	ctx := t.Context()
+	c := fw.Client
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "hj"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"hjf-a", "hjf-b"} {
+		cl := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push}}
+		if err := c.Create(ctx, cl); err != nil {
+			t.Fatal(err)
+		}
+		cl.Status = clusterv1alpha1.ClusterStatus{
+			Conditions:      []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "ClusterReady", LastTransitionTime: metav1.Now()}},
+			ResourceSummary: &clusterv1alpha1.ResourceSummary{Allocatable: corev1.ResourceList{gpu: resource.MustParse("128"), corev1.ResourceCPU: resource.MustParse("4096")}},
+		}
+		if err := c.Status().Update(ctx, cl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startGlobal(t)
+	hj := llm(ns, "ft")
+	hj.Spec.ReplicatedJobs[0].ClusterNames = []string{"hjf-a", "hjf-b"}
+	hj.Spec.FailurePolicy = &trainingv1alpha1.FailurePolicy{Action: trainingv1alpha1.RestartChild, MaxRetry: new(int32(1))}
+	if err := c.Create(ctx, hj); err != nil {
+		t.Fatal(err)
+	}
+	childUID := func(name string) string {
+		var j batchv1alpha1.Job
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &j); err != nil || j.DeletionTimestamp != nil {
+			return ""
+		}
+		return string(j.UID)
+	}
+	framework.Eventually(t, 20*time.Second, "two children", func() (bool, string) {
+		pins, _ := hyperJobChildren(t, ns, "ft")
+		return len(pins) == 2, fmt.Sprint(pins)
+	})
+	first := childUID("ft-train-1")
+	setChildPhase(t, ns, "ft-train-1", batchv1alpha1.JobFailed, 0)
+	framework.Eventually(t, 20*time.Second, "the failed child made again, one retry counted", func() (bool, string) {
+		var got trainingv1alpha1.HyperJob
+		if err := c.Get(ctx, client.ObjectKeyFromObject(hj), &got); err != nil {
+			return false, err.Error()
+		}
+		now := childUID("ft-train-1")
+		return now != "" && now != first && got.Status.RetryCount == 1, fmt.Sprintf("uid %s, retries %d", now, got.Status.RetryCount)
+	})
+	setChildPhase(t, ns, "ft-train-1", batchv1alpha1.JobFailed, 0)
+	framework.Eventually(t, 20*time.Second, "the HyperJob failed, its running child gone", func() (bool, string) {
+		got := hjCondition(t, ns, "ft", trainingv1alpha1.HyperJobFailed)
+		return got == "True Failed: child ft-train-1 failed and the failure policy (RestartChild, 1 of 1 restarts used) fails the HyperJob" &&
+			childUID("ft-train-0") == "", got
+	})
+}
