@@ -55,9 +55,20 @@ func NewWebhook(plugins []string) *Webhook {
 }
 
 // Default applies SetDefaults_HyperJob, on create and update alike (it is
-// idempotent).
+// idempotent), except to replicas: the API server's schema has already
+// defaulted an absent one to 1, so a 0 here was written by the user, and
+// validation refuses it.
 func (w *Webhook) Default(_ context.Context, hj *trainingv1alpha1.HyperJob) error {
+	var zero []int
+	for i, rj := range hj.Spec.ReplicatedJobs {
+		if rj.Replicas == 0 {
+			zero = append(zero, i)
+		}
+	}
 	trainingv1alpha1.SetDefaults_HyperJob(hj)
+	for _, i := range zero {
+		hj.Spec.ReplicatedJobs[i].Replicas = 0
+	}
 	return nil
 }
 
@@ -145,9 +156,19 @@ func (w *Webhook) ValidateDelete(context.Context, *trainingv1alpha1.HyperJob) (a
 }
 
 func (w *Webhook) validate(hj *trainingv1alpha1.HyperJob) field.ErrorList {
+	var errs field.ErrorList
+	for i, rj := range hj.Spec.ReplicatedJobs {
+		if rj.Replicas < 1 {
+			errs = append(errs, field.Invalid(field.NewPath("spec", "replicatedJobs").Index(i).Child("replicas"), rj.Replicas,
+				"must be at least 1: a replicated job makes at least one child job"))
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
 	hj = hj.DeepCopy()
 	trainingv1alpha1.SetDefaults_HyperJob(hj)
-	errs := trainingvalidation.ValidateHyperJob(hj)
+	errs = trainingvalidation.ValidateHyperJob(hj)
 	for i := range hj.Spec.ReplicatedJobs {
 		templatePath := field.NewPath("spec", "replicatedJobs").Index(i).Child("templateSpec")
 		template := &hj.Spec.ReplicatedJobs[i].TemplateSpec

@@ -29,7 +29,9 @@ func TestDefault(t *testing.T) {
 	}
 	rj := got.Spec.ReplicatedJobs[0]
 	wantTask := testingbatch.MakeTask("default0", 2).MinAvailable(2).MaxRetry(3).Obj()
-	if diff := cmp.Diff(int32(1), rj.Replicas); diff != "" {
+	// The schema defaults an absent replicas; a 0 reaching the webhook was
+	// written, and is left for validation to refuse.
+	if diff := cmp.Diff(int32(0), rj.Replicas); diff != "" {
 		t.Errorf("replicas (-want,+got):\n%s", diff)
 	}
 	if diff := cmp.Diff(wantTask, rj.TemplateSpec.Tasks[0]); diff != "" {
@@ -69,6 +71,11 @@ func TestValidate(t *testing.T) {
 			}(),
 			want:          []metav1.StatusCause{wt.Cause(wt.Required, "spec.replicatedJobs[0].templateSpec.tasks[0].template.spec.containers[0].image", "")},
 			ignoreMessage: true,
+		},
+		"zero replicas": {
+			hj: testingtraining.MakeHyperJob("llm", "ns").ReplicatedJob(testingtraining.MakeReplicatedJob("trainer", 0)).Obj(),
+			want: []metav1.StatusCause{wt.Cause(wt.Invalid, "spec.replicatedJobs[0].replicas",
+				"Invalid value: 0: must be at least 1: a replicated job makes at least one child job")},
 		},
 		"accelerator the template does not request": {
 			hj: testingtraining.MakeHyperJob("llm", "ns").ReplicatedJob(

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -133,8 +134,9 @@ func hjCondition(t *testing.T, ns, name, typ string) string {
 //     released together; the children's states and pod counts add up in
 //     the HyperJob's status, and it completes when both do; deleting it
 //     deletes the children and their policies;
-//   - caldera-global's webhook refuses a HyperJob naming a cluster that is
-//     no member, or needing more members than its maxDomains;
+//   - a HyperJob of 0 replicas is refused by its schema; caldera-global's
+//     webhook refuses one naming a cluster that is no member, or needing
+//     more members than its maxDomains;
 //   - with hj-b full, a second one waits saying why, and is planned when
 //     hj-b has room; its children, released but never running, are
 //     rolled back after the start timeout and planned again.
@@ -178,6 +180,25 @@ func TestHyperJob(t *testing.T) {
 	err := c.Create(ctx, nowhere)
 	if err == nil || !strings.Contains(err.Error(), `spec.replicatedJobs[0].clusterNames[1]: Invalid value: "hj-c": no member cluster has this name (members: `) {
 		t.Fatalf("a HyperJob naming no member: %v", err)
+	}
+	// replicas: 0 as a user writes it (Go would omit the zero).
+	typed := llm(ns, "zero")
+	typed.APIVersion, typed.Kind = trainingv1alpha1.SchemeGroupVersion.String(), "HyperJob"
+	raw, err := json.Marshal(typed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := &unstructured.Unstructured{}
+	if err := zero.UnmarshalJSON(raw); err != nil {
+		t.Fatal(err)
+	}
+	rjs, _, _ := unstructured.NestedSlice(zero.Object, "spec", "replicatedJobs")
+	rjs[0].(map[string]any)["replicas"] = int64(0)
+	if err := unstructured.SetNestedSlice(zero.Object, rjs, "spec", "replicatedJobs"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, zero); err == nil || !strings.Contains(err.Error(), "spec.replicatedJobs[0].replicas") {
+		t.Fatalf("a HyperJob of 0 replicas: %v", err)
 	}
 	narrow := llm(ns, "narrow")
 	narrow.Spec.MaxDomains = new(int32(1))
