@@ -224,7 +224,7 @@ func (r *Reconciler) bind(ctx context.Context, claim *ddv1alpha1.DataSourceClaim
 	if claim.Status.Phase != ddv1alpha1.DataSourceClaimBound || claim.Status.BoundDataSource != ds.Name || !slices.Equal(claim.Status.ResolvedClusterNames, clusters) {
 		r.Recorder.Event(claim, corev1.EventTypeNormal, ddv1alpha1.ReasonBound, msg)
 	}
-	setCondition(&patched.Status.Conditions, metav1.Condition{Type: ddv1alpha1.DataSourceClaimReady, Status: metav1.ConditionTrue,
+	meta.SetStatusCondition(&patched.Status.Conditions, metav1.Condition{Type: ddv1alpha1.DataSourceClaimReady, Status: metav1.ConditionTrue,
 		Reason: ddv1alpha1.ReasonBound, Message: msg, ObservedGeneration: claim.Generation, LastTransitionTime: metav1.NewTime(r.Clock.Now())})
 	return r.writeStatus(ctx, claim, patched)
 }
@@ -237,7 +237,7 @@ func (r *Reconciler) pending(ctx context.Context, claim *ddv1alpha1.DataSourceCl
 	if old := meta.FindStatusCondition(claim.Status.Conditions, ddv1alpha1.DataSourceClaimReady); old == nil || old.Reason != reason || old.Message != msg {
 		r.Recorder.Event(claim, corev1.EventTypeWarning, reason, msg)
 	}
-	setCondition(&patched.Status.Conditions, metav1.Condition{Type: ddv1alpha1.DataSourceClaimReady, Status: metav1.ConditionFalse,
+	meta.SetStatusCondition(&patched.Status.Conditions, metav1.Condition{Type: ddv1alpha1.DataSourceClaimReady, Status: metav1.ConditionFalse,
 		Reason: reason, Message: msg, ObservedGeneration: claim.Generation, LastTransitionTime: metav1.NewTime(r.Clock.Now())})
 	return r.writeStatus(ctx, claim, patched)
 }
@@ -261,17 +261,6 @@ func equalStatus(a, b ddv1alpha1.DataSourceClaimStatus) bool {
 		}
 	}
 	return true
-}
-
-// setCondition sets c, keeping the transition time while the status stays.
-func setCondition(conds *[]metav1.Condition, c metav1.Condition) {
-	if old := meta.FindStatusCondition(*conds, c.Type); old != nil && old.Status == c.Status {
-		c.LastTransitionTime = old.LastTransitionTime
-	}
-	meta.SetStatusCondition(conds, c)
-	if found := meta.FindStatusCondition(*conds, c.Type); found != nil {
-		found.LastTransitionTime = c.LastTransitionTime
-	}
 }
 
 // release takes a deleted claim off its DataSource, then lets it go.

@@ -440,7 +440,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, hj *trainingv1alpha1.Hype
 	now := metav1.NewTime(r.Clock.Now())
 	planned := len(rec.Children)
 	st := Aggregate(hj, planned, children, now, rec.Failed)
-	setCondition(&st.Conditions, metav1.Condition{Type: ConditionPlanned, Status: metav1.ConditionTrue, Reason: ReasonPlanned,
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ConditionPlanned, Status: metav1.ConditionTrue, Reason: ReasonPlanned,
 		Message: fmt.Sprintf("%d child jobs", planned), ObservedGeneration: hj.Generation, LastTransitionTime: now})
 	return r.writeStatus(ctx, hj, st)
 }
@@ -453,20 +453,9 @@ func (r *Reconciler) setPlanned(ctx context.Context, hj *trainingv1alpha1.HyperJ
 	if old == nil || old.Reason != reason || old.Message != msg {
 		r.Recorder.Event(hj, corev1.EventTypeNormal, reason, msg)
 	}
-	setCondition(&st.Conditions, metav1.Condition{Type: ConditionPlanned, Status: status, Reason: reason, Message: msg,
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ConditionPlanned, Status: status, Reason: reason, Message: msg,
 		ObservedGeneration: hj.Generation, LastTransitionTime: metav1.NewTime(r.Clock.Now())})
 	return r.writeStatus(ctx, hj, st)
-}
-
-// setCondition sets c, keeping the transition time when the status stays.
-func setCondition(conds *[]metav1.Condition, c metav1.Condition) {
-	if old := meta.FindStatusCondition(*conds, c.Type); old != nil && old.Status == c.Status {
-		c.LastTransitionTime = old.LastTransitionTime
-	}
-	meta.SetStatusCondition(conds, c)
-	if found := meta.FindStatusCondition(*conds, c.Type); found != nil {
-		found.LastTransitionTime = c.LastTransitionTime
-	}
 }
 
 func (r *Reconciler) writeStatus(ctx context.Context, hj *trainingv1alpha1.HyperJob, st trainingv1alpha1.HyperJobStatus) error {
