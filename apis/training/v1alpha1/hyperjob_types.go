@@ -227,6 +227,11 @@ type ReplicatedJobStatus struct {
 	// +optional
 	JobStates map[string]batchv1alpha1.JobState `json:"jobStates,omitempty"`
 
+	// JobClusters is the member cluster of each planned child job, keyed
+	// by child job name.
+	// +optional
+	JobClusters map[string]string `json:"jobClusters,omitempty"`
+
 	// Pending is the number of pending pods.
 	// +optional
 	// +kubebuilder:validation:Minimum=0

@@ -439,7 +439,7 @@ func childLabels(hj *trainingv1alpha1.HyperJob, c Child) map[string]string {
 func (r *Reconciler) updateStatus(ctx context.Context, hj *trainingv1alpha1.HyperJob, rec *Record, children []batchv1alpha1.Job) error {
 	now := metav1.NewTime(r.Clock.Now())
 	planned := len(rec.Children)
-	st := Aggregate(hj, planned, children, now, rec.Failed)
+	st := Aggregate(hj, rec, children, now)
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: ConditionPlanned, Status: metav1.ConditionTrue, Reason: ReasonPlanned,
 		Message: fmt.Sprintf("%d child jobs", planned), ObservedGeneration: hj.Generation, LastTransitionTime: now})
 	return r.writeStatus(ctx, hj, st)

@@ -42,15 +42,17 @@ func finished(phase batchv1alpha1.JobPhase) (done, failed bool) {
 	return false, false
 }
 
-// Aggregate is the HyperJob's status from its plan's children: per
-// replicated job, each child's state and the summed pod counts; the
+// Aggregate is the HyperJob's status from its plan and the plan's
+// children: per replicated job, each child's cluster and state and the
+// summed pod counts; the
 // Completed and Failed conditions once every planned child has finished.
 // The conditions already in status (Planned) are kept; the result is
 // otherwise a function of its inputs.
 //
-// policyFailed, when not empty, says the failure policy failed the HyperJob: it
-// has failed, whatever its children are doing.
-func Aggregate(hj *trainingv1alpha1.HyperJob, planned int, children []batchv1alpha1.Job, now metav1.Time, policyFailed string) trainingv1alpha1.HyperJobStatus {
+// A plan the failure policy failed (rec.Failed) has failed, whatever its
+// children are doing.
+func Aggregate(hj *trainingv1alpha1.HyperJob, rec *Record, children []batchv1alpha1.Job, now metav1.Time) trainingv1alpha1.HyperJobStatus {
+	planned, policyFailed := len(rec.Children), rec.Failed
 	st := trainingv1alpha1.HyperJobStatus{ObservedGeneration: hj.Generation, SplitCount: new(int32(planned)), RetryCount: hj.Status.RetryCount}
 	for _, c := range hj.Status.Conditions {
 		if c.Type != trainingv1alpha1.HyperJobCompleted && c.Type != trainingv1alpha1.HyperJobFailed {
@@ -63,6 +65,14 @@ func Aggregate(hj *trainingv1alpha1.HyperJob, planned int, children []batchv1alp
 	}
 	for i := range st.ReplicatedJobsStatus {
 		byName[st.ReplicatedJobsStatus[i].Name] = &st.ReplicatedJobsStatus[i]
+	}
+	for _, c := range rec.Children {
+		if rs := byName[c.ReplicatedJob]; rs != nil {
+			if rs.JobClusters == nil {
+				rs.JobClusters = map[string]string{}
+			}
+			rs.JobClusters[c.Name] = c.Cluster
+		}
 	}
 	done, failedNames := 0, []string{}
 	for i := range children {

@@ -29,13 +29,27 @@ func TestAggregate(t *testing.T) {
 		Spec:       trainingv1alpha1.HyperJobSpec{ReplicatedJobs: []trainingv1alpha1.ReplicatedJob{{Name: "train"}, {Name: "eval"}}},
 		Status:     trainingv1alpha1.HyperJobStatus{Conditions: []metav1.Condition{{Type: ConditionPlanned, Status: metav1.ConditionTrue, Reason: ReasonPlanned}}},
 	}
-	st := Aggregate(hj, 3, []batchv1alpha1.Job{
+	plan := func(n int) *Record {
+		rec := &Record{}
+		for i, name := range []string{"hj-train-0", "hj-train-1", "hj-eval-0", "hj-eval-1"}[:n] {
+			rj := "train"
+			if i >= 2 {
+				rj = "eval"
+			}
+			rec.Children = append(rec.Children, Child{Name: name, ReplicatedJob: rj, Cluster: []string{"east", "west"}[i%2]})
+		}
+		return rec
+	}
+	st := Aggregate(hj, plan(3), []batchv1alpha1.Job{
 		child("hj-train-0", "train", batchv1alpha1.JobRunning, 8, 0, 0),
 		child("hj-train-1", "train", batchv1alpha1.JobCompleted, 0, 8, 0),
 		child("hj-eval-0", "eval", batchv1alpha1.JobFailed, 0, 0, 1),
-	}, now, "")
+	}, now)
 	if got := []int32{st.ReplicatedJobsStatus[0].Running, st.ReplicatedJobsStatus[0].Succeeded, st.ReplicatedJobsStatus[1].Failed}; !cmp.Equal(got, []int32{8, 8, 1}) {
 		t.Errorf("counts %v", got)
+	}
+	if got := st.ReplicatedJobsStatus[0].JobClusters; len(got) != 2 || got["hj-train-1"] != "west" {
+		t.Errorf("clusters %v", got)
 	}
 	if len(st.ReplicatedJobsStatus[0].JobStates) != 2 || *st.SplitCount != 3 || st.ObservedGeneration != 3 {
 		t.Errorf("status %+v", st)
@@ -49,7 +63,7 @@ func TestAggregate(t *testing.T) {
 		child("hj-train-1", "train", batchv1alpha1.JobCompleted, 0, 8, 0),
 		child("hj-eval-0", "eval", batchv1alpha1.JobFailed, 0, 0, 1),
 	}
-	st = Aggregate(hj, 3, done, now, "")
+	st = Aggregate(hj, plan(3), done, now)
 	if c := meta.FindStatusCondition(st.Conditions, trainingv1alpha1.HyperJobFailed); c == nil || c.Status != metav1.ConditionTrue || c.Message != "1 of 3 child jobs did not complete: hj-eval-0" {
 		t.Errorf("Failed: %+v", c)
 	}
@@ -57,12 +71,12 @@ func TestAggregate(t *testing.T) {
 		t.Errorf("Completed: %+v", c)
 	}
 	done[2] = child("hj-eval-0", "eval", batchv1alpha1.JobCompleted, 0, 1, 0)
-	st = Aggregate(hj, 3, done, now, "")
+	st = Aggregate(hj, plan(3), done, now)
 	if c := meta.FindStatusCondition(st.Conditions, trainingv1alpha1.HyperJobCompleted); c == nil || c.Status != metav1.ConditionTrue {
 		t.Errorf("Completed: %+v", c)
 	}
 	// A planned child not seen yet keeps the HyperJob unfinished.
-	if st := Aggregate(hj, 4, done, now, ""); meta.FindStatusCondition(st.Conditions, trainingv1alpha1.HyperJobCompleted) != nil {
+	if st := Aggregate(hj, plan(4), done, now); meta.FindStatusCondition(st.Conditions, trainingv1alpha1.HyperJobCompleted) != nil {
 		t.Errorf("completed with a planned child missing")
 	}
 }

@@ -245,7 +245,8 @@ func TestHyperJob(t *testing.T) {
 		}
 		raw, _ := json.Marshal(hj.Status.ReplicatedJobsStatus)
 		return len(hj.Status.ReplicatedJobsStatus) == 1 && hj.Status.ReplicatedJobsStatus[0].Running == 32 &&
-			len(hj.Status.ReplicatedJobsStatus[0].JobStates) == 2 && *hj.Status.SplitCount == 2, string(raw)
+			len(hj.Status.ReplicatedJobsStatus[0].JobStates) == 2 && *hj.Status.SplitCount == 2 &&
+			fmt.Sprint(hj.Status.ReplicatedJobsStatus[0].JobClusters) == "map[llm-train-0:hj-a llm-train-1:hj-b]", string(raw)
 	})
 	setChildPhase(t, ns, "llm-train-0", batchv1alpha1.JobCompleted, 16)
 	setChildPhase(t, ns, "llm-train-1", batchv1alpha1.JobCompleted, 16)
