@@ -133,14 +133,16 @@ func Run(ctx context.Context, o *options.Options) error {
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
+	// Karmada's Clusters: the HyperJob webhook's members in every replica,
+	// and the dispatcher's unless Cluster API is the inventory.
+	members := &inventory.Karmada{Cache: mgr.GetCache(), Reader: mgr.GetClient()}
 	// Templates are read live: they are of any kind, and only at a
 	// binding's creation.
-	members := &inventory.Karmada{Cache: mgr.GetCache(), Reader: mgr.GetClient()}
 	s.Hooks = Webhooks(scheme, mgr.GetAPIReader(), members.Clusters)
 	if err := s.Install(mgr, cfg); err != nil {
 		return err
 	}
-	inv, err := clusterInventory(o, cfg, scheme, mgr)
+	inv, err := clusterInventory(o, cfg, scheme, mgr, members)
 	if err != nil {
 		return err
 	}
@@ -149,9 +151,6 @@ func Run(ctx context.Context, o *options.Options) error {
 	})
 	if err := mgr.Add(manager.RunnableFunc(d.Run)); err != nil {
 		return err
-	}
-	if inv == nil {
-		inv = &inventory.Karmada{Cache: mgr.GetCache(), Reader: mgr.GetClient()}
 	}
 	providers, err := o.ParseDataProviders()
 	if err != nil {
@@ -183,11 +182,12 @@ func Run(ctx context.Context, o *options.Options) error {
 	return mgr.Start(ctx)
 }
 
-// clusterInventory is the dispatcher's source of member clusters; nil
-// means Karmada's Clusters.
-func clusterInventory(o *options.Options, cfg *rest.Config, scheme *runtime.Scheme, mgr manager.Manager) (inventory.Inventory, error) {
+// clusterInventory is the source of member clusters of the dispatcher and
+// the HyperJob controller: Karmada's (karmadaClusters) unless Cluster API is asked
+// for.
+func clusterInventory(o *options.Options, cfg *rest.Config, scheme *runtime.Scheme, mgr manager.Manager, karmadaClusters *inventory.Karmada) (inventory.Inventory, error) {
 	if o.ClusterInventory != options.InventoryClusterAPI {
-		return nil, nil
+		return karmadaClusters, nil
 	}
 	mcfg := cfg
 	if o.ClusterAPIKubeconfig != "" {

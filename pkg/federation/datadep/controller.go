@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -243,24 +244,10 @@ func (r *Reconciler) pending(ctx context.Context, claim *ddv1alpha1.DataSourceCl
 }
 
 func (r *Reconciler) writeStatus(ctx context.Context, old, patched *ddv1alpha1.DataSourceClaim) error {
-	if equalStatus(old.Status, patched.Status) {
+	if equality.Semantic.DeepEqual(old.Status, patched.Status) {
 		return nil
 	}
 	return r.Client.Status().Patch(ctx, patched, client.MergeFrom(old))
-}
-
-func equalStatus(a, b ddv1alpha1.DataSourceClaimStatus) bool {
-	if a.Phase != b.Phase || a.BoundDataSource != b.BoundDataSource || a.ObservedGeneration != b.ObservedGeneration ||
-		!slices.Equal(a.ResolvedClusterNames, b.ResolvedClusterNames) || len(a.Conditions) != len(b.Conditions) {
-		return false
-	}
-	for i := range a.Conditions {
-		x, y := a.Conditions[i], b.Conditions[i]
-		if x.Type != y.Type || x.Status != y.Status || x.Reason != y.Reason || x.Message != y.Message || x.ObservedGeneration != y.ObservedGeneration {
-			return false
-		}
-	}
-	return true
 }
 
 // release takes a deleted claim off its DataSource, then lets it go.

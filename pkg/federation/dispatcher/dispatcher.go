@@ -22,6 +22,7 @@ package dispatcher
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -302,18 +303,32 @@ func (d *Dispatcher) Once(ctx context.Context) error {
 		}
 		logger.V(2).Info("Released binding", "binding", r.ID, "cluster", r.Cluster)
 	}
+	// Newly held bindings get their held-since mark, in parallel too: a
+	// burst of new work is thousands of them.
+	var unmarked []string
+	for id := range dec.Holds {
+		if _, ok := byID[id].rb.Annotations[HeldSinceAnnotation]; !ok {
+			unmarked = append(unmarked, id)
+		}
+	}
+	heldSince := d.clock.Now().UTC().Format(time.RFC3339)
+	errs = make([]error, len(unmarked))
+	parallel(len(unmarked), patchWorkers, func(i int) {
+		rb := byID[unmarked[i]].rb
+		patched := rb.DeepCopy()
+		if patched.Annotations == nil {
+			patched.Annotations = map[string]string{}
+		}
+		patched.Annotations[HeldSinceAnnotation] = heldSince
+		if err := d.client.Patch(ctx, patched, client.MergeFrom(rb)); err != nil {
+			errs[i] = fmt.Errorf("marking binding %s held: %w", unmarked[i], err)
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
 	for id, h := range dec.Holds {
 		e := byID[id]
-		if _, ok := e.rb.Annotations[HeldSinceAnnotation]; !ok {
-			patched := e.rb.DeepCopy()
-			if patched.Annotations == nil {
-				patched.Annotations = map[string]string{}
-			}
-			patched.Annotations[HeldSinceAnnotation] = d.clock.Now().UTC().Format(time.RFC3339)
-			if err := d.client.Patch(ctx, patched, client.MergeFrom(e.rb)); err != nil {
-				return fmt.Errorf("marking binding %s held: %w", id, err)
-			}
-		}
 		if prev, ok := d.holds[id]; ok && prev == h {
 			continue
 		}

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -333,16 +334,7 @@ func (r *Reconciler) plan(ctx context.Context, hj *trainingv1alpha1.HyperJob, pr
 		rec.MinAvailable = min(int(*hj.Spec.MinAvailable), len(rec.Children))
 	}
 	rec.ID = planID(hj, rec)
-	raw, err := json.Marshal(rec)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	patched := hj.DeepCopy()
-	if patched.Annotations == nil {
-		patched.Annotations = map[string]string{}
-	}
-	patched.Annotations[PlanRecordAnnotation] = string(raw)
-	if err := r.Client.Patch(ctx, patched, client.MergeFromWithOptions(hj, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := r.writeRecord(ctx, hj, rec); err != nil {
 		return reconcile.Result{}, err
 	}
 	r.Recorder.Eventf(hj, corev1.EventTypeNormal, ReasonPlanned, "planned %d child jobs over %s", len(rec.Children), strings.Join(p.Clusters, ", "))
@@ -459,18 +451,12 @@ func (r *Reconciler) setPlanned(ctx context.Context, hj *trainingv1alpha1.HyperJ
 }
 
 func (r *Reconciler) writeStatus(ctx context.Context, hj *trainingv1alpha1.HyperJob, st trainingv1alpha1.HyperJobStatus) error {
-	if equalStatus(hj.Status, st) {
+	if equality.Semantic.DeepEqual(hj.Status, st) {
 		return nil
 	}
 	patched := hj.DeepCopy()
 	patched.Status = st
 	return r.Client.Status().Patch(ctx, patched, client.MergeFrom(hj))
-}
-
-func equalStatus(a, b trainingv1alpha1.HyperJobStatus) bool {
-	ra, _ := json.Marshal(a)
-	rb, _ := json.Marshal(b)
-	return string(ra) == string(rb)
 }
 
 // onFailure applies the failure policy to failed children: RestartChild
@@ -604,17 +590,10 @@ func (r *Reconciler) watchStart(ctx context.Context, hj *trainingv1alpha1.HyperJ
 	msg := fmt.Sprintf("%d of %d child jobs ran within %s of their release; all were deleted and the HyperJob is planned again",
 		running(children), need, r.StartTimeout)
 	r.Recorder.Event(hj, corev1.EventTypeWarning, ReasonRolledBack, msg)
-	back := &Record{Generation: rec.Generation, Attempt: rec.Attempt}
-	raw, err := json.Marshal(back)
-	if err != nil {
+	if err := r.writeRecord(ctx, hj, &Record{Generation: rec.Generation, Attempt: rec.Attempt}); err != nil {
 		return reconcile.Result{}, err
 	}
-	patched := hj.DeepCopy()
-	patched.Annotations[PlanRecordAnnotation] = string(raw)
-	if err := r.Client.Patch(ctx, patched, client.MergeFromWithOptions(hj, client.MergeFromWithOptimisticLock{})); err != nil {
-		return reconcile.Result{}, err
-	}
-	return reconcile.Result{Requeue: true}, r.setPlanned(ctx, patched, metav1.ConditionFalse, ReasonRolledBack, msg)
+	return reconcile.Result{Requeue: true}, r.setPlanned(ctx, hj, metav1.ConditionFalse, ReasonRolledBack, msg)
 }
 
 func (r *Reconciler) forget(id string) {
