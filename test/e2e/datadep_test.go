@@ -79,7 +79,16 @@ func TestFederationDataDependency(t *testing.T) {
 		if err != nil || len(evs.Items) == 0 {
 			return false, fmt.Sprint(err)
 		}
-		return strings.Contains(evs.Items[0].Message, `waits for the location of amoro table "lake.down"`), evs.Items[0].Message
+		// Before its claim reaches the dispatcher's cache, the job may first
+		// be told it waits to see the claim: a separate event.
+		var seen []string
+		for _, ev := range evs.Items {
+			if strings.Contains(ev.Message, `waits for the location of amoro table "lake.down"`) {
+				return true, ""
+			}
+			seen = append(seen, ev.Message)
+		}
+		return false, strings.Join(seen, "; ")
 	})
 	eventually(t, ctx, 2*time.Minute, "the outage's job running after its timeout", func() (bool, string) {
 		r := f.running(t, ctx, ns)
