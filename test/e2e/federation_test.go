@@ -5,12 +5,15 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -158,11 +161,11 @@ func TestFederationFairShare(t *testing.T) {
 	}
 }
 
-// gpuModelLabel tells the members' GPU models apart: member-a's nodes
-// have H100s, member-b's A100s.
+// gpuModelLabel tells the members' GPU models apart: member-a has two
+// nodes of A100s, member-b a node of H100s and one of A100s.
 const gpuModelLabel = "nvidia.com/gpu.product"
 
-var gpuModel = map[string]string{"member-a": "H100", "member-b": "A100"}
+var nodeModels = map[string][]string{"member-a": {"A100", "A100"}, "member-b": {"H100", "A100"}}
 
 // federation is a running control plane and its members.
 type federation struct {
@@ -175,9 +178,12 @@ type federation struct {
 // startFederation starts an API server playing the Karmada control plane
 // (the mirror's CRDs, caldera-global, the stand-in) and two members,
 // member-a and member-b, each of two kwok nodes of 4 CPUs and 64 GPUs
-// (H100 in member-a, A100 in member-b, by node label) with Caldera's
-// scheduler and controller manager and the queues named. A starvation
-// wait of 0 keeps caldera-global's default.
+// (models by node label, as nodeModels says) with Caldera's scheduler and
+// controller manager and the queues named. Each member's Cluster is in
+// Push mode, naming the member's API server and a Secret with the token of
+// a service account there that may list and watch nodes and pods, as
+// karmadactl join sets it up. A starvation wait of 0 keeps
+// caldera-global's default.
 func startFederation(t *testing.T, ctx context.Context, starvationWait time.Duration, queues ...string) *federation {
 	t.Helper()
 	return startFederationWith(t, ctx, func(o *options.Options) {
@@ -199,10 +205,11 @@ func startFederationWith(t *testing.T, ctx context.Context, change func(*options
 
 	// The members.
 	members := map[string]client.Client{}
+	access := map[string]memberAccess{}
 	for _, name := range []string{"member-a", "member-b"} {
 		var nodes []controlplane.NodeSpec
 		for i := range 2 {
-			nodes = append(nodes, controlplane.NodeSpec{Name: fmt.Sprintf("%s-%d", name, i), Labels: map[string]string{gpuModelLabel: gpuModel[name]}, Capacity: corev1.ResourceList{
+			nodes = append(nodes, controlplane.NodeSpec{Name: fmt.Sprintf("%s-%d", name, i), Labels: map[string]string{gpuModelLabel: nodeModels[name][i]}, Capacity: corev1.ResourceList{
 				corev1.ResourceCPU: cpus(4), corev1.ResourceMemory: cpus(64 << 30), corev1.ResourcePods: cpus(110), gpu: cpus(64),
 			}})
 		}
@@ -224,6 +231,9 @@ func startFederationWith(t *testing.T, ctx context.Context, change func(*options
 			}
 		}
 		members[name] = c
+		if access[name], err = grantAccess(ctx, env.Kubeconfig); err != nil {
+			t.Fatalf("access to %s: %v", name, err)
+		}
 	}
 
 	// The Karmada control plane.
@@ -255,8 +265,11 @@ func startFederationWith(t *testing.T, ctx context.Context, change func(*options
 	}
 	t.Cleanup(func() { _ = kp.Stop() })
 	kc := kp.Client
+	if err := kc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "karmada-cluster"}}); err != nil {
+		t.Fatal(err)
+	}
 
-	standIn, err := newStandIn(kc, members)
+	standIn, err := newStandIn(kc, members, access)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,4 +417,49 @@ func clientFor(kubeconfig string) (client.Client, error) {
 		return nil, err
 	}
 	return client.New(cfg, client.Options{Scheme: scheme})
+}
+
+// memberAccess is how Karmada reaches a Push-mode member.
+type memberAccess struct {
+	endpoint string
+	token    string
+	ca       []byte
+}
+
+// grantAccess makes, in the member, the service account caldera-global
+// reaches it as (allowed to list and watch nodes and pods), and returns
+// its token and the member's address.
+func grantAccess(ctx context.Context, kubeconfig string) (memberAccess, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return memberAccess{}, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return memberAccess{}, err
+	}
+	const ns, name = "kube-system", "karmada-member"
+	if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, metav1.CreateOptions{}); err != nil {
+		return memberAccess{}, err
+	}
+	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes", "pods"}, Verbs: []string{"list", "watch"}}}}, metav1.CreateOptions{}); err != nil {
+		return memberAccess{}, err
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}}}, metav1.CreateOptions{}); err != nil {
+		return memberAccess{}, err
+	}
+	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: new(int64(3600))}}, metav1.CreateOptions{})
+	if err != nil {
+		return memberAccess{}, err
+	}
+	ca := cfg.CAData
+	if len(ca) == 0 && cfg.CAFile != "" {
+		if ca, err = os.ReadFile(cfg.CAFile); err != nil {
+			return memberAccess{}, err
+		}
+	}
+	return memberAccess{endpoint: cfg.Host, token: tr.Status.Token, ca: ca}, nil
 }

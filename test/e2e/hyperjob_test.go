@@ -19,7 +19,6 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/federation/hyperjob"
-	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 )
 
 const gpu = corev1.ResourceName("nvidia.com/gpu")
@@ -126,11 +125,15 @@ func TestFederationHyperJob(t *testing.T) {
 	})
 }
 
-// TestFederationHeterogeneous: member-a has H100s, member-b A100s (node
-// labels, and the same labels on their Karmada Clusters). A HyperJob of
-// two automatically split replicated jobs of 64 GPUs, one selecting each
-// model, runs each where its model is, though either member has room for
-// both.
+// TestFederationHeterogeneous: member-a has two nodes of A100s, member-b a
+// node of H100s and one of A100s (node labels only: the Karmada Clusters
+// carry no model, and their summaries are alike). caldera-global follows
+// the members' nodes and counts free GPUs per model. A HyperJob of two
+// automatically split replicated jobs, 64 H100s and 128 A100s, runs the
+// H100 child in member-b, the only member with H100s (without pools it
+// would go to member-a, first by name), and the A100s in two children:
+// one beside it on member-b's A100 node (fewest clusters first), one in
+// member-a.
 func TestFederationHeterogeneous(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
@@ -143,38 +146,34 @@ func TestFederationHeterogeneous(t *testing.T) {
 	if err := kc.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "train"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}); err != nil {
 		t.Fatal(err)
 	}
-	// The administrator labels the members' Clusters with their models.
-	for member, model := range gpuModel {
-		eventually(t, ctx, time.Minute, "labelling "+member, func() (bool, string) {
-			var cl clusterv1alpha1.Cluster
-			if err := kc.Get(ctx, client.ObjectKey{Name: member}, &cl); err != nil {
-				return false, err.Error()
-			}
-			patched := cl.DeepCopy()
-			if patched.Labels == nil {
-				patched.Labels = map[string]string{}
-			}
-			patched.Labels[gpuModelLabel] = model
-			if err := kc.Patch(ctx, patched, client.MergeFrom(&cl)); err != nil {
-				return false, err.Error()
-			}
-			return true, ""
-		})
-	}
-	rj := func(name, model string) trainingv1alpha1.ReplicatedJob {
+	rj := func(name, model string, gpus int32) trainingv1alpha1.ReplicatedJob {
 		spec := gpuJob(ns, "", "train", 8)
 		spec.Tasks[0].Template.Spec.NodeSelector = map[string]string{gpuModelLabel: model}
 		return trainingv1alpha1.ReplicatedJob{Name: name, Replicas: 1, TemplateSpec: spec,
-			SplitPolicy: &trainingv1alpha1.SplitPolicy{Mode: trainingv1alpha1.SplitModeAuto, Accelerators: new(int32(64)), AcceleratorType: new(string(gpu))}}
+			SplitPolicy: &trainingv1alpha1.SplitPolicy{Mode: trainingv1alpha1.SplitModeAuto, Accelerators: new(gpus), AcceleratorType: new(string(gpu))}}
 	}
 	hj := &trainingv1alpha1.HyperJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mix"},
-		Spec: trainingv1alpha1.HyperJobSpec{ReplicatedJobs: []trainingv1alpha1.ReplicatedJob{rj("h100", "H100"), rj("a100", "A100")}}}
+		Spec: trainingv1alpha1.HyperJobSpec{ReplicatedJobs: []trainingv1alpha1.ReplicatedJob{rj("h100", "H100", 64), rj("a100", "A100", 128)}}}
 	trainingv1alpha1.SetDefaults_HyperJob(hj)
 	if err := kc.Create(ctx, hj); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, ctx, 3*time.Minute, "each replicated job running where its model is", func() (bool, string) {
 		r := f.running(t, ctx, ns)
-		return r["mix-h100-0"] == "member-a" && r["mix-a100-0"] == "member-b", fmt.Sprint(r)
+		return r["mix-h100-0"] == "member-b" && r["mix-a100-0"] == "member-b" && r["mix-a100-1"] == "member-a", fmt.Sprint(r)
 	})
+	// The member's scheduler put each child on the nodes of its model.
+	var pods corev1.PodList
+	if err := f.members["member-b"].List(ctx, &pods, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		want := "member-b-0"
+		if strings.HasPrefix(p.Name, "mix-a100-") {
+			want = "member-b-1"
+		}
+		if p.Spec.NodeName != want {
+			t.Errorf("pod %s on %q, want %s", p.Name, p.Spec.NodeName, want)
+		}
+	}
 }

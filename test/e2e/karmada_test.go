@@ -19,6 +19,7 @@ import (
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	"github.com/caldera-sh/caldera/deploy/global"
+	"github.com/caldera-sh/caldera/pkg/federation/inventory"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/config/v1alpha1"
 	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
@@ -40,13 +41,14 @@ import (
 type standIn struct {
 	karmada client.Client
 	members map[string]client.Client
+	access  map[string]memberAccess
 	script  string
 
 	mu   sync.Mutex
 	down map[string]bool
 }
 
-func newStandIn(karmada client.Client, members map[string]client.Client) (*standIn, error) {
+func newStandIn(karmada client.Client, members map[string]client.Client, access map[string]memberAccess) (*standIn, error) {
 	raw, err := global.Manifests.ReadFile("job-interpreter.yaml")
 	if err != nil {
 		return nil, err
@@ -55,7 +57,7 @@ func newStandIn(karmada client.Client, members map[string]client.Client) (*stand
 	if err := yaml.UnmarshalStrict(raw, &ric); err != nil {
 		return nil, err
 	}
-	return &standIn{karmada: karmada, members: members, script: ric.Spec.Customizations.ComponentResource.LuaScript, down: map[string]bool{}}, nil
+	return &standIn{karmada: karmada, members: members, access: access, script: ric.Spec.Customizations.ComponentResource.LuaScript, down: map[string]bool{}}, nil
 }
 
 // setDown reports a member NotReady (or Ready again).
@@ -119,7 +121,16 @@ func (s *standIn) clusters(ctx context.Context) error {
 		cl := &clusterv1alpha1.Cluster{}
 		err := s.karmada.Get(ctx, client.ObjectKey{Name: name}, cl)
 		if apierrors.IsNotFound(err) {
-			cl = &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push}}
+			// As karmadactl join: the member's credentials in
+			// karmada-cluster, named by the Cluster.
+			a := s.access[name]
+			secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-cluster", Name: name},
+				Data: map[string][]byte{inventory.SecretTokenKey: []byte(a.token), inventory.SecretCABundleKey: a.ca}}
+			if err := s.karmada.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+				return err
+			}
+			cl = &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push,
+				APIEndpoint: a.endpoint, SecretRef: &clusterv1alpha1.LocalSecretReference{Namespace: "karmada-cluster", Name: name}}}
 			if err := s.karmada.Create(ctx, cl); err != nil {
 				return err
 			}

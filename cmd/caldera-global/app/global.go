@@ -73,9 +73,9 @@ func NewGlobalCommand(ctx context.Context) *cobra.Command {
 // a short timeout: a binding the webhook cannot answer for is refused for
 // now and created again by Karmada, which retries; failing open would let
 // it past the queues.
-func Webhooks(s *runtime.Scheme, reader client.Reader, members func(context.Context) ([]clusterv1alpha1.Cluster, error)) []webhooks.Webhook {
+func Webhooks(s *runtime.Scheme, reader client.Reader, members func(context.Context) ([]clusterv1alpha1.Cluster, error), pools inventory.Pools) []webhooks.Webhook {
 	hj := hyperjobwebhook.NewWebhook(job.KnownPlugins())
-	hj.Members = members
+	hj.Members, hj.Pools = members, pools
 	return append([]webhooks.Webhook{{
 		Name:     "suspend.resourcebindings.caldera.sh",
 		Path:     "/resourcebindings/suspend",
@@ -136,14 +136,16 @@ func Run(ctx context.Context, o *options.Options) error {
 	// Karmada's Clusters: the HyperJob webhook's members in every replica,
 	// and the dispatcher's unless Cluster API is the inventory.
 	members := &inventory.Karmada{Cache: mgr.GetCache(), Reader: mgr.GetClient()}
-	// Templates are read live: they are of any kind, and only at a
-	// binding's creation.
-	s.Hooks = Webhooks(scheme, mgr.GetAPIReader(), members.Clusters)
-	if err := s.Install(mgr, cfg); err != nil {
-		return err
-	}
 	inv, err := clusterInventory(o, cfg, scheme, mgr, members)
 	if err != nil {
+		return err
+	}
+	// Node pools are known where the inventory is started: in the leader.
+	pools, _ := inv.(inventory.Pools)
+	// Templates are read live: they are of any kind, and only at a
+	// binding's creation.
+	s.Hooks = Webhooks(scheme, mgr.GetAPIReader(), members.Clusters, pools)
+	if err := s.Install(mgr, cfg); err != nil {
 		return err
 	}
 	d := dispatcher.New(mgr.GetClient(), mgr.GetCache(), mgr.GetEventRecorderFor("caldera-global"), clock.RealClock{}, dispatcher.Options{
@@ -187,6 +189,11 @@ func Run(ctx context.Context, o *options.Options) error {
 // for.
 func clusterInventory(o *options.Options, cfg *rest.Config, scheme *runtime.Scheme, mgr manager.Manager, karmadaClusters *inventory.Karmada) (inventory.Inventory, error) {
 	if o.ClusterInventory != options.InventoryClusterAPI {
+		if o.MemberNodePools {
+			// Secrets are read when a member's Cluster changes, not
+			// watched: only those the Clusters name are needed.
+			karmadaClusters.Members = &inventory.Members{Karmada: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Labels: o.PoolLabels}
+		}
 		return karmadaClusters, nil
 	}
 	mcfg := cfg
@@ -216,7 +223,7 @@ func clusterInventory(o *options.Options, cfg *rest.Config, scheme *runtime.Sche
 		return nil, err
 	}
 	return &inventory.ClusterAPI{
-		Management: mc, ManagementReader: mc, Karmada: mgr.GetCache(), KarmadaReader: mgr.GetClient(), Namespace: o.ClusterAPINamespace,
+		Management: mc, ManagementReader: mc, Karmada: mgr.GetCache(), KarmadaReader: mgr.GetClient(), Namespace: o.ClusterAPINamespace, Labels: o.PoolLabels,
 	}, nil
 }
 

@@ -50,7 +50,6 @@ import (
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
-	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
 	"github.com/caldera-sh/caldera/pkg/federation/inventory"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
@@ -310,11 +309,17 @@ func (r *Reconciler) plan(ctx context.Context, hj *trainingv1alpha1.HyperJob, pr
 	if err != nil {
 		return reconcile.Result{}, r.setPlanned(ctx, hj, metav1.ConditionFalse, ReasonInvalid, err.Error())
 	}
-	clusters, labels, err := r.free(ctx)
+	if pools, ok := r.Inventory.(inventory.Pools); ok && selectsPools(in, pools.PoolLabels()) {
+		if listing := pools.Listing(); len(listing) > 0 {
+			return reconcile.Result{RequeueAfter: time.Second}, r.setPlanned(ctx, hj, metav1.ConditionFalse, ReasonWaiting,
+				"listing the nodes of "+strings.Join(listing, ", ")+" to know their free capacity per accelerator model")
+		}
+	}
+	clusters, poolLabels, err := r.free(ctx)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	split.RestrictByLabels(in, hj, labels)
+	in.PoolLabels = poolLabels
 	p, err := split.Split(in, clusters)
 	var inf *split.Infeasible
 	if errors.As(err, &inf) {
@@ -351,27 +356,37 @@ func planID(hj *trainingv1alpha1.HyperJob, rec *Record) string {
 	return hex.EncodeToString(h.Sum(nil))[:12]
 }
 
-// free is what each Ready member has free, as its summary says, and the
-// members' labels.
-func (r *Reconciler) free(ctx context.Context) ([]split.Cluster, map[string]map[string]string, error) {
+// selectsPools says whether a replicated job's pods select nodes by a pool
+// label.
+func selectsPools(in *split.Input, poolLabels []string) bool {
+	for _, rj := range in.ReplicatedJobs {
+		for k := range rj.Selector {
+			if slices.Contains(poolLabels, k) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// free is what each Ready member has free, as its summary and its node
+// pools (where the inventory knows them) say, and the labels the pools are
+// grouped by.
+func (r *Reconciler) free(ctx context.Context) ([]split.Cluster, []string, error) {
 	members, err := r.Inventory.Clusters(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	labels := make(map[string]map[string]string, len(members))
-	for _, m := range members {
-		labels[m.Name] = m.Labels
-	}
-	var out []split.Cluster
+	ready := make([]clusterv1alpha1.Cluster, 0, len(members))
 	for i := range members {
 		c := &members[i]
-		if !meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady) || c.Status.ResourceSummary == nil {
-			continue
+		if meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady) && c.Status.ResourceSummary != nil {
+			ready = append(ready, *c)
 		}
-		rs := c.Status.ResourceSummary
-		out = append(out, split.Cluster{Name: c.Name, Free: dispatch.ResourcesOf(rs.Allocatable).Sub(dispatch.ResourcesOf(rs.Allocated)).Sub(dispatch.ResourcesOf(rs.Allocating))})
 	}
-	return out, labels, nil
+	pools, _ := r.Inventory.(inventory.Pools)
+	clusters, labels := inventory.SplitInput(ready, pools, false)
+	return clusters, labels, nil
 }
 
 // makeChildren creates what of the plan is missing: each child's policy,

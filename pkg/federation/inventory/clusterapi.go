@@ -11,14 +11,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
-	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -67,11 +62,20 @@ type ClusterAPI struct {
 	Namespace string
 	// ProbeInterval is how often each member's API server is probed.
 	ProbeInterval time.Duration
+	// Labels are the node labels the members' node pools are grouped
+	// by; nil means DefaultPoolLabels.
+	Labels []string
 
 	mu      sync.Mutex
 	ctx     context.Context
 	changed func()
-	members map[types.NamespacedName]*member
+	members map[types.NamespacedName]*capiMember
+}
+
+// capiMember is a followed cluster and the kubeconfig it is followed with.
+type capiMember struct {
+	*member
+	kubeconfig []byte
 }
 
 // Start implements Inventory.
@@ -80,7 +84,10 @@ func (c *ClusterAPI) Start(ctx context.Context, changed func()) error {
 		c.ProbeInterval = 10 * time.Second
 	}
 	c.mu.Lock()
-	c.ctx, c.changed, c.members = ctx, changed, map[types.NamespacedName]*member{}
+	c.ctx, c.changed, c.members = ctx, changed, map[types.NamespacedName]*capiMember{}
+	if c.Labels == nil {
+		c.Labels = DefaultPoolLabels
+	}
 	c.mu.Unlock()
 	if err := onChange(ctx, c.Karmada, &clusterv1alpha1.Cluster{}, changed); err != nil {
 		return err
@@ -140,7 +147,7 @@ func (c *ClusterAPI) sync() error {
 		if m != nil {
 			m.stop()
 		}
-		c.members[key] = c.follow(key, kubeconfig)
+		c.members[key] = &capiMember{member: c.follow(key, kubeconfig), kubeconfig: kubeconfig}
 	}
 	for key, m := range c.members {
 		if !seen[key] {
@@ -189,7 +196,7 @@ func (c *ClusterAPI) Clusters(ctx context.Context) ([]clusterv1alpha1.Cluster, e
 			kc.Labels, kc.Spec = k.Labels, k.Spec
 		}
 		m := c.members[key]
-		if m != nil {
+		if m != nil && m.member != nil {
 			kc.Status.ResourceSummary = m.summary()
 		}
 		reason, message := readiness(cl, k, m)
@@ -204,7 +211,7 @@ func (c *ClusterAPI) Clusters(ctx context.Context) ([]clusterv1alpha1.Cluster, e
 }
 
 // readiness is why the cluster can or cannot take work.
-func readiness(cl *clusterv1beta2.Cluster, k *clusterv1alpha1.Cluster, m *member) (reason, message string) {
+func readiness(cl *clusterv1beta2.Cluster, k *clusterv1alpha1.Cluster, m *capiMember) (reason, message string) {
 	key := cl.Namespace + "/" + cl.Name
 	init := cl.Status.Initialization.ControlPlaneInitialized
 	switch {
@@ -253,226 +260,51 @@ func notReady(name, reason, message string) clusterv1alpha1.Cluster {
 	}
 }
 
-// member follows one workload cluster's nodes and pods.
-type member struct {
-	key        types.NamespacedName
-	kubeconfig []byte
-	cancel     context.CancelFunc
-
-	mu       sync.Mutex
-	err      string
-	synced   bool
-	probeErr string
-	nodes    map[string]corev1.ResourceList
-	pods     map[types.UID]podUse
-	total    struct{ allocatable, allocated, allocating map[corev1.ResourceName]int64 }
-}
-
-// podUse is what a pod counts for.
-type podUse struct {
-	requests corev1.ResourceList
-	bound    bool
-}
-
-// follow starts watching the member; without a usable kubeconfig, it
+// follow starts watching the cluster; without a usable kubeconfig, it
 // records why.
 func (c *ClusterAPI) follow(key types.NamespacedName, kubeconfig []byte) *member {
-	ctx, cancel := context.WithCancel(c.ctx)
-	m := &member{key: key, kubeconfig: kubeconfig, cancel: cancel, nodes: map[string]corev1.ResourceList{}, pods: map[types.UID]podUse{}}
-	m.total.allocatable, m.total.allocated, m.total.allocating = map[corev1.ResourceName]int64{}, map[corev1.ResourceName]int64{}, map[corev1.ResourceName]int64{}
+	desc := "Cluster API cluster " + key.String()
 	if len(kubeconfig) == 0 {
-		return m
+		return unusable(desc, "no kubeconfig")
 	}
 	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
 	if err != nil {
-		m.err = fmt.Sprintf("the kubeconfig of Cluster API cluster %s does not load: %v", key, err)
-		return m
+		return unusable(desc, fmt.Sprintf("the kubeconfig of %s does not load: %v", desc, err))
 	}
-	cfg.QPS, cfg.Burst = 20, 40
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		m.err = fmt.Sprintf("no client for Cluster API cluster %s: %v", key, err)
-		return m
-	}
-	changed := c.changed
-	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTransform(slim))
-	for _, inf := range []toolscache.SharedIndexInformer{f.Core().V1().Nodes().Informer(), f.Core().V1().Pods().Informer()} {
-		_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *toolscache.Reflector, err error) {
-			m.mu.Lock()
-			m.err = fmt.Sprintf("watching Cluster API cluster %s: %v", key, err)
-			m.mu.Unlock()
-			changed()
-		})
-		_, _ = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { m.observe(obj, false); changed() },
-			UpdateFunc: func(_, obj any) { m.observe(obj, false); changed() },
-			DeleteFunc: func(obj any) { m.observe(obj, true); changed() },
-		})
-	}
-	f.Start(ctx.Done())
-	go func() {
-		for _, ok := range f.WaitForCacheSync(ctx.Done()) {
-			if !ok {
-				return
-			}
-		}
-		m.mu.Lock()
-		m.synced = true
-		m.mu.Unlock()
-		changed()
-	}()
-	go m.probe(ctx, cs, c.ProbeInterval, changed)
-	return m
+	return follow(c.ctx, desc, cfg, c.Labels, c.ProbeInterval, c.changed)
 }
 
-func (m *member) stop() { m.cancel() }
+// PoolLabels implements Pools.
+func (c *ClusterAPI) PoolLabels() []string { return c.Labels }
 
-// probe asks the member's API server whether it is ready, every interval;
-// a success also clears a watch error (the watches resume by themselves).
-func (m *member) probe(ctx context.Context, cs kubernetes.Interface, interval time.Duration, changed func()) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		pctx, cancel := context.WithTimeout(ctx, min(interval, 5*time.Second))
-		err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").Do(pctx).Error()
-		cancel()
-		if ctx.Err() != nil {
-			return
-		}
-		m.mu.Lock()
-		before := m.probeErr
-		m.probeErr = ""
-		if err != nil {
-			m.probeErr = fmt.Sprintf("the API server of Cluster API cluster %s is not ready: %v", m.key, err)
-		} else {
-			m.err = ""
-		}
-		now := m.probeErr
-		m.mu.Unlock()
-		if before != now {
-			changed()
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+// NodePools implements Pools: the pools of the Cluster API cluster of that
+// name (the first by namespace, as Clusters lists it).
+func (c *ClusterAPI) NodePools(cluster string) ([]NodePool, bool) {
+	c.mu.Lock()
+	var found *capiMember
+	var foundKey types.NamespacedName
+	for key, m := range c.members {
+		if key.Name == cluster && (found == nil || key.Namespace < foundKey.Namespace) {
+			found, foundKey = m, key
 		}
 	}
+	c.mu.Unlock()
+	if found == nil {
+		return nil, false
+	}
+	return found.nodePools()
 }
 
-// unreachable says why the member cannot be counted on, "" when it can.
-func (m *member) unreachable() string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	switch {
-	case m.probeErr != "":
-		return m.probeErr
-	case m.err != "":
-		return m.err
-	case !m.synced:
-		return fmt.Sprintf("the nodes and pods of Cluster API cluster %s are not listed yet", m.key)
-	}
-	return ""
-}
-
-// observe counts a node or pod change.
-func (m *member) observe(obj any, gone bool) {
-	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-		obj, gone = tomb.Obj, true
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	switch o := obj.(type) {
-	case *corev1.Node:
-		addTo(m.total.allocatable, m.nodes[o.Name], -1)
-		delete(m.nodes, o.Name)
-		if !gone && schedulable(o) {
-			m.nodes[o.Name] = o.Status.Allocatable
-			addTo(m.total.allocatable, o.Status.Allocatable, 1)
-		}
-	case *corev1.Pod:
-		if old, ok := m.pods[o.UID]; ok {
-			addTo(m.usedBy(old.bound), old.requests, -1)
-			delete(m.pods, o.UID)
-		}
-		if gone || o.Status.Phase == corev1.PodSucceeded || o.Status.Phase == corev1.PodFailed {
-			return
-		}
-		use := podUse{requests: resourcehelper.PodRequests(o, resourcehelper.PodResourcesOptions{}), bound: o.Spec.NodeName != ""}
-		m.pods[o.UID] = use
-		addTo(m.usedBy(use.bound), use.requests, 1)
-	}
-}
-
-func (m *member) usedBy(bound bool) map[corev1.ResourceName]int64 {
-	if bound {
-		return m.total.allocated
-	}
-	return m.total.allocating
-}
-
-// summary is the member's resource summary now.
-func (m *member) summary() *clusterv1alpha1.ResourceSummary {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return &clusterv1alpha1.ResourceSummary{
-		Allocatable: list(m.total.allocatable), Allocated: list(m.total.allocated), Allocating: list(m.total.allocating),
-	}
-}
-
-func schedulable(n *corev1.Node) bool {
-	if n.Spec.Unschedulable {
-		return false
-	}
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
+// Listing implements Pools.
+func (c *ClusterAPI) Listing() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for key, m := range c.members {
+		if m.listing() {
+			out = append(out, key.Name)
 		}
 	}
-	return false
-}
-
-func addTo(to map[corev1.ResourceName]int64, rl corev1.ResourceList, sign int64) {
-	for name, q := range rl {
-		to[name] += sign * q.MilliValue()
-		if to[name] == 0 {
-			delete(to, name)
-		}
-	}
-}
-
-func list(m map[corev1.ResourceName]int64) corev1.ResourceList {
-	out := corev1.ResourceList{}
-	for name, v := range m {
-		out[name] = *resource.NewMilliQuantity(v, resource.DecimalSI)
-	}
+	slices.Sort(out)
 	return out
-}
-
-// slim keeps of a node or pod only what the summary reads.
-func slim(obj any) (any, error) {
-	switch o := obj.(type) {
-	case *corev1.Node:
-		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion}}
-		n.Spec.Unschedulable = o.Spec.Unschedulable
-		n.Status.Allocatable = o.Status.Allocatable
-		for _, c := range o.Status.Conditions {
-			if c.Type == corev1.NodeReady {
-				n.Status.Conditions = []corev1.NodeCondition{{Type: c.Type, Status: c.Status}}
-			}
-		}
-		return n, nil
-	case *corev1.Pod:
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace, Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion}}
-		p.Spec.NodeName, p.Spec.Overhead, p.Spec.Resources = o.Spec.NodeName, o.Spec.Overhead, o.Spec.Resources
-		for _, c := range o.Spec.Containers {
-			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: c.Name, Resources: c.Resources})
-		}
-		for _, c := range o.Spec.InitContainers {
-			p.Spec.InitContainers = append(p.Spec.InitContainers, corev1.Container{Name: c.Name, Resources: c.Resources, RestartPolicy: c.RestartPolicy})
-		}
-		p.Status.Phase = o.Status.Phase
-		return p, nil
-	}
-	return obj, nil
 }

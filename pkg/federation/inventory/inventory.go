@@ -14,10 +14,13 @@ import (
 	"fmt"
 
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
+	"github.com/caldera-sh/caldera/pkg/federation/split"
 )
 
 // Inventory is a source of member clusters.
@@ -35,11 +38,49 @@ type Inventory interface {
 type Karmada struct {
 	Cache  cache.Cache
 	Reader client.Reader
+	// Members, when set, follows the Push-mode members' nodes for their
+	// node pools.
+	Members *Members
 }
 
 // Start implements Inventory.
 func (k *Karmada) Start(ctx context.Context, changed func()) error {
-	return onChange(ctx, k.Cache, &clusterv1alpha1.Cluster{}, changed)
+	if k.Members == nil {
+		return onChange(ctx, k.Cache, &clusterv1alpha1.Cluster{}, changed)
+	}
+	if err := k.Members.Start(ctx, changed); err != nil {
+		return err
+	}
+	return onChange(ctx, k.Cache, &clusterv1alpha1.Cluster{}, func() {
+		if err := k.Members.Sync(ctx); err != nil {
+			klog.FromContext(ctx).Error(err, "Following the members' nodes failed; retrying on the next change")
+		}
+		changed()
+	})
+}
+
+// PoolLabels implements Pools.
+func (k *Karmada) PoolLabels() []string {
+	if k.Members == nil {
+		return nil
+	}
+	return k.Members.PoolLabels()
+}
+
+// Listing implements Pools.
+func (k *Karmada) Listing() []string {
+	if k.Members == nil {
+		return nil
+	}
+	return k.Members.Listing()
+}
+
+// NodePools implements Pools.
+func (k *Karmada) NodePools(cluster string) ([]NodePool, bool) {
+	if k.Members == nil {
+		return nil, false
+	}
+	return k.Members.NodePools(cluster)
 }
 
 // Clusters implements Inventory.
@@ -63,4 +104,39 @@ func onChange(ctx context.Context, ca cache.Cache, obj client.Object, changed fu
 		DeleteFunc: func(any) { changed() },
 	})
 	return err
+}
+
+// SplitInput is the members as the HyperJob split sees them, with the node
+// pools that pools (nil: none) knows and the labels they are grouped by.
+// Free is allocatable minus allocated and allocating; with empty, the
+// allocatable alone: the members as if nothing ran.
+func SplitInput(members []clusterv1alpha1.Cluster, pools Pools, empty bool) (clusters []split.Cluster, poolLabels []string) {
+	if pools != nil {
+		poolLabels = pools.PoolLabels()
+	}
+	clusters = make([]split.Cluster, 0, len(members))
+	for i := range members {
+		m := &members[i]
+		c := split.Cluster{Name: m.Name, Free: dispatch.Resources{}, Labels: m.Labels}
+		if rs := m.Status.ResourceSummary; rs != nil {
+			c.Free = dispatch.ResourcesOf(rs.Allocatable)
+			if !empty {
+				c.Free.Sub(dispatch.ResourcesOf(rs.Allocated)).Sub(dispatch.ResourcesOf(rs.Allocating))
+			}
+		}
+		if pools != nil {
+			if nps, ok := pools.NodePools(m.Name); ok {
+				c.Pools = make([]split.Pool, 0, len(nps))
+				for _, np := range nps {
+					free := np.Allocatable.Clone()
+					if !empty {
+						free.Sub(np.Allocated)
+					}
+					c.Pools = append(c.Pools, split.Pool{Labels: np.Labels, Free: free})
+				}
+			}
+		}
+		clusters = append(clusters, c)
+	}
+	return clusters, poolLabels
 }

@@ -2,7 +2,6 @@ package split
 
 import (
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
@@ -48,6 +47,16 @@ func FromHyperJob(hj *trainingv1alpha1.HyperJob) (*Input, error) {
 		}
 		for t := range rj.TemplateSpec.Tasks {
 			task := &rj.TemplateSpec.Tasks[t]
+			for k, v := range task.Template.Spec.NodeSelector {
+				if out.Selector == nil {
+					out.Selector = map[string]string{}
+				}
+				// The scaling task's selector says where the
+				// accelerators are.
+				if _, set := out.Selector[k]; !set || t == scaling {
+					out.Selector[k] = v
+				}
+			}
 			pod := podRequest(&task.Template.Spec)
 			if t == scaling {
 				out.Pod = pod
@@ -137,48 +146,4 @@ func ChildSpec(rj *trainingv1alpha1.ReplicatedJob, c *Child) batchv1alpha1.JobSp
 // podRequest is one pod's request, as the scheduler counts it.
 func podRequest(spec *corev1.PodSpec) dispatch.Resources {
 	return dispatch.ResourcesOf(resourcehelper.PodRequests(&corev1.Pod{Spec: *spec}, resourcehelper.PodResourcesOptions{}))
-}
-
-// RestrictByLabels narrows each replicated job of in (made from hj) to the
-// members whose Cluster labels agree with its template's node selectors: a
-// nodeSelector key that some member carries as a label (an accelerator
-// model, say nvidia.com/gpu.product) must have the same value on the
-// member. Keys no member carries are left to the members' schedulers.
-// members maps member names to their labels.
-func RestrictByLabels(in *Input, hj *trainingv1alpha1.HyperJob, members map[string]map[string]string) {
-	carried := map[string]bool{}
-	for _, labels := range members {
-		for k := range labels {
-			carried[k] = true
-		}
-	}
-	for i := range in.ReplicatedJobs {
-		want := map[string]string{}
-		for _, task := range hj.Spec.ReplicatedJobs[i].TemplateSpec.Tasks {
-			for k, v := range task.Template.Spec.NodeSelector {
-				if carried[k] {
-					want[k] = v
-				}
-			}
-		}
-		if len(want) == 0 {
-			continue
-		}
-		rj := &in.ReplicatedJobs[i]
-		allowed := []string{}
-		for name, labels := range members {
-			if rj.Clusters != nil && !slices.Contains(rj.Clusters, name) {
-				continue
-			}
-			ok := true
-			for k, v := range want {
-				ok = ok && labels[k] == v
-			}
-			if ok {
-				allowed = append(allowed, name)
-			}
-		}
-		slices.Sort(allowed)
-		rj.Clusters = allowed
-	}
 }

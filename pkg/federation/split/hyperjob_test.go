@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -112,37 +113,106 @@ func TestChildSpecKeepsSmallerGangs(t *testing.T) {
 	}
 }
 
-// TestRestrictByLabels: a replicated job selecting H100 nodes goes to the
-// members labelled with that model; a selector key no member carries
-// restricts nothing.
-func TestRestrictByLabels(t *testing.T) {
+// modelJob is a HyperJob of one auto-split replicated job per model
+// given, each of 64 GPUs in pods of 8 selecting nodes of the model.
+func modelJob(t *testing.T, models ...string) *Input {
+	t.Helper()
 	gpus := corev1.ResourceList{gpu: resource.MustParse("8")}
-	rj := func(name, model string) trainingv1alpha1.ReplicatedJob {
-		return trainingv1alpha1.ReplicatedJob{Name: name, Replicas: 1, SplitPolicy: &trainingv1alpha1.SplitPolicy{Mode: trainingv1alpha1.SplitModeAuto,
-			Accelerators: new(int32(64)), AcceleratorType: new(string(gpu))},
+	hj := &trainingv1alpha1.HyperJob{}
+	for _, model := range models {
+		hj.Spec.ReplicatedJobs = append(hj.Spec.ReplicatedJobs, trainingv1alpha1.ReplicatedJob{Name: strings.ToLower(model), Replicas: 1,
+			SplitPolicy: &trainingv1alpha1.SplitPolicy{Mode: trainingv1alpha1.SplitModeAuto, Accelerators: new(int32(64)), AcceleratorType: new(string(gpu))},
 			TemplateSpec: batchv1alpha1.JobSpec{Tasks: []batchv1alpha1.TaskSpec{{Name: "w", Replicas: 8, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-				NodeSelector: map[string]string{"nvidia.com/gpu.product": model, "disk": "ssd"},
+				NodeSelector: map[string]string{modelLabel: model, "disk": "ssd"},
 				Containers:   []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: gpus, Limits: gpus}}},
-			}}}}}}
+			}}}}}})
 	}
-	hj := &trainingv1alpha1.HyperJob{Spec: trainingv1alpha1.HyperJobSpec{ReplicatedJobs: []trainingv1alpha1.ReplicatedJob{rj("h", "H100"), rj("a", "A100")}}}
 	in, err := FromHyperJob(hj)
 	if err != nil {
 		t.Fatal(err)
 	}
-	RestrictByLabels(in, hj, map[string]map[string]string{
-		"east": {"nvidia.com/gpu.product": "H100"}, "west": {"nvidia.com/gpu.product": "A100"}, "south": {"nvidia.com/gpu.product": "H100"},
-	})
-	if got := fmt.Sprint(in.ReplicatedJobs[0].Clusters, in.ReplicatedJobs[1].Clusters); got != "[east south] [west]" {
-		t.Errorf("clusters %s", got)
+	in.PoolLabels = []string{modelLabel}
+	return in
+}
+
+const modelLabel = "nvidia.com/gpu.product"
+
+// TestSelectorByClusterLabels: without node pools, a replicated job
+// selecting H100 nodes goes to the members labelled with that model; a
+// selector key no member carries (disk) restricts nothing.
+func TestSelectorByClusterLabels(t *testing.T) {
+	in := modelJob(t, "H100", "A100")
+	if got := fmt.Sprint(in.ReplicatedJobs[0].Selector); got != "map[disk:ssd nvidia.com/gpu.product:H100]" {
+		t.Errorf("selector %s", got)
 	}
-	p, err := Split(in, []Cluster{
-		free("east", map[corev1.ResourceName]int64{gpu: 64}), free("west", map[corev1.ResourceName]int64{gpu: 128}), free("south", map[corev1.ResourceName]int64{gpu: 32}),
-	})
+	labelled := func(name, model string, gpus int64) Cluster {
+		c := free(name, map[corev1.ResourceName]int64{gpu: gpus})
+		c.Labels = map[string]string{modelLabel: model}
+		return c
+	}
+	p, err := Split(in, []Cluster{labelled("east", "H100", 64), labelled("west", "A100", 128), labelled("south", "H100", 32)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]placed{{"-h-0", "east", 8, 64}, {"-a-0", "west", 8, 64}}, placements(p)); diff != "" {
+	if diff := cmp.Diff([]placed{{"-h100-0", "east", 8, 64}, {"-a100-0", "west", 8, 64}}, placements(p)); diff != "" {
+		t.Errorf("plan (-want,+got):\n%s", diff)
+	}
+	// No A100 member: none allowed, said so.
+	_, err = Split(in, []Cluster{labelled("east", "H100", 640)})
+	if err == nil || !strings.Contains(err.Error(), `replicated job "a100": 64 nvidia.com/gpu do not fit`) {
+		t.Errorf("without A100 members: %v", err)
+	}
+}
+
+// TestSelectorByNodePools: members with both models in node pools give
+// each replicated job the free GPUs of its model only, never more than
+// the member has free, and what one child takes from a pool the next
+// does not see.
+func TestSelectorByNodePools(t *testing.T) {
+	mixed := func(name string, h100, a100, total int64) Cluster {
+		c := free(name, map[corev1.ResourceName]int64{gpu: total})
+		// The cluster's own label says H100: the pools, known, decide.
+		c.Labels = map[string]string{modelLabel: "H100"}
+		c.Pools = []Pool{
+			{Labels: map[string]string{modelLabel: "H100"}, Free: dispatch.Resources{gpu: h100 * 1000}},
+			{Labels: map[string]string{modelLabel: "A100"}, Free: dispatch.Resources{gpu: a100 * 1000}},
+			{Labels: map[string]string{}, Free: dispatch.Resources{gpu: 1000 * 1000}},
+		}
+		return c
+	}
+	in := modelJob(t, "H100", "A100")
+	// a: 48 H100 and 16 A100 free; b: 16 H100, 48 A100. The H100 job
+	// takes 48 in a and 16 in b; the A100 job 48 in b and 16 in a.
+	p, err := Split(in, []Cluster{mixed("a", 48, 16, 64), mixed("b", 16, 48, 64)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []placed{{"-h100-0", "a", 6, 48}, {"-h100-1", "b", 2, 16}, {"-a100-0", "b", 6, 48}, {"-a100-1", "a", 2, 16}}
+	if diff := cmp.Diff(want, placements(p)); diff != "" {
+		t.Errorf("plan (-want,+got):\n%s", diff)
+	}
+	// The cluster's free bounds its pools: 64 H100 free in pools, 40 in
+	// all.
+	in = modelJob(t, "H100")
+	_, err = Split(in, []Cluster{mixed("a", 64, 0, 40)})
+	if err == nil || !strings.Contains(err.Error(), "24 more than the allowed clusters hold") {
+		t.Errorf("pools beyond the cluster's free: %v", err)
+	}
+	// A fixed-size child short of its model says where it looked.
+	in = modelJob(t, "A100")
+	in.ReplicatedJobs[0].Mode, in.ReplicatedJobs[0].Replicas = Static, 1
+	_, err = Split(in, []Cluster{mixed("a", 64, 32, 96)})
+	if err == nil || !strings.Contains(err.Error(), "is short of nvidia.com/gpu 32 on nodes with nvidia.com/gpu.product=A100") {
+		t.Errorf("static child short of A100: %v", err)
+	}
+	// A member whose pools are unknown falls back to its labels.
+	c := mixed("c", 0, 0, 64)
+	c.Pools, c.Labels = nil, map[string]string{modelLabel: "A100"}
+	p, err = Split(modelJob(t, "A100"), []Cluster{mixed("a", 64, 0, 64), c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]placed{{"-a100-0", "c", 8, 64}}, placements(p)); diff != "" {
 		t.Errorf("plan (-want,+got):\n%s", diff)
 	}
 }

@@ -18,6 +18,14 @@
 // dominant resource, then name). A HyperJob never uses more than MaxDomains
 // clusters. Replicated jobs are planned in order, each seeing what the
 // earlier ones took.
+//
+// A replicated job whose template selects nodes by label (an accelerator
+// model, say nvidia.com/gpu.product=H100) counts, in a cluster whose node
+// pools are known, only the free capacity of the pools that match, never
+// more than the cluster has free; in a cluster whose pools are not known,
+// the cluster's own labels must agree with the selector on every key some
+// cluster carries as a label. Keys no cluster carries are left to the
+// members' schedulers.
 package split
 
 import (
@@ -47,6 +55,18 @@ type Cluster struct {
 	// Free is what the cluster can take now (allocatable minus what is
 	// allocated, allocating, or promised to released work).
 	Free dispatch.Resources
+	// Labels are the cluster's own labels.
+	Labels map[string]string
+	// Pools, when not nil, are the cluster's nodes grouped by the values
+	// of Input.PoolLabels, with what each group has free.
+	Pools []Pool
+}
+
+// Pool is a group of a cluster's nodes with the same values of the pool
+// labels (a node without one has no such key in Labels).
+type Pool struct {
+	Labels map[string]string
+	Free   dispatch.Resources
 }
 
 // ReplicatedJob is one template of the HyperJob, reduced to what sizing
@@ -71,6 +91,8 @@ type ReplicatedJob struct {
 	MinPods         int32
 	// Clusters are the clusters its children may go to; nil means any.
 	Clusters []string
+	// Selector is the node selector of the template's pods.
+	Selector map[string]string
 }
 
 // Input is a HyperJob to plan.
@@ -79,6 +101,8 @@ type Input struct {
 	ReplicatedJobs []ReplicatedJob
 	// MaxDomains bounds the clusters used; 0 means no bound.
 	MaxDomains int32
+	// PoolLabels are the node labels the clusters' pools are grouped by.
+	PoolLabels []string
 }
 
 // Child is one child job of the plan.
@@ -119,15 +143,28 @@ func (e *Infeasible) Error() string {
 // returns an *Infeasible when the clusters cannot take all of it now. The
 // clusters given are not changed.
 func Split(in *Input, clusters []Cluster) (*Plan, error) {
-	st := &state{in: in, free: make(map[string]dispatch.Resources, len(clusters)), used: map[string]bool{}}
+	st := &state{in: in, free: make(map[string]dispatch.Resources, len(clusters)), used: map[string]bool{},
+		labels: map[string]map[string]string{}, pools: map[string][]Pool{}, carried: map[string]bool{}}
 	for _, c := range clusters {
 		st.free[c.Name] = c.Free.Clone()
 		st.names = append(st.names, c.Name)
+		st.labels[c.Name] = c.Labels
+		for k := range c.Labels {
+			st.carried[k] = true
+		}
+		if c.Pools != nil {
+			pools := make([]Pool, len(c.Pools))
+			for i, p := range c.Pools {
+				pools[i] = Pool{Labels: p.Labels, Free: p.Free.Clone()}
+			}
+			st.pools[c.Name] = pools
+		}
 	}
 	slices.Sort(st.names)
 	plan := &Plan{}
 	for i := range in.ReplicatedJobs {
 		rj := &in.ReplicatedJobs[i]
+		st.focus(rj)
 		var children []Child
 		var err error
 		switch rj.Mode {
@@ -153,6 +190,95 @@ type state struct {
 	names []string
 	free  map[string]dispatch.Resources
 	used  map[string]bool
+	// labels and pools are each cluster's; carried are the label keys
+	// some cluster has.
+	labels  map[string]map[string]string
+	pools   map[string][]Pool
+	carried map[string]bool
+
+	// The replicated job being planned: the selector's keys that pools
+	// answer, and those the clusters' labels must.
+	bySelector       bool
+	poolSel, infoSel map[string]string
+}
+
+// focus splits the replicated job's selector into what node pools answer
+// and what the clusters' labels answer.
+func (st *state) focus(rj *ReplicatedJob) {
+	st.poolSel, st.infoSel = map[string]string{}, map[string]string{}
+	for k, v := range rj.Selector {
+		switch {
+		case slices.Contains(st.in.PoolLabels, k):
+			st.poolSel[k] = v
+		case st.carried[k]:
+			st.infoSel[k] = v
+		}
+	}
+	st.bySelector = len(st.poolSel) > 0 || len(st.infoSel) > 0
+}
+
+// admits says whether the cluster's labels agree with the replicated job's
+// selector: on the keys labels answer, and, where its pools are not known,
+// on the pool keys it carries or some cluster carries.
+func (st *state) admits(cluster string) bool {
+	labels := st.labels[cluster]
+	for k, v := range st.infoSel {
+		if labels[k] != v {
+			return false
+		}
+	}
+	if _, known := st.pools[cluster]; !known {
+		for k, v := range st.poolSel {
+			if st.carried[k] && labels[k] != v {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// matching lists the indexes of the cluster's pools the selector matches;
+// ok is false when pools do not decide (unknown, or no pool key selected).
+func (st *state) matching(cluster string) (idx []int, ok bool) {
+	pools, known := st.pools[cluster]
+	if !known || len(st.poolSel) == 0 {
+		return nil, false
+	}
+	for i, p := range pools {
+		match := true
+		for k, v := range st.poolSel {
+			match = match && p.Labels[k] == v
+		}
+		if match {
+			idx = append(idx, i)
+		}
+	}
+	return idx, true
+}
+
+// room is what the replicated job being planned may use in the cluster:
+// nothing where its labels disagree; the matching pools' free, within the
+// cluster's, where pools decide; else the cluster's free.
+func (st *state) room(cluster string) dispatch.Resources {
+	if !st.bySelector {
+		return st.free[cluster]
+	}
+	if !st.admits(cluster) {
+		return dispatch.Resources{}
+	}
+	idx, ok := st.matching(cluster)
+	if !ok {
+		return st.free[cluster]
+	}
+	sum := dispatch.Resources{}
+	for _, i := range idx {
+		sum.Add(st.pools[cluster][i].Free)
+	}
+	free := st.free[cluster]
+	for name, v := range sum {
+		sum[name] = min(v, free[name])
+	}
+	return sum
 }
 
 // domainsLeft is how many more clusters the HyperJob may use.
@@ -174,8 +300,9 @@ func (st *state) allowed(rj *ReplicatedJob) []string {
 	}
 	keys := make([]key, 0, len(st.names))
 	for _, name := range st.names {
-		if rj.Clusters == nil || slices.Contains(rj.Clusters, name) {
-			keys = append(keys, key{name: name, used: st.used[name], acc: st.free[name][rj.Accelerator], dom: dominant(st.free[name])})
+		if (rj.Clusters == nil || slices.Contains(rj.Clusters, name)) && st.admits(name) {
+			room := st.room(name)
+			keys = append(keys, key{name: name, used: st.used[name], acc: room[rj.Accelerator], dom: dominant(room)})
 		}
 	}
 	slices.SortFunc(keys, func(a, b key) int {
@@ -208,11 +335,25 @@ func (st *state) take(cluster string, req dispatch.Resources) bool {
 	if !st.used[cluster] && st.domainsLeft() <= 0 {
 		return false
 	}
-	if !req.Fits(st.free[cluster]) {
+	if !req.Fits(st.room(cluster)) {
 		return false
 	}
 	st.free[cluster].Sub(req)
 	st.used[cluster] = true
+	// The matching pools give what the child takes, first pool first. A
+	// child that selects no pool could land in any: pools are left as they
+	// are, and the cluster's free, which every room is within, shrinks.
+	if idx, ok := st.matching(cluster); ok {
+		left := req.Clone()
+		for _, i := range idx {
+			free := st.pools[cluster][i].Free
+			for name, v := range left {
+				take := min(v, max(free[name], 0))
+				free[name] -= take
+				left[name] = v - take
+			}
+		}
+	}
 	return true
 }
 
@@ -280,7 +421,11 @@ func (st *state) short(rj *ReplicatedJob, req dispatch.Resources, count int32) s
 		return fmt.Sprintf("%d children of %s do not fit in the %d clusters already used, the most maxDomains allows", count, req, len(st.used))
 	}
 	best := allowed[0]
-	return fmt.Sprintf("%d children of %s do not fit: the roomiest allowed cluster, %s, is short of %s", count, req, best, req.Short(st.free[best]))
+	where := ""
+	if len(st.poolSel) > 0 {
+		where = " on nodes with " + selectorString(st.poolSel)
+	}
+	return fmt.Sprintf("%d children of %s do not fit: the roomiest allowed cluster, %s, is short of %s%s", count, req, best, req.Short(st.room(best)), where)
 }
 
 // auto sizes children from the clusters' free accelerators: fewest
@@ -332,7 +477,7 @@ func (st *state) auto(rj *ReplicatedJob) ([]Child, error) {
 // fit is the most scaling pods, up to want, that one child in the cluster
 // can have beside its fixed part.
 func (st *state) fit(rj *ReplicatedJob, cluster string, want int64) int64 {
-	free := st.free[cluster]
+	free := st.room(cluster)
 	if !rj.Fixed.Fits(free) {
 		return 0
 	}
@@ -344,4 +489,14 @@ func (st *state) fit(rj *ReplicatedJob, cluster string, want int64) int64 {
 		n = min(n, (free[name]-rj.Fixed[name])/per)
 	}
 	return max(n, 0)
+}
+
+// selectorString is a selector as k=v pairs, sorted.
+func selectorString(sel map[string]string) string {
+	pairs := make([]string, 0, len(sel))
+	for k, v := range sel {
+		pairs = append(pairs, k+"="+v)
+	}
+	slices.Sort(pairs)
+	return strings.Join(pairs, ",")
 }

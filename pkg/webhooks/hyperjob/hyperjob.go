@@ -27,7 +27,7 @@ import (
 
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	trainingvalidation "github.com/caldera-sh/caldera/apis/training/v1alpha1/validation"
-	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
+	"github.com/caldera-sh/caldera/pkg/federation/inventory"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/federation/split"
 	"github.com/caldera-sh/caldera/pkg/webhooks/admit"
@@ -41,6 +41,8 @@ type Webhook struct {
 	plugins sets.Set[string]
 	// Members, when set, lists the federation's member clusters.
 	Members func(ctx context.Context) ([]clusterv1alpha1.Cluster, error)
+	// Pools, when set, knows the members' node pools.
+	Pools inventory.Pools
 }
 
 var (
@@ -91,7 +93,7 @@ func (w *Webhook) check(ctx context.Context, hj *trainingv1alpha1.HyperJob) (adm
 			return nil, fmt.Errorf("listing the member clusters: %w", err)
 		}
 		var more field.ErrorList
-		more, warnings = federationErrors(hj, members)
+		more, warnings = federationErrors(hj, members, w.Pools)
 		errs = append(errs, more...)
 	}
 	return warnings, admit.Invalid(groupKind, hj.Name, errs)
@@ -99,7 +101,7 @@ func (w *Webhook) check(ctx context.Context, hj *trainingv1alpha1.HyperJob) (adm
 
 // federationErrors checks the HyperJob against the members: its cluster
 // names, and whether its split fits maxDomains with every member empty.
-func federationErrors(hj *trainingv1alpha1.HyperJob, members []clusterv1alpha1.Cluster) (field.ErrorList, admission.Warnings) {
+func federationErrors(hj *trainingv1alpha1.HyperJob, members []clusterv1alpha1.Cluster, pools inventory.Pools) (field.ErrorList, admission.Warnings) {
 	var errs field.ErrorList
 	names := make([]string, 0, len(members))
 	for _, m := range members {
@@ -123,19 +125,8 @@ func federationErrors(hj *trainingv1alpha1.HyperJob, members []clusterv1alpha1.C
 	if err != nil {
 		return field.ErrorList{field.Invalid(field.NewPath("spec"), "", err.Error())}, nil
 	}
-	labels := make(map[string]map[string]string, len(members))
-	for _, m := range members {
-		labels[m.Name] = m.Labels
-	}
-	split.RestrictByLabels(in, hj, labels)
-	empty := make([]split.Cluster, 0, len(members))
-	for _, m := range members {
-		c := split.Cluster{Name: m.Name, Free: dispatch.Resources{}}
-		if rs := m.Status.ResourceSummary; rs != nil {
-			c.Free = dispatch.ResourcesOf(rs.Allocatable)
-		}
-		empty = append(empty, c)
-	}
+	empty, poolLabels := inventory.SplitInput(members, pools, true)
+	in.PoolLabels = poolLabels
 	var inf *split.Infeasible
 	if _, err := split.Split(in, empty); !errors.As(err, &inf) {
 		return nil, nil

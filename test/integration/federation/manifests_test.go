@@ -12,6 +12,8 @@ import (
 	"reflect"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,6 +30,10 @@ func TestGlobalManifests(t *testing.T) {
 	files, err := fs.Glob(global.Manifests, "*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("manifests %v, %v", files, err)
+	}
+	// Karmada's installation makes the namespace of its members' Secrets.
+	if err := fw.Client.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "karmada-cluster"}}); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
 	}
 	for _, f := range files {
 		t.Run(f, func(t *testing.T) {

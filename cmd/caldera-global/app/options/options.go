@@ -46,6 +46,14 @@ type Options struct {
 	// ClusterAPINamespace limits the Cluster API Clusters read; empty
 	// reads every namespace.
 	ClusterAPINamespace string
+	// PoolLabels are the node labels (accelerator models) the members'
+	// nodes are grouped by, so a HyperJob selecting a model counts only
+	// the free capacity of the nodes that have it.
+	PoolLabels []string
+	// MemberNodePools follows the nodes and pods of Karmada's Push-mode
+	// members (their Cluster's apiEndpoint and secretRef) for their node
+	// pools. The Cluster API inventory always follows its members.
+	MemberNodePools bool
 	// LeaderElect runs one dispatcher among the replicas; every replica
 	// serves the webhook.
 	LeaderElect             bool
@@ -69,6 +77,8 @@ func NewOptions() *Options {
 		Heartbeat:               30 * time.Second,
 		ReportGrace:             30 * time.Second,
 		ClusterInventory:        InventoryKarmada,
+		PoolLabels:              []string{"nvidia.com/gpu.product", "cloud.google.com/gke-accelerator"},
+		MemberNodePools:         true,
 		HyperJobStartTimeout:    10 * time.Minute,
 		LeaderElect:             true,
 		LeaderElectionNamespace: "caldera-system",
@@ -90,6 +100,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ClusterInventory, "cluster-inventory", o.ClusterInventory, "where the member clusters come from: karmada (Karmada's Clusters and their resource summaries) or cluster-api (the Clusters of a Cluster API management cluster, reached with their kubeconfig Secrets and measured directly; each must be joined to Karmada under its name)")
 	fs.StringVar(&o.ClusterAPIKubeconfig, "cluster-api-kubeconfig", o.ClusterAPIKubeconfig, "kubeconfig of the Cluster API management cluster; empty means the Karmada API server's")
 	fs.StringVar(&o.ClusterAPINamespace, "cluster-api-namespace", o.ClusterAPINamespace, "namespace of the Cluster API Clusters to read; empty reads all")
+	fs.StringSliceVar(&o.PoolLabels, "pool-labels", o.PoolLabels, "node labels that name an accelerator model: the members' nodes are grouped by them, and a HyperJob whose pods select one of them counts only the free capacity of the nodes that match")
+	fs.BoolVar(&o.MemberNodePools, "member-node-pools", o.MemberNodePools, "follow the nodes and pods of Karmada's Push-mode members, reached at their Cluster's spec.apiEndpoint with the token of its spec.secretRef, for their node pools; without it (and for Pull-mode members) a HyperJob's node selector is matched against the Karmada Clusters' labels")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "run the dispatcher in one replica at a time")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election Lease")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "address of /healthz and /readyz; 0 turns them off")
@@ -130,6 +142,11 @@ func (o *Options) Validate() error {
 		}
 	default:
 		errs = append(errs, fmt.Errorf("--cluster-inventory: %q is not one of %s, %s", o.ClusterInventory, InventoryKarmada, InventoryClusterAPI))
+	}
+	for _, l := range o.PoolLabels {
+		for _, msg := range validation.IsQualifiedName(l) {
+			errs = append(errs, fmt.Errorf("--pool-labels: %q: %s", l, msg))
+		}
 	}
 	if o.LeaderElect {
 		for _, msg := range validation.IsDNS1123Label(o.LeaderElectionNamespace) {

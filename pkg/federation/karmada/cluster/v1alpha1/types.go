@@ -48,6 +48,13 @@ type ClusterSpec struct {
 	// to reach the member.
 	// +optional
 	SecretRef *LocalSecretReference `json:"secretRef,omitempty"`
+	// InsecureSkipTLSVerification skips verifying the member API server's
+	// certificate.
+	// +optional
+	InsecureSkipTLSVerification bool `json:"insecureSkipTLSVerification,omitempty"`
+	// ProxyURL is the proxy the member API server is reached through.
+	// +optional
+	ProxyURL string `json:"proxyURL,omitempty"`
 	// +optional
 	Provider string `json:"provider,omitempty"`
 	// +optional
