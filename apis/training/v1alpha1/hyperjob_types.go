@@ -14,6 +14,7 @@ import (
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:path=hyperjobs,shortName={hyperjob,hj},scope=Namespaced
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="SplitCount",type=integer,JSONPath=`.status.splitCount`
 // +kubebuilder:printcolumn:name="Completed",type=string,JSONPath=`.status.conditions[?(@.type=="Completed")].status`
 // +kubebuilder:printcolumn:name="Failed",type=string,JSONPath=`.status.conditions[?(@.type=="Failed")].status`
@@ -187,8 +188,34 @@ const (
 	HyperJobFailed = "Failed"
 )
 
+// HyperJobPhase is where a HyperJob is in its life.
+// +kubebuilder:validation:Enum=Pending;Running;Restarting;Completed;Failed
+type HyperJobPhase string
+
+// HyperJob phases.
+const (
+	// HyperJobPending: not planned yet (no plan fits the clusters), or
+	// planned with fewer children running than it needs.
+	HyperJobPending HyperJobPhase = "Pending"
+	// HyperJobRunning: at least minAvailable children (all, without it)
+	// are running or done.
+	HyperJobRunning HyperJobPhase = "Running"
+	// HyperJobRestarting: its children are being brought down to be
+	// planned again (a start timeout or a RestartAll failure policy).
+	HyperJobRestarting HyperJobPhase = "Restarting"
+	// HyperJobCompletedPhase: every child completed.
+	HyperJobCompletedPhase HyperJobPhase = "Completed"
+	// HyperJobFailedPhase: every child finished and one did not
+	// complete, or the failure policy failed it.
+	HyperJobFailedPhase HyperJobPhase = "Failed"
+)
+
 // HyperJobStatus is the state of a HyperJob, aggregated from its child jobs.
 type HyperJobStatus struct {
+	// Phase is where the HyperJob is in its life; its conditions say why.
+	// +optional
+	Phase HyperJobPhase `json:"phase,omitempty"`
+
 	// Conditions are Completed or Failed once every child job has finished.
 	// +optional
 	// +listType=map

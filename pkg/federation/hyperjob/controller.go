@@ -456,6 +456,10 @@ func (r *Reconciler) updateStatus(ctx context.Context, hj *trainingv1alpha1.Hype
 func (r *Reconciler) setPlanned(ctx context.Context, hj *trainingv1alpha1.HyperJob, status metav1.ConditionStatus, reason, msg string) error {
 	st := *hj.Status.DeepCopy()
 	st.ObservedGeneration = hj.Generation
+	st.Phase = trainingv1alpha1.HyperJobPending
+	if reason == ReasonRolledBack {
+		st.Phase = trainingv1alpha1.HyperJobRestarting
+	}
 	old := meta.FindStatusCondition(st.Conditions, ConditionPlanned)
 	if old == nil || old.Reason != reason || old.Message != msg {
 		r.Recorder.Event(hj, corev1.EventTypeNormal, reason, msg)
@@ -511,7 +515,7 @@ func (r *Reconciler) onFailure(ctx context.Context, hj *trainingv1alpha1.HyperJo
 			}
 		}
 		r.Recorder.Eventf(hj, corev1.EventTypeWarning, "RestartingChild", "child %s failed: making it again (restart %d of %d)", failedList, hj.Status.RetryCount+1, maxRetry)
-		return reconcile.Result{Requeue: true}, true, r.countRestart(ctx, hj)
+		return reconcile.Result{Requeue: true}, true, r.countRestart(ctx, hj, hj.Status.Phase)
 	case trainingv1alpha1.RestartAll:
 		for _, c := range children {
 			if err := r.deleteChild(ctx, c.Namespace, c.Name); err != nil {
@@ -522,7 +526,7 @@ func (r *Reconciler) onFailure(ctx context.Context, hj *trainingv1alpha1.HyperJo
 			return reconcile.Result{}, true, err
 		}
 		r.Recorder.Eventf(hj, corev1.EventTypeWarning, "RestartingAll", "child %s failed: all children deleted, the HyperJob is planned again (restart %d of %d)", failedList, hj.Status.RetryCount+1, maxRetry)
-		return reconcile.Result{Requeue: true}, true, r.countRestart(ctx, hj)
+		return reconcile.Result{Requeue: true}, true, r.countRestart(ctx, hj, trainingv1alpha1.HyperJobRestarting)
 	}
 	msg := fmt.Sprintf("child %s failed and the failure policy (%s, %d of %d restarts used) fails the HyperJob", failedList, fp.Action, hj.Status.RetryCount, maxRetry)
 	for _, c := range children {
@@ -541,10 +545,11 @@ func (r *Reconciler) onFailure(ctx context.Context, hj *trainingv1alpha1.HyperJo
 	return reconcile.Result{Requeue: true}, true, nil
 }
 
-// countRestart adds one to the HyperJob's retry count.
-func (r *Reconciler) countRestart(ctx context.Context, hj *trainingv1alpha1.HyperJob) error {
+// countRestart adds one to the HyperJob's retry count and sets its phase.
+func (r *Reconciler) countRestart(ctx context.Context, hj *trainingv1alpha1.HyperJob, phase trainingv1alpha1.HyperJobPhase) error {
 	patched := hj.DeepCopy()
 	patched.Status.RetryCount++
+	patched.Status.Phase = phase
 	return r.Client.Status().Patch(ctx, patched, client.MergeFromWithOptions(hj, client.MergeFromWithOptimisticLock{}))
 }
 

@@ -43,9 +43,9 @@ func finished(phase batchv1alpha1.JobPhase) (done, failed bool) {
 }
 
 // Aggregate is the HyperJob's status from its plan and the plan's
-// children: per replicated job, each child's cluster and state and the
-// summed pod counts; the
-// Completed and Failed conditions once every planned child has finished.
+// children: its phase; per replicated job, each child's cluster and state
+// and the summed pod counts; the Completed and Failed conditions once
+// every planned child has finished.
 // The conditions already in status (Planned) are kept; the result is
 // otherwise a function of its inputs.
 //
@@ -101,7 +101,16 @@ func Aggregate(hj *trainingv1alpha1.HyperJob, rec *Record, children []batchv1alp
 	if policyFailed != "" {
 		done, failedNames = planned, []string{policyFailed}
 	}
+	needed := planned
+	if rec.MinAvailable > 0 {
+		needed = min(rec.MinAvailable, planned)
+	}
+	st.Phase = trainingv1alpha1.HyperJobPending
+	if needed > 0 && running(children) >= needed {
+		st.Phase = trainingv1alpha1.HyperJobRunning
+	}
 	if planned > 0 && done == planned {
+		st.Phase = trainingv1alpha1.HyperJobCompletedPhase
 		completed := metav1.Condition{Type: trainingv1alpha1.HyperJobCompleted, Status: metav1.ConditionTrue, Reason: ReasonCompleted,
 			Message: fmt.Sprintf("all %d child jobs completed", planned), LastTransitionTime: now, ObservedGeneration: hj.Generation}
 		failed := metav1.Condition{Type: trainingv1alpha1.HyperJobFailed, Status: metav1.ConditionFalse, Reason: ReasonCompleted,
@@ -112,6 +121,7 @@ func Aggregate(hj *trainingv1alpha1.HyperJob, rec *Record, children []batchv1alp
 			if policyFailed != "" {
 				msg = policyFailed
 			}
+			st.Phase = trainingv1alpha1.HyperJobFailedPhase
 			completed.Status, completed.Reason, completed.Message = metav1.ConditionFalse, ReasonFailed, msg
 			failed.Status, failed.Reason, failed.Message = metav1.ConditionTrue, ReasonFailed, msg
 		}

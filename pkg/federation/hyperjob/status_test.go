@@ -57,6 +57,20 @@ func TestAggregate(t *testing.T) {
 	if meta.FindStatusCondition(st.Conditions, trainingv1alpha1.HyperJobFailed) != nil || meta.FindStatusCondition(st.Conditions, ConditionPlanned) == nil {
 		t.Errorf("conditions while a child runs: %+v", st.Conditions)
 	}
+	// Two of three children running or done: Pending, unless two are
+	// enough.
+	if st.Phase != trainingv1alpha1.HyperJobPending {
+		t.Errorf("phase %s with 2 of 3 children running or done", st.Phase)
+	}
+	two := plan(3)
+	two.MinAvailable = 2
+	if st := Aggregate(hj, two, []batchv1alpha1.Job{
+		child("hj-train-0", "train", batchv1alpha1.JobRunning, 8, 0, 0),
+		child("hj-train-1", "train", batchv1alpha1.JobCompleted, 0, 8, 0),
+		child("hj-eval-0", "eval", batchv1alpha1.JobPending, 0, 0, 0),
+	}, now); st.Phase != trainingv1alpha1.HyperJobRunning {
+		t.Errorf("phase %s with minAvailable 2 and 2 running or done", st.Phase)
+	}
 
 	done := []batchv1alpha1.Job{
 		child("hj-train-0", "train", batchv1alpha1.JobCompleted, 0, 8, 0),
@@ -70,10 +84,16 @@ func TestAggregate(t *testing.T) {
 	if c := meta.FindStatusCondition(st.Conditions, trainingv1alpha1.HyperJobCompleted); c == nil || c.Status != metav1.ConditionFalse {
 		t.Errorf("Completed: %+v", c)
 	}
+	if st.Phase != trainingv1alpha1.HyperJobFailedPhase {
+		t.Errorf("phase %s with a child failed and all finished", st.Phase)
+	}
 	done[2] = child("hj-eval-0", "eval", batchv1alpha1.JobCompleted, 0, 1, 0)
 	st = Aggregate(hj, plan(3), done, now)
 	if c := meta.FindStatusCondition(st.Conditions, trainingv1alpha1.HyperJobCompleted); c == nil || c.Status != metav1.ConditionTrue {
 		t.Errorf("Completed: %+v", c)
+	}
+	if st.Phase != trainingv1alpha1.HyperJobCompletedPhase {
+		t.Errorf("phase %s with all completed", st.Phase)
 	}
 	// A planned child not seen yet keeps the HyperJob unfinished.
 	if st := Aggregate(hj, plan(4), done, now); meta.FindStatusCondition(st.Conditions, trainingv1alpha1.HyperJobCompleted) != nil {

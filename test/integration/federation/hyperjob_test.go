@@ -112,6 +112,15 @@ func hyperJobChildren(t *testing.T, ns, hj string) (pins map[string]string, plan
 	return pins, plans
 }
 
+func hjPhase(t *testing.T, ns, name string) trainingv1alpha1.HyperJobPhase {
+	t.Helper()
+	var hj trainingv1alpha1.HyperJob
+	if err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &hj); err != nil {
+		return trainingv1alpha1.HyperJobPhase(err.Error())
+	}
+	return hj.Status.Phase
+}
+
 func hjCondition(t *testing.T, ns, name, typ string) string {
 	t.Helper()
 	var hj trainingv1alpha1.HyperJob
@@ -224,6 +233,9 @@ func TestHyperJob(t *testing.T) {
 	if got := hjCondition(t, ns, "llm", hyperjob.ConditionPlanned); got != "True Planned: 2 child jobs" {
 		t.Errorf("Planned: %s", got)
 	}
+	if got := hjPhase(t, ns, "llm"); got != trainingv1alpha1.HyperJobPending {
+		t.Errorf("phase %s before its children run", got)
+	}
 
 	// All together: one binding alone waits.
 	bindChild(t, ns, "llm-train-0")
@@ -246,13 +258,14 @@ func TestHyperJob(t *testing.T) {
 		raw, _ := json.Marshal(hj.Status.ReplicatedJobsStatus)
 		return len(hj.Status.ReplicatedJobsStatus) == 1 && hj.Status.ReplicatedJobsStatus[0].Running == 32 &&
 			len(hj.Status.ReplicatedJobsStatus[0].JobStates) == 2 && *hj.Status.SplitCount == 2 &&
-			fmt.Sprint(hj.Status.ReplicatedJobsStatus[0].JobClusters) == "map[llm-train-0:hj-a llm-train-1:hj-b]", string(raw)
+			fmt.Sprint(hj.Status.ReplicatedJobsStatus[0].JobClusters) == "map[llm-train-0:hj-a llm-train-1:hj-b]" &&
+			hj.Status.Phase == trainingv1alpha1.HyperJobRunning, string(raw) + " " + string(hj.Status.Phase)
 	})
 	setChildPhase(t, ns, "llm-train-0", batchv1alpha1.JobCompleted, 16)
 	setChildPhase(t, ns, "llm-train-1", batchv1alpha1.JobCompleted, 16)
 	framework.Eventually(t, 20*time.Second, "the HyperJob completed", func() (bool, string) {
 		got := hjCondition(t, ns, "llm", trainingv1alpha1.HyperJobCompleted)
-		return got == "True Completed: all 2 child jobs completed", got
+		return got == "True Completed: all 2 child jobs completed" && hjPhase(t, ns, "llm") == trainingv1alpha1.HyperJobCompletedPhase, got
 	})
 	if err := c.Delete(ctx, &trainingv1alpha1.HyperJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "llm"}}); err != nil {
 		t.Fatal(err)
@@ -283,7 +296,8 @@ func TestHyperJob(t *testing.T) {
 	}
 	framework.Eventually(t, 20*time.Second, "llm2 waits saying why", func() (bool, string) {
 		got := hjCondition(t, ns, "llm2", hyperjob.ConditionPlanned)
-		return strings.HasPrefix(got, `False Waiting: no plan fits the clusters now: replicated job "train": 1 children of cpu 256, nvidia.com/gpu 128 do not fit`), got
+		return strings.HasPrefix(got, `False Waiting: no plan fits the clusters now: replicated job "train": 1 children of cpu 256, nvidia.com/gpu 128 do not fit`) &&
+			hjPhase(t, ns, "llm2") == trainingv1alpha1.HyperJobPending, got
 	})
 	if pins, _ := hyperJobChildren(t, ns, "llm2"); len(pins) != 0 {
 		t.Errorf("children made without a plan: %v", pins)
@@ -435,6 +449,6 @@ func TestHyperJobFailurePolicy(t *testing.T) {
 	framework.Eventually(t, 20*time.Second, "the HyperJob failed, its running child gone", func() (bool, string) {
 		got := hjCondition(t, ns, "ft", trainingv1alpha1.HyperJobFailed)
 		return got == "True Failed: child ft-train-1 failed and the failure policy (RestartChild, 1 of 1 restarts used) fails the HyperJob" &&
-			childUID("ft-train-0") == "", got
+			childUID("ft-train-0") == "" && hjPhase(t, ns, "ft") == trainingv1alpha1.HyperJobFailedPhase, got + " " + string(hjPhase(t, ns, "ft"))
 	})
 }
