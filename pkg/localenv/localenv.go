@@ -158,7 +158,7 @@ func Start(ctx context.Context, o Options) (_ *Environment, err error) {
 	}); err != nil {
 		return nil, err
 	}
-	env.Kubeconfig = filepath.Join(o.Dir, "kubeconfig")
+	env.Kubeconfig = KubeconfigPath(o.Dir)
 	if err := copyFile(env.cluster.APIServer.Kubeconfig, env.Kubeconfig); err != nil {
 		return nil, err
 	}
@@ -300,4 +300,22 @@ func createDefaultQueues(ctx context.Context, c client.Client) error {
 		}
 	}
 	return nil
+}
+
+// Running reports the process running the environment of dir, if any.
+func Running(dir string) (pid int, ok bool) {
+	b, err := os.ReadFile(filepath.Join(dir, "pid"))
+	if err != nil {
+		return 0, false
+	}
+	pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || !alive(pid) {
+		return 0, false
+	}
+	return pid, true
+}
+
+// KubeconfigPath is where the environment of dir keeps its kubeconfig.
+func KubeconfigPath(dir string) string {
+	return filepath.Join(dir, "kubeconfig")
 }

@@ -25,9 +25,10 @@ import (
 )
 
 // TestLocalUpAndDown starts `calderactl local up` (what `make run` runs),
-// applies every example with kubectl, interrupts it like Ctrl-C, and checks
-// that it exits cleanly, frees its API server port and leaves no process
-// behind.
+// applies every example with kubectl, lists the jobs with calderactl, asks
+// `local status`, stops it with `local down` (which interrupts it like
+// Ctrl-C), and checks that it exits cleanly, frees its API server port and
+// leaves no process behind.
 func TestLocalUpAndDown(t *testing.T) {
 	binDir, err := controlplane.FindBinDir()
 	if err != nil {
@@ -152,8 +153,24 @@ func TestLocalUpAndDown(t *testing.T) {
 		!strings.Contains(string(out), "spec.queue") || !strings.Contains(string(out), "does not exist") {
 		t.Errorf("a Job in an unknown queue: err %v, output %s", err, out)
 	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
+	// calderactl itself, on the local environment.
+	ctl := func(args ...string) string {
+		t.Helper()
+		out, err := exec.CommandContext(ctx, calderactl, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("calderactl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	if out := ctl("--kubeconfig", kubeconfig, "job", "list"); !strings.Contains(out, "tensorflow-dist-mnist") || !strings.Contains(out, " Running ") {
+		t.Errorf("calderactl job list:\n%s", out)
+	}
+	if out := ctl("local", "status", "--dir", dir); !strings.HasPrefix(out, fmt.Sprintf("running (pid %d)", cmd.Process.Pid)) || !strings.Contains(out, "nodes:      12") {
+		t.Errorf("local status:\n%s", out)
+	}
+	// local down stops it as Ctrl-C does.
+	if out := ctl("local", "down", "--dir", dir); !strings.Contains(out, "stopped.") {
+		t.Errorf("local down:\n%s", out)
 	}
 	<-exited
 	if err := cmd.Wait(); err != nil {
@@ -170,6 +187,9 @@ func TestLocalUpAndDown(t *testing.T) {
 	if c, err := net.DialTimeout("tcp", server, time.Second); err == nil {
 		c.Close()
 		t.Errorf("API server port %s still open after local up exited", server)
+	}
+	if out := ctl("local", "status", "--dir", dir); !strings.HasPrefix(out, "not running") {
+		t.Errorf("local status after down:\n%s", out)
 	}
 }
 

@@ -8,9 +8,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/pkg/localenv"
@@ -22,7 +26,75 @@ func NewCommand(ctx context.Context, out io.Writer) *cobra.Command {
 		Use:   "local",
 		Short: "Run a local Caldera environment with simulated nodes",
 	}
-	cmd.AddCommand(newUpCommand(ctx, out))
+	cmd.AddCommand(newUpCommand(ctx, out), newDownCommand(out), newStatusCommand(ctx, out))
+	return cmd
+}
+
+func newDownCommand(out io.Writer) *cobra.Command {
+	var dir string
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "down",
+		Short: "Stop the local environment that `local up` runs, as Ctrl-C does",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			pid, ok := localenv.Running(dir)
+			if !ok {
+				fmt.Fprintf(out, "no local environment is running from %s\n", dir)
+				return nil
+			}
+			if err := syscall.Kill(pid, syscall.SIGINT); err != nil {
+				return fmt.Errorf("stopping pid %d: %w", pid, err)
+			}
+			fmt.Fprintf(out, "stopping the local environment (pid %d) ...\n", pid)
+			deadline := time.Now().Add(timeout)
+			for time.Now().Before(deadline) {
+				if _, ok := localenv.Running(dir); !ok {
+					fmt.Fprintln(out, "stopped.")
+					return nil
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			return fmt.Errorf("pid %d still runs after %s; its logs are in %s", pid, timeout, dir)
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", defaultDir(), "directory of the environment's state")
+	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "how long to wait for it to stop")
+	return cmd
+}
+
+func newStatusCommand(ctx context.Context, out io.Writer) *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Say whether the local environment runs, and how to reach it",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			pid, ok := localenv.Running(dir)
+			if !ok {
+				fmt.Fprintf(out, "not running (state in %s); start it with: calderactl local up\n", dir)
+				return nil
+			}
+			kubeconfig := localenv.KubeconfigPath(dir)
+			fmt.Fprintf(out, "running (pid %d)\n  kubeconfig: %s\n", pid, kubeconfig)
+			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+			if err != nil {
+				return err
+			}
+			cs, err := kubernetes.NewForConfig(cfg)
+			if err != nil {
+				return err
+			}
+			nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+			if err != nil {
+				fmt.Fprintf(out, "  API server: not answering: %v\n", err)
+				return nil
+			}
+			fmt.Fprintf(out, "  API server: %s\n  nodes:      %d\n", cfg.Host, len(nodes.Items))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", defaultDir(), "directory of the environment's state")
 	return cmd
 }
 

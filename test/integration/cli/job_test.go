@@ -1,0 +1,136 @@
+//go:build integration
+
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/pkg/controllers/job/core"
+	"github.com/caldera-sh/caldera/test/integration/framework"
+)
+
+// TestJobCommands: jobs run from flags and from an example file, listed,
+// viewed, explained, suspended and resumed through the Command bus, and
+// deleted. No scheduler runs: the jobs wait, and explain says so; a
+// PodGroup given the scheduler's Unschedulable condition is explained with
+// its numbers.
+func TestJobCommands(t *testing.T) {
+	ctx := t.Context()
+	const ns = "cli-jobs"
+	if err := fw.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := must(t, "-n", ns, "job", "run", "sleeper", "--image", "busybox:1.36", "--replicas", "4", "--min", "2", "--requests", "cpu=1,nvidia.com/gpu=1", "--limits", "nvidia.com/gpu=1", "--", "sleep", "60"); got != "job.batch.volcano.sh/sleeper created\n" {
+		t.Errorf("run: %q", got)
+	}
+	var sleeper batchv1alpha1.Job
+	if err := fw.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sleeper"}, &sleeper); err != nil {
+		t.Fatal(err)
+	}
+	task := sleeper.Spec.Tasks[0]
+	if sleeper.Spec.MinAvailable != 2 || task.Replicas != 4 || task.Template.Spec.Containers[0].Image != "busybox:1.36" ||
+		strings.Join(task.Template.Spec.Containers[0].Command, " ") != "sleep 60" || sleeper.Spec.SchedulerName != "volcano" {
+		t.Errorf("the job run made: %+v", sleeper.Spec)
+	}
+	must(t, "-n", ns, "job", "run", "-f", "../../../examples/batch/tensorflow-ps-worker.yaml")
+	if _, err := run(t, "-n", ns, "job", "run", "lost", "--queue", "nowhere"); err == nil || err.Error() != `the job's queue: queue "nowhere" not found; the queues are: default, root` && !strings.Contains(err.Error(), `queue "nowhere" not found; the queues are: `) {
+		t.Errorf("a job of no queue: %v", err)
+	}
+	if _, err := run(t, "-n", ns, "job", "run", "wrong", "--replicas", "2", "--min", "3"); err == nil || err.Error() != "--min 3: must be between 1 and --replicas (2)" {
+		t.Errorf("min over replicas: %v", err)
+	}
+	framework.Eventually(t, 20*time.Second, "both jobs Pending", func() (bool, string) {
+		out := must(t, "-n", ns, "job", "list")
+		return strings.Count(out, " Pending ") == 2, out
+	})
+	golden(t, "job-list", must(t, "-n", ns, "job", "list"))
+	golden(t, "job-list-wide", must(t, "-n", ns, "job", "list", "-o", "wide"))
+	golden(t, "job-view", must(t, "-n", ns, "job", "view", "tensorflow-dist-mnist"))
+	if out := must(t, "job", "list", "-A", "--queue", "default"); !strings.Contains(out, "NAMESPACE") || !strings.Contains(out, "cli-jobs    sleeper") {
+		t.Errorf("list -A:\n%s", out)
+	}
+	var list struct {
+		Items []batchv1alpha1.Job `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(must(t, "-n", ns, "job", "list", "-o", "json")), &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 2 || list.Items[0].Name != "sleeper" || list.Items[1].Spec.MinAvailable != 3 {
+		t.Errorf("list -o json: %d items", len(list.Items))
+	}
+	if _, err := run(t, "-n", ns, "job", "view", "sleepr"); err == nil || err.Error() != `job "sleepr" not found in namespace cli-jobs; its jobs are: sleeper, tensorflow-dist-mnist` {
+		t.Errorf("an unknown job: %v", err)
+	}
+
+	// Explain: no scheduler has admitted it.
+	out := must(t, "-n", ns, "explain", "job", "sleeper")
+	if !strings.Contains(out, "Job cli-jobs/sleeper is Pending") || !strings.Contains(out, "Of its 4 pods (2 needed to start), 0 are pending, 0 running") {
+		t.Errorf("explain job:\n%s", out)
+	}
+	// The scheduler's view, as it writes it.
+	pg := &schedulingv1beta1.PodGroup{}
+	if err := fw.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: core.PodGroupName(&sleeper)}, pg); err != nil {
+		t.Fatal(err)
+	}
+	pg.Status.Conditions = []schedulingv1beta1.PodGroupCondition{{Type: schedulingv1beta1.PodGroupUnschedulableType, Status: corev1.ConditionTrue,
+		Reason: "NotEnoughResources", Message: "1 of 2 tasks placeable; 3 nodes: 3 Insufficient nvidia.com/gpu", LastTransitionTime: metav1.NewTime(started)}}
+	pg.Status.Phase = schedulingv1beta1.PodGroupInqueue
+	if err := fw.Client.Status().Update(ctx, pg); err != nil {
+		t.Fatal(err)
+	}
+	out = must(t, "-n", ns, "explain", "job", "sleeper")
+	if !strings.Contains(out, "The scheduler cannot place it (NotEnoughResources, for 30h): 1 of 2 tasks placeable; 3 nodes: 3 Insufficient nvidia.com/gpu.") {
+		t.Errorf("explain job with the scheduler's condition:\n%s", out)
+	}
+	out = must(t, "-n", ns, "explain", "podgroup", pg.Name)
+	if !strings.Contains(out, "is Inqueue, in queue default; it needs 2 pods placed together.") {
+		t.Errorf("explain podgroup:\n%s", out)
+	}
+	if _, err := run(t, "explain", "deployment", "x"); err == nil || err.Error() != `cannot explain "deployment": give job, podgroup or hyperjob` {
+		t.Errorf("explain of another kind: %v", err)
+	}
+
+	// Suspend and resume.
+	if got := must(t, "-n", ns, "job", "suspend", "sleeper"); got != "job.batch.volcano.sh/sleeper: AbortJob issued\n" {
+		t.Errorf("suspend: %q", got)
+	}
+	phase := func() string {
+		var j batchv1alpha1.Job
+		if err := fw.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sleeper"}, &j); err != nil {
+			return err.Error()
+		}
+		return string(j.Status.State.Phase)
+	}
+	framework.Eventually(t, 30*time.Second, "sleeper Aborted", func() (bool, string) {
+		p := phase()
+		return p == "Aborted", p
+	})
+	must(t, "-n", ns, "job", "resume", "--name", "sleeper")
+	framework.Eventually(t, 30*time.Second, "sleeper resumed", func() (bool, string) {
+		p := phase()
+		return p == "Pending" || p == "Restarting", p
+	})
+	if got := must(t, "-n", ns, "job", "delete", "sleeper"); got != "job.batch.volcano.sh/sleeper deleted\n" {
+		t.Errorf("delete: %q", got)
+	}
+}
+
+// TestVersion: version names the Go toolchain; -o json parses.
+func TestVersion(t *testing.T) {
+	if out := must(t, "version"); !strings.HasPrefix(out, "calderactl ") || !strings.Contains(out, "go1.") {
+		t.Errorf("version: %q", out)
+	}
+	var v map[string]any
+	if err := json.Unmarshal([]byte(must(t, "version", "-o", "json")), &v); err != nil || v["goVersion"] == nil {
+		t.Errorf("version -o json: %v %v", v, err)
+	}
+}
