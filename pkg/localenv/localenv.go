@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,6 +23,7 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/apis/scheme"
 	"github.com/caldera-sh/caldera/deploy"
+	"github.com/caldera-sh/caldera/pkg/agent/config"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 )
 
@@ -36,6 +38,8 @@ type Options struct {
 	Nodes []controlplane.NodeSpec
 	// Progress receives one line per step.
 	Progress func(format string, args ...any)
+	// Demo submits a demo Volcano Job once everything runs.
+	Demo bool
 	// Components are started (from BinDir) once the cluster is up; nil
 	// means all of them.
 	Components []string
@@ -46,12 +50,16 @@ const (
 	ComponentWebhook           = "caldera-webhook"
 	ComponentScheduler         = "caldera-scheduler"
 	ComponentControllerManager = "caldera-controller-manager"
+	// ComponentAgent runs caldera-agent for every node labelled
+	// volcano.sh/colocation=true, each reading a simulated node: a cgroup
+	// tree and meminfo of its own under the environment's directory, idle.
+	ComponentAgent = "caldera-agent"
 )
 
 // AllComponents lists every component, in start order: admission first, so
 // that everything the others create passes through it.
 func AllComponents() []string {
-	return []string{ComponentWebhook, ComponentScheduler, ComponentControllerManager}
+	return []string{ComponentWebhook, ComponentScheduler, ComponentControllerManager, ComponentAgent}
 }
 
 // SchedulerConfig is the local environment's scheduler configuration:
@@ -177,11 +185,86 @@ func Start(ctx context.Context, o Options) (_ *Environment, err error) {
 		components = AllComponents()
 	}
 	for _, name := range components {
+		if name == ComponentAgent {
+			continue
+		}
 		if err := step("starting "+name, func() error { return env.startComponent(ctx, o.BinDir, name) }); err != nil {
 			return nil, err
 		}
 	}
+	if slices.Contains(components, ComponentAgent) {
+		var nodes []controlplane.NodeSpec
+		for _, n := range o.Nodes {
+			if n.Labels[config.ColocationLabel] == "true" {
+				nodes = append(nodes, n)
+			}
+		}
+		if err := step(fmt.Sprintf("starting caldera-agent on %d colocation nodes", len(nodes)), func() error {
+			if err := colocationConfig(ctx, env.cluster.Client); err != nil {
+				return err
+			}
+			for _, n := range nodes {
+				if err := env.startAgent(ctx, o.BinDir, n); err != nil {
+					return fmt.Errorf("on %s: %w", n.Name, err)
+				}
+			}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if o.Demo {
+		if err := step("submitting the demo job", func() error { return submitDemo(ctx, env.cluster.Client) }); err != nil {
+			return nil, err
+		}
+	}
 	return env, nil
+}
+
+// AgentNamespace holds the agents' colocation ConfigMap.
+const AgentNamespace = "caldera-system"
+
+// startAgent runs caldera-agent for a simulated node, on a cgroup tree and
+// meminfo written for it: an idle node of its capacity.
+func (e *Environment) startAgent(ctx context.Context, binDir string, n controlplane.NodeSpec) error {
+	root := filepath.Join(e.Dir, "agent", n.Name)
+	cgroupRoot := filepath.Join(root, "cgroup")
+	if err := os.MkdirAll(cgroupRoot, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(cgroupRoot, "cpu.stat"), []byte("usage_usec 0\nuser_usec 0\nsystem_usec 0\n"), 0o644); err != nil {
+		return err
+	}
+	mem := n.Capacity.Memory().Value() / 1024
+	meminfo := filepath.Join(root, "meminfo")
+	if err := os.WriteFile(meminfo, []byte(fmt.Sprintf("MemTotal: %d kB\nMemFree: %d kB\nMemAvailable: %d kB\n", mem, mem, mem)), 0o644); err != nil {
+		return err
+	}
+	port, err := controlplane.FreePort()
+	if err != nil {
+		return err
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	c, err := controlplane.StartComponent(ctx, controlplane.ComponentOptions{
+		Name:   "caldera-agent-" + n.Name,
+		Binary: filepath.Join(binDir, ComponentAgent),
+		Args: []string{
+			"--kubeconfig=" + e.Kubeconfig,
+			"--node-name=" + n.Name,
+			"--namespace=" + AgentNamespace,
+			"--cgroup-root=" + cgroupRoot,
+			"--cgroup-driver=cgroupfs",
+			"--meminfo=" + meminfo,
+			"--metrics-bind-address=" + addr,
+		},
+		Dir:      e.Dir,
+		ReadyURL: "http://" + addr + "/healthz",
+	})
+	if err != nil {
+		return err
+	}
+	e.components = append(e.components, c)
+	return nil
 }
 
 func (e *Environment) startComponent(ctx context.Context, binDir, name string) error {

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/caldera-sh/caldera/pkg/agent/config"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 )
 
@@ -41,8 +42,10 @@ func DefaultNodes() []controlplane.NodeSpec {
 	}
 	for i := range 4 {
 		nodes = append(nodes, controlplane.NodeSpec{
-			Name:   fmt.Sprintf("cpu-%d", i),
-			Labels: map[string]string{LeafLabel: "leaf-2", SpineLabel: "spine-1"},
+			Name: fmt.Sprintf("cpu-%d", i),
+			// The CPU nodes colocate online and offline work under
+			// caldera-agent.
+			Labels: map[string]string{LeafLabel: "leaf-2", SpineLabel: "spine-1", config.ColocationLabel: "true"},
 			Capacity: corev1.ResourceList{
 				corev1.ResourceCPU:    resource.MustParse("64"),
 				corev1.ResourceMemory: resource.MustParse("256Gi"),

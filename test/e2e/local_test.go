@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -68,7 +69,7 @@ func TestLocalUpAndDown(t *testing.T) {
 			logMu.Lock()
 			log.WriteString(s.Text() + "\n")
 			logMu.Unlock()
-			if !closed && strings.Contains(s.Text(), "Press Ctrl-C to stop") {
+			if !closed && strings.Contains(s.Text(), "Stop it with Ctrl-C") {
 				close(up)
 				closed = true
 			}
@@ -144,8 +145,20 @@ func TestLocalUpAndDown(t *testing.T) {
 
 	server := apiServerAddress(t, kubeconfig)
 	pids := descendants(cmd.Process.Pid)
-	if len(pids) < 6 {
-		t.Errorf("want etcd, kube-apiserver, kwok, caldera-webhook, caldera-scheduler and caldera-controller-manager running under local up, found pids %v", pids)
+	if len(pids) < 10 {
+		t.Errorf("want etcd, kube-apiserver, kwok, caldera-webhook, caldera-scheduler, caldera-controller-manager and 4 caldera-agents running under local up, found pids %v", pids)
+	}
+	// The agents publish the CPU nodes' batch resources.
+	deadline = time.Now().Add(60 * time.Second)
+	for {
+		out := kubectl("get", "node", "cpu-0", "-o", "jsonpath={.status.allocatable}")
+		if strings.Contains(out, "kubernetes.io/batch-cpu") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cpu-0 has no batch-cpu within 60s: %s\nagent log:\n%s", out, readFile(filepath.Join(dir, "caldera-agent-cpu-0.log")))
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 	// The webhook refuses what the CRD schema cannot: a Job in a queue that
 	// does not exist.
@@ -162,8 +175,17 @@ func TestLocalUpAndDown(t *testing.T) {
 		}
 		return string(out)
 	}
-	if out := ctl("--kubeconfig", kubeconfig, "job", "list"); !strings.Contains(out, "tensorflow-dist-mnist") || !strings.Contains(out, " Running ") {
-		t.Errorf("calderactl job list:\n%s", out)
+	// The demo job local up submitted runs beside the examples'.
+	deadline = time.Now().Add(60 * time.Second)
+	for {
+		out := ctl("--kubeconfig", kubeconfig, "job", "list")
+		if strings.Contains(out, "tensorflow-dist-mnist") && regexp.MustCompile(`demo-training +default +Running +5 +0 +5 `).MatchString(out) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("calderactl job list: no demo-training running 5 pods within 60s:\n%s", out)
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 	if out := ctl("local", "status", "--dir", dir); !strings.HasPrefix(out, fmt.Sprintf("running (pid %d)", cmd.Process.Pid)) || !strings.Contains(out, "nodes:      12") {
 		t.Errorf("local status:\n%s", out)

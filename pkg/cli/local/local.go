@@ -109,8 +109,10 @@ func newUpCommand(ctx context.Context, out io.Writer) *cobra.Command {
 		Use:   "up",
 		Short: "Start etcd, kube-apiserver and kwok with simulated GPU and CPU nodes; stop on Ctrl-C",
 		Long: `Start a local control plane on loopback: etcd, a kube-apiserver with every
-Caldera CRD installed, kwok simulating GPU and CPU nodes, and the default
-queues. It runs in the foreground; Ctrl-C stops everything it started.`,
+Caldera CRD installed, kwok simulating GPU and CPU nodes, the default
+queues, every Caldera member component (the agent on the CPU nodes, on
+simulated cgroups), and a demo job. It runs in the foreground; Ctrl-C (or
+calderactl local down) stops everything it started.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(ctx, out)
@@ -140,6 +142,7 @@ func (o *upOptions) run(ctx context.Context, out io.Writer) error {
 	env, err := localenv.Start(ctx, localenv.Options{
 		BinDir: binDir,
 		Dir:    o.dir,
+		Demo:   true,
 		Progress: func(format string, args ...any) {
 			fmt.Fprintf(out, "  "+format+"\n", args...)
 		},
@@ -147,27 +150,34 @@ func (o *upOptions) run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	ctl := filepath.Join(binDir, "calderactl")
+	if _, err := os.Stat(ctl); err != nil {
+		ctl = "calderactl"
+	}
 	fmt.Fprintf(out, `
 Caldera local environment is up (%s).
 
   kubeconfig: %s
-  nodes:      %d simulated (kwok)
-  components: caldera-webhook, caldera-scheduler, caldera-controller-manager
+  nodes:      %d simulated (kwok): 8 GPU nodes (A100, H100) on two leaves, 4 CPU nodes
+  components: caldera-webhook, caldera-scheduler, caldera-controller-manager,
+              caldera-agent on the CPU nodes
+  demo:       job %s (a parameter server and 4 GPU workers, one gang)
   logs:       %s
 
 Try:
   export KUBECONFIG=%s
+  %s job list
+  %s job view %s
+  %s queue top
+  %s job run sleeper --replicas 3 --requests cpu=2 -- sleep 600
+  %s explain job sleeper
   bin/kubectl get nodes -L nvidia.com/gpu.product,network.caldera.sh/leaf
-  bin/kubectl apply --server-side -f examples/quickstart/gang.yaml
-  bin/kubectl get podgroup quickstart; bin/kubectl get pods -o wide
-  bin/kubectl apply --server-side -f examples/batch/tensorflow-ps-worker.yaml
-  bin/kubectl get vcjob tensorflow-dist-mnist; bin/kubectl get pods -l volcano.sh/job-name=tensorflow-dist-mnist
   bin/kubectl apply --server-side -f examples/ --recursive
-  bin/kubectl get queues,vcjob,podgroups,hypernodes
   curl -s %s    # what keeps each pending job waiting
 
-Press Ctrl-C to stop everything.
-`, time.Since(start).Round(100*time.Millisecond), env.Kubeconfig, len(env.Nodes), o.dir, env.Kubeconfig, env.ExplainURL)
+Stop it with Ctrl-C, or from another shell: %s local down
+`, time.Since(start).Round(100*time.Millisecond), env.Kubeconfig, len(env.Nodes), localenv.DemoJob, o.dir, env.Kubeconfig,
+		ctl, ctl, localenv.DemoJob, ctl, ctl, ctl, env.ExplainURL, ctl)
 	<-ctx.Done()
 	fmt.Fprintln(out, "\nstopping ...")
 	if err := env.Stop(); err != nil {
