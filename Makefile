@@ -30,8 +30,9 @@ $(CONTROLLER_GEN): hack/tools/go.mod hack/tools/go.sum
 .PHONY: generate
 generate: $(CONTROLLER_GEN)
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/... paths=./pkg/scheduler/apis/... paths=./pkg/federation/karmada/... paths=./pkg/federation/clusterapi/...
-	rm -f deploy/crds/*.yaml
+	rm -f deploy/crds/*_*.yaml
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./apis/... output:crd:artifacts:config=deploy/crds
+	hack/crd-kustomization.sh > deploy/crds/kustomization.yaml.tmp && mv deploy/crds/kustomization.yaml.tmp deploy/crds/kustomization.yaml
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./pkg/federation/karmada/... output:crd:artifacts:config=test/crds/karmada
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./pkg/federation/clusterapi/... output:crd:artifacts:config=test/crds/clusterapi
 

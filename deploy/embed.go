@@ -6,7 +6,7 @@ import "embed"
 
 // CRDs holds the CustomResourceDefinitions of every Caldera API, under crds/.
 //
-//go:embed crds/*.yaml
+//go:embed crds/*_*.yaml
 var CRDs embed.FS
 
 // CRDDir is the directory of CRDs inside CRDs.

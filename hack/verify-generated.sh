@@ -25,7 +25,7 @@ find "${scratch}/apis" "${scratch}/pkg" -name 'zz_generated.*' -delete
 status=0
 if ! diff -r -u "${root}/apis" "${scratch}/apis"; then status=1; fi
 if ! diff -r -u "${root}/pkg/scheduler/apis" "${scratch}/pkg/scheduler/apis"; then status=1; fi
-if ! diff -r -u -x embed.go "${root}/deploy/crds" "${scratch}/deploy/crds"; then status=1; fi
+if ! diff -r -u -x embed.go -x kustomization.yaml "${root}/deploy/crds" "${scratch}/deploy/crds"; then status=1; fi
 if ! diff -r -u "${root}/pkg/federation/karmada" "${scratch}/pkg/federation/karmada"; then status=1; fi
 if ! diff -r -u -x embed.go "${root}/test/crds/karmada" "${scratch}/test/crds/karmada"; then status=1; fi
 if ! diff -r -u "${root}/pkg/federation/clusterapi" "${scratch}/pkg/federation/clusterapi"; then status=1; fi

@@ -16,7 +16,7 @@ import (
 // strictly, into the Karmada mirror types.
 func customization(t *testing.T, file string) *configv1alpha1.ResourceInterpreterCustomization {
 	t.Helper()
-	raw, err := Manifests.ReadFile(file)
+	raw, err := Manifests.ReadFile("karmada/" + file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestQueueStatus(t *testing.T) {
 }
 
 func TestPropagationPolicy(t *testing.T) {
-	raw, err := Manifests.ReadFile("propagate-queues.yaml")
+	raw, err := Manifests.ReadFile("karmada/propagate-queues.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

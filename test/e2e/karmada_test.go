@@ -49,7 +49,7 @@ type standIn struct {
 }
 
 func newStandIn(karmada client.Client, members map[string]client.Client, access map[string]memberAccess) (*standIn, error) {
-	raw, err := global.Manifests.ReadFile("job-interpreter.yaml")
+	raw, err := global.Manifests.ReadFile("karmada/job-interpreter.yaml")
 	if err != nil {
 		return nil, err
 	}
