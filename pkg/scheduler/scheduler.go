@@ -43,8 +43,17 @@ type CycleStats struct {
 	// Unschedulable jobs, and their tasks still pending.
 	Unschedulable      int
 	UnschedulableTasks int
+	// Pending counts the unschedulable jobs by queue and by the type of
+	// their first blocker.
+	Pending map[PendingKey]int
 	// Queues are the queue-sharing plugin's figures.
 	Queues map[api.QueueID]framework.QueueReport
+}
+
+// PendingKey groups unschedulable jobs.
+type PendingKey struct {
+	Queue  string
+	Reason string
 }
 
 // Options configure a scheduler.
@@ -188,11 +197,17 @@ func (s *Scheduler) RunCycle(ctx context.Context) CycleStats {
 		if o.Enqueued {
 			s.cache.MarkEnqueued(id)
 		}
-		if o.Unschedulable() != nil {
+		if why := o.Unschedulable(); why != nil {
 			stats.Unschedulable++
+			key := PendingKey{Reason: why.Type}
 			if j := snap.Jobs[id]; j != nil {
 				stats.UnschedulableTasks += int(j.PendingCount())
+				key.Queue = string(j.Queue)
 			}
+			if stats.Pending == nil {
+				stats.Pending = map[PendingKey]int{}
+			}
+			stats.Pending[key]++
 		}
 	}
 	s.explained.record(snap, ssn.Outcomes(), start)

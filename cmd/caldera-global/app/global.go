@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -148,8 +149,12 @@ func Run(ctx context.Context, o *options.Options) error {
 	if err := s.Install(mgr, cfg); err != nil {
 		return err
 	}
+	dm, err := dispatcher.NewMetrics(ctrlmetrics.Registry)
+	if err != nil {
+		return fmt.Errorf("registering the dispatcher's metrics: %w", err)
+	}
 	d := dispatcher.New(mgr.GetClient(), mgr.GetCache(), mgr.GetEventRecorderFor("caldera-global"), clock.RealClock{}, dispatcher.Options{
-		StarvationWait: o.StarvationWait, Coalesce: o.Coalesce, Heartbeat: o.Heartbeat, ReportGrace: o.ReportGrace, Inventory: inv,
+		StarvationWait: o.StarvationWait, Coalesce: o.Coalesce, Heartbeat: o.Heartbeat, ReportGrace: o.ReportGrace, Inventory: inv, Metrics: dm,
 	})
 	if err := mgr.Add(manager.RunnableFunc(d.Run)); err != nil {
 		return err

@@ -75,6 +75,8 @@ type Options struct {
 	// Inventory lists the member clusters; nil lists Karmada's Clusters
 	// from the dispatcher's cache.
 	Inventory inventory.Inventory
+	// Metrics, when set, records every decision.
+	Metrics *Metrics
 }
 
 // Dispatcher releases held bindings.
@@ -248,12 +250,19 @@ func (d *Dispatcher) poke() {
 
 // Once decides and applies once.
 func (d *Dispatcher) Once(ctx context.Context) error {
+	start := d.clock.Now()
+	s, dec, err := d.once(ctx)
+	d.opts.Metrics.observe(s, dec, d.clock.Since(start), err)
+	return err
+}
+
+func (d *Dispatcher) once(ctx context.Context) (*dispatch.Snapshot, *dispatch.Decision, error) {
 	d.mu.Lock()
 	d.pokedAt = time.Time{}
 	d.mu.Unlock()
 	s, byID, err := d.snapshot(ctx)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	dec := dispatch.Decide(s, dispatch.Options{StarvationWait: d.opts.StarvationWait})
 	logger := klog.FromContext(ctx)
@@ -293,7 +302,7 @@ func (d *Dispatcher) Once(ctx context.Context) error {
 	})
 	for i, r := range dec.Releases {
 		if errs[i] != nil {
-			return errs[i]
+			return s, &dec, errs[i]
 		}
 		d.planned[r.ID] = r.Cluster
 		d.released[r.ID] = true
@@ -325,7 +334,7 @@ func (d *Dispatcher) Once(ctx context.Context) error {
 		}
 	})
 	if err := errors.Join(errs...); err != nil {
-		return err
+		return s, &dec, err
 	}
 	for id, h := range dec.Holds {
 		e := byID[id]
@@ -342,7 +351,7 @@ func (d *Dispatcher) Once(ctx context.Context) error {
 			delete(d.holds, id)
 		}
 	}
-	return nil
+	return s, &dec, nil
 }
 
 // pin narrows a released binding's placement to the cluster the decision

@@ -29,6 +29,7 @@ type Metrics struct {
 	queueGauges       map[string]*prometheus.GaugeVec
 	queueScalars      map[string]*prometheus.GaugeVec
 	queueShare        *prometheus.GaugeVec
+	pendingJobs       *prometheus.GaugeVec
 }
 
 // queueFigures are the queue figures exported, as Volcano names them.
@@ -73,6 +74,10 @@ func New() *Metrics {
 			Namespace: "volcano", Name: "unschedule_task_count",
 			Help: "Pending tasks of the jobs the last cycle could not place or admit.",
 		}),
+		pendingJobs: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "caldera", Subsystem: "scheduler", Name: "pending_jobs",
+			Help: "Jobs the last cycle could not place or admit, by queue and by the type of what blocks them first (the reason of their PodGroup's Unschedulable condition).",
+		}, []string{"queue", "reason"}),
 		queueShare: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: "volcano", Name: "queue_share",
 			Help: "Each queue's share of what it deserves, as the queue plugin computed it.",
@@ -99,7 +104,7 @@ func New() *Metrics {
 func (m *Metrics) Register(r prometheus.Registerer) error {
 	var errs []error
 	collectors := []prometheus.Collector{m.e2eLatency, m.actionLatency, m.attempts, m.unschedulableJobs, m.bindLatency, m.cycles,
-		m.pluginLatency, m.unschedulableTask, m.queueShare}
+		m.pluginLatency, m.unschedulableTask, m.queueShare, m.pendingJobs}
 	for _, g := range m.queueGauges {
 		collectors = append(collectors, g)
 	}
@@ -125,6 +130,10 @@ func (m *Metrics) ObserveCycle(s scheduler.CycleStats) {
 		m.pluginLatency.WithLabelValues(plugin, "OnSession").Observe(float64(d.Microseconds()))
 	}
 	// Queues come and go: the series are rebuilt from this cycle's figures.
+	m.pendingJobs.Reset()
+	for k, n := range s.Pending {
+		m.pendingJobs.WithLabelValues(k.Queue, k.Reason).Set(float64(n))
+	}
 	m.queueShare.Reset()
 	for _, g := range m.queueGauges {
 		g.Reset()

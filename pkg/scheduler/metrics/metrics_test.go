@@ -28,13 +28,17 @@ func TestMetricsFollowCyclesAndBinds(t *testing.T) {
 		Duration: 5 * time.Millisecond, ActionDurations: map[string]time.Duration{"allocate": time.Millisecond},
 		PluginDurations: map[string]time.Duration{"proportion": time.Millisecond},
 		Unschedulable:   2, UnschedulableTasks: 7,
-		Queues: map[api.QueueID]framework.QueueReport{"team-a": {Allocated: res, Deserved: res, Capability: res, Share: 0.5}},
+		Pending: map[scheduler.PendingKey]int{{Queue: "team-a", Reason: "NotEnoughResources"}: 2},
+		Queues:  map[api.QueueID]framework.QueueReport{"team-a": {Allocated: res, Deserved: res, Capability: res, Share: 0.5}},
 	})
 	m.ObserveBind(binder.Result{})
 	m.ObserveBind(binder.Result{Err: errors.New("conflict")})
 	m.ObserveBind(binder.Result{Err: binder.ErrGangAborted})
 
 	want := `
+# HELP caldera_scheduler_pending_jobs Jobs the last cycle could not place or admit, by queue and by the type of what blocks them first (the reason of their PodGroup's Unschedulable condition).
+# TYPE caldera_scheduler_pending_jobs gauge
+caldera_scheduler_pending_jobs{queue="team-a",reason="NotEnoughResources"} 2
 # HELP volcano_queue_allocated_milli_cpu Each queue's allocated millicores, as the queue plugin computed it.
 # TYPE volcano_queue_allocated_milli_cpu gauge
 volcano_queue_allocated_milli_cpu{queue_name="team-a"} 3000
@@ -51,7 +55,7 @@ volcano_schedule_attempts_total{result="scheduled"} 1
 volcano_unschedule_task_count 7
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
-		"volcano_queue_allocated_milli_cpu", "volcano_queue_deserved_scalar_resources", "volcano_schedule_attempts_total", "volcano_unschedule_task_count"); err != nil {
+		"caldera_scheduler_pending_jobs", "volcano_queue_allocated_milli_cpu", "volcano_queue_deserved_scalar_resources", "volcano_schedule_attempts_total", "volcano_unschedule_task_count"); err != nil {
 		t.Error(err)
 	}
 
@@ -59,5 +63,8 @@ volcano_unschedule_task_count 7
 	m.ObserveCycle(scheduler.CycleStats{})
 	if n := testutil.CollectAndCount(reg, "volcano_queue_share"); n != 0 {
 		t.Errorf("%d volcano_queue_share series after the queue went away, want 0", n)
+	}
+	if n := testutil.CollectAndCount(reg, "caldera_scheduler_pending_jobs"); n != 0 {
+		t.Errorf("%d caldera_scheduler_pending_jobs series after the jobs went, want 0", n)
 	}
 }
