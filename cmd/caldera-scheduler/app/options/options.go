@@ -22,10 +22,12 @@ type Options struct {
 	// SchedulerNames, when set, replace the configuration's.
 	SchedulerNames []string
 	// LeaderElect overrides the configuration when the flag is given.
-	LeaderElect        bool
-	leaderElectSet     bool
-	HealthzBindAddress string
-	MetricsBindAddress string
+	LeaderElect    bool
+	leaderElectSet bool
+	// LeaderElectionNamespace, when set, is the Lease's namespace.
+	LeaderElectionNamespace string
+	HealthzBindAddress      string
+	MetricsBindAddress      string
 }
 
 // AddFlags registers the flags.
@@ -35,6 +37,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Master, "master", "", "API server address, overriding the kubeconfig's")
 	fs.StringSliceVar(&o.SchedulerNames, "scheduler-name", nil, "schedulerName values of the pods to schedule (repeatable); overrides the configuration")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", true, "elect a leader among replicas before scheduling; overrides the configuration when given")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease; overrides the configuration's leaderElection.resourceNamespace (default kube-system)")
 	fs.StringVar(&o.HealthzBindAddress, "healthz-bind-address", "", "address of /healthz and /readyz; overrides the configuration")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", "", "address of /metrics (and /debug/pprof when profiling is on); overrides the configuration")
 }
@@ -58,6 +61,9 @@ func (o *Options) Config(fs *pflag.FlagSet, reg configv1alpha1.Registry) (*confi
 	if o.leaderElectSet {
 		v := o.LeaderElect
 		cfg.LeaderElection.LeaderElect = &v
+	}
+	if o.LeaderElectionNamespace != "" {
+		cfg.LeaderElection.ResourceNamespace = o.LeaderElectionNamespace
 	}
 	if o.Kubeconfig != "" {
 		cfg.ClientConnection.Kubeconfig = o.Kubeconfig

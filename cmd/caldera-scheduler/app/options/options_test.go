@@ -60,3 +60,21 @@ func TestDefaultsWithoutAFile(t *testing.T) {
 		t.Fatalf("defaults: %v", err)
 	}
 }
+
+// TestLeaderElectionNamespace: the flag moves the Lease, whatever the
+// file's format says.
+func TestLeaderElectionNamespace(t *testing.T) {
+	o := &Options{}
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse([]string{"--config", "../../../../examples/scheduler/volcano-scheduler.conf", "--leader-election-namespace", "caldera-system"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := o.Config(fs, profile.NameRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.LeaderElection.ResourceNamespace != "caldera-system" {
+		t.Errorf("lease namespace %q", cfg.LeaderElection.ResourceNamespace)
+	}
+}
