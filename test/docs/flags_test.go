@@ -101,4 +101,3 @@ func TestFlagsReference(t *testing.T) {
 		t.Errorf("docs/reference/flags.md is stale (go test ./test/docs -update; -want,+got):\n%s", diff)
 	}
 }
-
