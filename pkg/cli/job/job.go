@@ -299,73 +299,31 @@ func tasks(j *batchv1alpha1.Job) string {
 
 // newCommand returns a verb that issues a bus Command to a job.
 func newCommand(f *cmdutil.Factory, verb string, action busv1alpha1.Action, short string) *cobra.Command {
-	var name string
-	cmd := &cobra.Command{
-		Use:               verb + " NAME",
-		Short:             short,
-		Args:              cobra.MaximumNArgs(1),
-		ValidArgsFunction: Completion(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			n, err := cmdutil.NameArg(args, name)
-			if err != nil {
-				return err
-			}
-			c, err := f.Client()
-			if err != nil {
-				return err
-			}
-			ctx := cmdutil.Context(cmd)
-			j, err := Get(ctx, f, c, n)
-			if err != nil {
-				return err
-			}
-			ref := metav1.NewControllerRef(j, batchv1alpha1.SchemeGroupVersion.WithKind("Job"))
-			command := &busv1alpha1.Command{
-				ObjectMeta: metav1.ObjectMeta{Namespace: j.Namespace, GenerateName: j.Name + "-" + strings.ToLower(string(action)) + "-",
-					OwnerReferences: []metav1.OwnerReference{*ref}},
-				Action: string(action), TargetObject: ref, Reason: "CalderactlIssued", Message: fmt.Sprintf("%s issued by calderactl", action),
-			}
-			if err := c.Create(ctx, command); err != nil {
-				return fmt.Errorf("issuing %s to job %s/%s: %w", action, j.Namespace, j.Name, err)
-			}
-			fmt.Fprintf(f.Out, "job.batch.volcano.sh/%s: %s issued\n", j.Name, action)
-			return nil
-		},
-	}
-	cmd.Flags().StringVar(&name, "name", "", "the job's name (or give it as the argument)")
-	return cmd
+	return cmdutil.Named(f, verb+" NAME", short, "job", Completion(f), func(ctx context.Context, c client.Client, name string) error {
+		j, err := Get(ctx, f, c, name)
+		if err != nil {
+			return err
+		}
+		if err := cmdutil.IssueCommand(ctx, c, j.Namespace, j, batchv1alpha1.SchemeGroupVersion.WithKind("Job"), action); err != nil {
+			return err
+		}
+		fmt.Fprintf(f.Out, "job.batch.volcano.sh/%s: %s issued\n", j.Name, action)
+		return nil
+	})
 }
 
 func newDelete(f *cmdutil.Factory) *cobra.Command {
-	var name string
-	cmd := &cobra.Command{
-		Use:               "delete NAME",
-		Short:             "Delete a job and its pods",
-		Args:              cobra.MaximumNArgs(1),
-		ValidArgsFunction: Completion(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			n, err := cmdutil.NameArg(args, name)
-			if err != nil {
-				return err
-			}
-			c, err := f.Client()
-			if err != nil {
-				return err
-			}
-			ctx := cmdutil.Context(cmd)
-			j, err := Get(ctx, f, c, n)
-			if err != nil {
-				return err
-			}
-			if err := c.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
-				return fmt.Errorf("deleting job %s/%s: %w", j.Namespace, j.Name, err)
-			}
-			fmt.Fprintf(f.Out, "job.batch.volcano.sh/%s deleted\n", j.Name)
-			return nil
-		},
-	}
-	cmd.Flags().StringVar(&name, "name", "", "the job's name (or give it as the argument)")
-	return cmd
+	return cmdutil.Named(f, "delete NAME", "Delete a job and its pods", "job", Completion(f), func(ctx context.Context, c client.Client, name string) error {
+		j, err := Get(ctx, f, c, name)
+		if err != nil {
+			return err
+		}
+		if err := c.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+			return fmt.Errorf("deleting job %s/%s: %w", j.Namespace, j.Name, err)
+		}
+		fmt.Fprintf(f.Out, "job.batch.volcano.sh/%s deleted\n", j.Name)
+		return nil
+	})
 }
 
 // Get reads a job of the current namespace; one that does not exist is an
@@ -397,28 +355,19 @@ func Get(ctx context.Context, f *cmdutil.Factory, c client.Client, name string) 
 
 // Completion completes job names of the current namespace.
 func Completion(f *cmdutil.Factory) cobra.CompletionFunc {
-	return func(cmd *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
-		if len(args) > 0 {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		c, err := f.Client()
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveError
-		}
+	return cmdutil.Completion(f, func(ctx context.Context, c client.Client) ([]string, error) {
 		ns, err := f.Namespace()
 		if err != nil {
-			return nil, cobra.ShellCompDirectiveError
+			return nil, err
 		}
 		var l batchv1alpha1.JobList
-		if err := c.List(cmdutil.Context(cmd), &l, client.InNamespace(ns)); err != nil {
-			return nil, cobra.ShellCompDirectiveError
+		if err := c.List(ctx, &l, client.InNamespace(ns)); err != nil {
+			return nil, err
 		}
-		var out []string
+		names := make([]string, 0, len(l.Items))
 		for _, j := range l.Items {
-			if strings.HasPrefix(j.Name, prefix) {
-				out = append(out, j.Name)
-			}
+			names = append(names, j.Name)
 		}
-		return out, cobra.ShellCompDirectiveNoFileComp
-	}
+		return names, nil
+	})
 }

@@ -234,22 +234,9 @@ func newState(f *cmdutil.Factory, verb string) *cobra.Command {
 	if verb == "close" {
 		action, short = busv1alpha1.CloseQueueAction, "Close a queue: no new job is admitted; running work finishes"
 	}
-	var name string
-	cmd := &cobra.Command{
-		Use:               verb + " NAME",
-		Short:             short,
-		Args:              cobra.MaximumNArgs(1),
-		ValidArgsFunction: Completion(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			n, err := cmdutil.NameArg(args, name)
-			if err != nil {
-				return err
-			}
-			return operate(cmd, f, n, action)
-		},
-	}
-	cmd.Flags().StringVar(&name, "name", "", "the queue's name (or give it as the argument)")
-	return cmd
+	return cmdutil.Named(f, verb+" NAME", short, "queue", Completion(f), func(ctx context.Context, c client.Client, name string) error {
+		return operate(ctx, f, c, name, action)
+	})
 }
 
 // newOperate is vcctl's `queue operate --action open|close`.
@@ -264,13 +251,19 @@ func newOperate(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			a := busv1alpha1.OpenQueueAction
 			switch strings.ToLower(action) {
 			case "open":
-				return operate(cmd, f, n, busv1alpha1.OpenQueueAction)
 			case "close":
-				return operate(cmd, f, n, busv1alpha1.CloseQueueAction)
+				a = busv1alpha1.CloseQueueAction
+			default:
+				return fmt.Errorf("--action %q: not open or close", action)
 			}
-			return fmt.Errorf("--action %q: not open or close", action)
+			c, err := f.Client()
+			if err != nil {
+				return err
+			}
+			return operate(cmdutil.Context(cmd), f, c, n, a)
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "the queue's name (or give it as the argument)")
@@ -278,12 +271,7 @@ func newOperate(f *cmdutil.Factory) *cobra.Command {
 	return cmd
 }
 
-func operate(cmd *cobra.Command, f *cmdutil.Factory, name string, action busv1alpha1.Action) error {
-	c, err := f.Client()
-	if err != nil {
-		return err
-	}
-	ctx := cmdutil.Context(cmd)
+func operate(ctx context.Context, f *cmdutil.Factory, c client.Client, name string, action busv1alpha1.Action) error {
 	q, err := Get(ctx, c, name)
 	if err != nil {
 		return err
@@ -296,56 +284,27 @@ func operate(cmd *cobra.Command, f *cmdutil.Factory, name string, action busv1al
 }
 
 // issue creates the Command that asks the controller manager to act on
-// the queue, in the current namespace, owned by the queue.
+// the queue, in the current namespace.
 func issue(ctx context.Context, f *cmdutil.Factory, c client.Client, q *schedulingv1beta1.Queue, action busv1alpha1.Action) error {
 	ns, err := f.Namespace()
 	if err != nil {
 		return err
 	}
-	ref := metav1.NewControllerRef(q, schedulingv1beta1.SchemeGroupVersion.WithKind("Queue"))
-	cmd := &busv1alpha1.Command{
-		ObjectMeta:   metav1.ObjectMeta{Namespace: ns, GenerateName: q.Name + "-" + strings.ToLower(string(action)) + "-", OwnerReferences: []metav1.OwnerReference{*ref}},
-		Action:       string(action),
-		TargetObject: ref,
-		Reason:       "CalderactlIssued",
-		Message:      fmt.Sprintf("%s issued by calderactl", action),
-	}
-	if err := c.Create(ctx, cmd); err != nil {
-		return fmt.Errorf("issuing %s to queue %s: %w", action, q.Name, err)
-	}
-	return nil
+	return cmdutil.IssueCommand(ctx, c, ns, q, schedulingv1beta1.SchemeGroupVersion.WithKind("Queue"), action)
 }
 
 func newDelete(f *cmdutil.Factory) *cobra.Command {
-	var name string
-	cmd := &cobra.Command{
-		Use:               "delete NAME",
-		Short:             "Delete a queue",
-		Args:              cobra.MaximumNArgs(1),
-		ValidArgsFunction: Completion(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			n, err := cmdutil.NameArg(args, name)
-			if err != nil {
-				return err
-			}
-			c, err := f.Client()
-			if err != nil {
-				return err
-			}
-			ctx := cmdutil.Context(cmd)
-			q, err := Get(ctx, c, n)
-			if err != nil {
-				return err
-			}
-			if err := c.Delete(ctx, q); err != nil {
-				return fmt.Errorf("deleting queue %s: %w", n, err)
-			}
-			fmt.Fprintf(f.Out, "queue.scheduling.volcano.sh/%s deleted\n", n)
-			return nil
-		},
-	}
-	cmd.Flags().StringVar(&name, "name", "", "the queue's name (or give it as the argument)")
-	return cmd
+	return cmdutil.Named(f, "delete NAME", "Delete a queue", "queue", Completion(f), func(ctx context.Context, c client.Client, name string) error {
+		q, err := Get(ctx, c, name)
+		if err != nil {
+			return err
+		}
+		if err := c.Delete(ctx, q); err != nil {
+			return fmt.Errorf("deleting queue %s: %w", name, err)
+		}
+		fmt.Fprintf(f.Out, "queue.scheduling.volcano.sh/%s deleted\n", name)
+		return nil
+	})
 }
 
 // Get reads a queue; one that does not exist is an error naming the
@@ -391,24 +350,15 @@ func NotFound(ctx context.Context, c client.Client, name, flag string) error {
 
 // Completion completes queue names.
 func Completion(f *cmdutil.Factory) cobra.CompletionFunc {
-	return func(cmd *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
-		if len(args) > 0 {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		c, err := f.Client()
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveError
-		}
+	return cmdutil.Completion(f, func(ctx context.Context, c client.Client) ([]string, error) {
 		var l schedulingv1beta1.QueueList
-		if err := c.List(cmdutil.Context(cmd), &l); err != nil {
-			return nil, cobra.ShellCompDirectiveError
+		if err := c.List(ctx, &l); err != nil {
+			return nil, err
 		}
-		var out []string
+		names := make([]string, 0, len(l.Items))
 		for _, q := range l.Items {
-			if strings.HasPrefix(q.Name, prefix) {
-				out = append(out, q.Name)
-			}
+			names = append(names, q.Name)
 		}
-		return out, cobra.ShellCompDirectiveNoFileComp
-	}
+		return names, nil
+	})
 }
