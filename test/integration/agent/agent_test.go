@@ -246,6 +246,17 @@ func TestColocation(t *testing.T) {
 		t.Errorf("cpu.weight %s after the bad configuration, want 500: the last valid one stays", w)
 	}
 
+	// An idle node's readings hold still (a busy one's jitter with the
+	// simulated kernel's 5 ms steps), so that what the restarted agent
+	// reads is what was published: the online pod lends 60% of its 8 CPUs.
+	k.setCPU(onlineDir, 0)
+	k.setCPU(k.root, 0)
+	framework.Eventually(t, 30*time.Second, "batch-cpu lent by an idle online pod", func() (bool, string) {
+		cpu, _, _ := batchOf(t, cs, node)
+		return math.Abs(float64(cpu-4800)) <= 480, fmt.Sprintf("batch-cpu %d, want about 4800", cpu)
+	})
+	time.Sleep(2 * time.Second) // the smoothed usage falls the rest of the way
+
 	// A restart rewrites nothing.
 	stop()
 	stopped = true
