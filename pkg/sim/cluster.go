@@ -43,6 +43,10 @@ type Options struct {
 	// NodesToFind bounds node searches as the scheduler's nodeSampling
 	// does; nil searches every node.
 	NodesToFind func(nodes int) int
+	// OnBound, if set, is told of each bind; OnFinished of each pod that
+	// ran its time and succeeded.
+	OnBound    func(pod *corev1.Pod, node string, at time.Time)
+	OnFinished func(pod *corev1.Pod, at time.Time)
 }
 
 // Stats count what happened in a simulation.
@@ -185,6 +189,15 @@ func (c *Cluster) Advance(d time.Duration) {
 	c.clock.SetTime(until)
 }
 
+// Next is when the next pod completion or deletion is due; ok is false
+// when none is.
+func (c *Cluster) Next() (at time.Time, ok bool) {
+	if c.events.Len() == 0 {
+		return time.Time{}, false
+	}
+	return c.events[0].at, true
+}
+
 // RunFor runs cycles every period for d, advancing the clock between them.
 // before, if set, is called before each cycle (to submit work).
 func (c *Cluster) RunFor(ctx context.Context, d, period time.Duration, before func(now time.Time)) {
@@ -220,6 +233,9 @@ func (b binder) Bind(t *api.TaskInfo, node string) {
 	p.Status.StartTime = &now
 	c.stats.Binds++
 	c.update(p)
+	if c.opts.OnBound != nil {
+		c.opts.OnBound(p, node, c.Now())
+	}
 	if d := c.runFor[p.UID]; d > 0 {
 		uid := p.UID
 		c.at(c.Now().Add(d), func() { c.finish(uid) })
@@ -234,6 +250,9 @@ func (c *Cluster) finish(uid types.UID) {
 	p.Status.Phase = corev1.PodSucceeded
 	c.stats.Completions++
 	c.update(p)
+	if c.opts.OnFinished != nil {
+		c.opts.OnFinished(p, c.Now())
+	}
 }
 
 type evictor struct{ c *Cluster }
@@ -266,6 +285,25 @@ func (c *Cluster) remove(uid types.UID) {
 			ran = p.DeletionTimestamp.Sub(p.Status.StartTime.Time)
 		}
 		c.opts.OnEvicted(c, p, ran)
+	}
+}
+
+// Forget deletes a finished pod, as garbage collection of a done job
+// would, so that it no longer weighs on the cache.
+func (c *Cluster) Forget(p *corev1.Pod) {
+	if cur := c.pods[p.UID]; cur != nil && (cur.Status.Phase == corev1.PodSucceeded || cur.Status.Phase == corev1.PodFailed) {
+		delete(c.pods, p.UID)
+		delete(c.runFor, p.UID)
+		c.cache.DeletePod(cur.DeepCopy())
+	}
+}
+
+// ForgetPodGroup deletes a PodGroup whose pods are all gone.
+func (c *Cluster) ForgetPodGroup(namespace, name string) {
+	id := api.NewJobID(namespace, name)
+	if pg := c.groups[id]; pg != nil {
+		delete(c.groups, id)
+		c.cache.DeletePodGroup(pg.DeepCopy())
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/cli/job"
 	"github.com/caldera-sh/caldera/pkg/cli/local"
 	"github.com/caldera-sh/caldera/pkg/cli/queue"
+	"github.com/caldera-sh/caldera/pkg/cli/sim"
 	"github.com/caldera-sh/caldera/pkg/version"
 )
 
@@ -44,7 +45,9 @@ func NewCommand(ctx context.Context, use string, f *cmdutil.Factory) *cobra.Comm
 	}
 	l := local.NewCommand(ctx, out)
 	l.GroupID = "env"
-	cmd.AddCommand(l, newVersion(out))
+	sc := sim.NewCommand(out)
+	sc.GroupID = "env"
+	cmd.AddCommand(l, sc, newVersion(out))
 	return cmd
 }
 

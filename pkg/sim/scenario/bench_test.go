@@ -1,0 +1,56 @@
+package scenario
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// BenchmarkScenario runs jobs single-pod jobs of 1–4 GPUs through 1,000
+// nodes of 8 GPUs (about 80% loaded), and reports simulated jobs and
+// events (binds and completions) per wall second and the heap in use
+// after the run.
+func BenchmarkScenario(b *testing.B) {
+	for _, jobs := range []int{benchJobs} {
+		b.Run(fmt.Sprintf("jobs=%d", jobs), func(b *testing.B) {
+			s := &Scenario{Name: "bench", Seed: 1,
+				Cluster: Cluster{NodeGroups: []NodeGroup{{Name: "gpu", Count: 1000, Resources: corev1.ResourceList{
+					corev1.ResourceCPU: resource.MustParse("96"), corev1.ResourceMemory: resource.MustParse("1Ti"), "nvidia.com/gpu": resource.MustParse("8"),
+				}}}},
+			}
+			for i, gpus := range []string{"1", "2", "4"} {
+				s.Workload.Generators = append(s.Workload.Generators, Generator{
+					Name: fmt.Sprintf("g%d", i), Count: jobs / 3, Interarrival: metav1.Duration{Duration: 3 * time.Second},
+					Runtime:  metav1.Duration{Duration: 2 * time.Hour},
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), "nvidia.com/gpu": resource.MustParse(gpus)},
+				})
+			}
+			var r *Result
+			b.ReportAllocs()
+			for b.Loop() {
+				var err error
+				if r, err = Run(b.Context(), s); err != nil {
+					b.Fatal(err)
+				}
+			}
+			secs := r.Wall.Seconds()
+			b.ReportMetric(float64(len(r.Jobs))/secs, "jobs/s")
+			b.ReportMetric(float64(r.Stats.Binds+r.Stats.Completions)/secs, "events/s")
+			b.ReportMetric(float64(r.Stats.Cycles), "cycles")
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			b.ReportMetric(float64(m.HeapInuse)/(1<<20), "heap-MiB")
+			if sum := Summarize(r); sum.Finished != len(r.Jobs) {
+				b.Fatalf("%d of %d finished", sum.Finished, len(r.Jobs))
+			}
+		})
+	}
+}
+
+// benchJobs is BenchmarkScenario's size.
+const benchJobs = 3000

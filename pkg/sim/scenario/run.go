@@ -1,0 +1,521 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	schedv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
+	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
+	"github.com/caldera-sh/caldera/pkg/sim"
+	"github.com/caldera-sh/caldera/pkg/sim/trace"
+)
+
+// DefaultScheduler is the scheduler configuration of a scenario that sets
+// none: Volcano's default tiers with binpack.
+const DefaultScheduler = `actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: overcommit
+  - name: drf
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+  - name: binpack
+`
+
+// namespace holds the simulated jobs.
+const namespace = "sim"
+
+// start is the simulated clock's origin.
+var start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// job is a job to submit.
+type job struct {
+	name, queue string
+	arrival     time.Duration
+	runtime     time.Duration
+	tasks, min  int32
+	requests    corev1.ResourceList
+	models      []string
+	selector    map[string]string
+	priority    string
+}
+
+// Result is what a run did.
+type Result struct {
+	Name string
+	// Jobs are in submission order.
+	Jobs []JobRecord
+	// Usage is what was allocated after each change, in time order.
+	Usage []Sample
+	// Capacity is the cluster's, per resource, and per GPU model of
+	// trace nodes (GPUs in milli-GPUs).
+	Capacity      map[string]float64
+	ModelCapacity map[string]float64
+	// AllocatedSeconds integrate what was allocated over the run's time,
+	// per resource and per GPU model.
+	AllocatedSeconds, ModelAllocatedSeconds map[string]float64
+	Stats                                   sim.Stats
+	// Unscheduled counts the trace's tasks it never scheduled (left out).
+	Unscheduled int
+	// End is the simulated time the run ended at, from its start; Wall
+	// how long it took.
+	End  time.Duration
+	Wall time.Duration
+}
+
+// JobRecord is one job's life.
+type JobRecord struct {
+	Name, Queue string
+	Tasks       int32
+	// MinAvailable is the gang: the pods placed together.
+	MinAvailable int32
+	// Requests of one pod.
+	Requests corev1.ResourceList
+	// Submit, Start (its gang placed) and End (every pod done), from the
+	// run's start; Start and End are negative when it did not get there.
+	Submit, Start, End time.Duration
+	Evictions          int
+}
+
+// Sample is what was allocated at a time, per resource and per GPU model.
+type Sample struct {
+	At        time.Duration
+	Allocated map[string]float64
+	Models    map[string]float64
+	// Pending is the number of jobs submitted and not started.
+	Pending int
+}
+
+// Run runs the scenario to its end.
+func Run(ctx context.Context, s *Scenario) (*Result, error) {
+	wallStart := time.Now()
+	text := s.Scheduler
+	if text == "" {
+		text = DefaultScheduler
+	}
+	cfg, err := config.Load([]byte(text), profile.NameRegistry())
+	if err != nil {
+		return nil, fmt.Errorf("scheduler: %w", err)
+	}
+	h := &framework.Handle{}
+	if fitOpts, needFit, err := profile.PodFitOptions(cfg); err != nil {
+		return nil, fmt.Errorf("scheduler: %w", err)
+	} else if needFit {
+		// kube-scheduler's plugins look volumes and workloads up in
+		// informers: the simulated cluster has none of them.
+		fctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		cs := fake.NewClientset()
+		factory := informers.NewSharedInformerFactory(cs, 0)
+		e, err := podfit.New(fctx, podfit.Options{InformerFactory: factory, ClientSet: cs, Profile: fitOpts})
+		if err != nil {
+			return nil, fmt.Errorf("scheduler: %w", err)
+		}
+		defer func() { _ = e.Close() }()
+		factory.Start(fctx.Done())
+		factory.WaitForCacheSync(fctx.Done())
+		h.PodFit = e
+	}
+	prof, err := profile.Build(cfg, h)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler: %w", err)
+	}
+
+	r := &Result{Name: s.Name, Capacity: map[string]float64{}, ModelCapacity: map[string]float64{}}
+	st := &state{r: r, byName: map[string]int{}, models: map[string]string{}, allocated: map[string]float64{}, modelAlloc: map[string]float64{}}
+	c := sim.New(sim.Options{
+		Actions: prof.Actions, Tiers: prof.Tiers, Start: start, EvictionGrace: 30 * time.Second,
+		NodesToFind: framework.NodesToFind(0, 100),
+		OnBound:     st.bound, OnFinished: st.finished,
+		OnEvicted: func(c *sim.Cluster, p *corev1.Pod, _ time.Duration) { st.evicted(c, p) },
+	})
+	st.c = c
+	nodes, err := s.nodes()
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range nodes {
+		c.AddNode(n)
+		for name, q := range n.Status.Allocatable {
+			r.Capacity[string(name)] += float64(q.MilliValue()) / 1000
+		}
+		if m := n.Labels[trace.GPUModelLabel]; m != "" {
+			st.models[n.Name] = m
+			q := n.Status.Allocatable[trace.GPUMilli]
+			r.ModelCapacity[m] += float64(q.Value())
+		}
+	}
+	root := &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: schedulingv1beta1.RootQueue}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}
+	c.AddQueue(root)
+	hasDefault := false
+	for _, q := range s.Queues {
+		hasDefault = hasDefault || q.Name == schedulingv1beta1.DefaultQueue
+		weight := q.Weight
+		if weight == 0 {
+			weight = 1
+		}
+		c.AddQueue(&schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: q.Name}, Spec: schedulingv1beta1.QueueSpec{
+			Parent: schedulingv1beta1.RootQueue, Weight: weight, Capability: q.Capability, Deserved: q.Deserved,
+			Guarantee: schedulingv1beta1.Guarantee{Resource: q.Guarantee}, Priority: q.Priority,
+		}, Status: schedulingv1beta1.QueueStatus{State: schedulingv1beta1.QueueStateOpen}})
+	}
+	if !hasDefault {
+		c.AddQueue(&schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: schedulingv1beta1.DefaultQueue}, Spec: schedulingv1beta1.QueueSpec{
+			Parent: schedulingv1beta1.RootQueue, Weight: 1}, Status: schedulingv1beta1.QueueStatus{State: schedulingv1beta1.QueueStateOpen}})
+	}
+	jobs, unscheduled, err := s.jobs()
+	if err != nil {
+		return nil, err
+	}
+	r.Unscheduled = unscheduled
+	priorities := map[int32]bool{}
+	for _, g := range s.Workload.Generators {
+		if g.Priority != 0 && !priorities[g.Priority] {
+			priorities[g.Priority] = true
+			c.AddPriorityClass(&schedv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: priorityClass(g.Priority)}, Value: g.Priority})
+		}
+	}
+
+	until := time.Duration(math.MaxInt64)
+	if s.Until != nil {
+		until = s.Until.Duration
+	}
+	next := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		at, ok := time.Duration(math.MaxInt64), false
+		if next < len(jobs) {
+			at, ok = jobs[next].arrival, true
+		}
+		if due, has := c.Next(); has && due.Sub(start) < at {
+			at, ok = due.Sub(start), true
+		}
+		if !ok || at > until {
+			break
+		}
+		st.account(at)
+		c.Advance(start.Add(at).Sub(c.Now()))
+		for next < len(jobs) && jobs[next].arrival <= at {
+			st.submit(jobs[next])
+			next++
+		}
+		// A cycle that binds may let another place more (a gang whose
+		// admission the first made): cycle until one binds nothing.
+		for range 4 {
+			if c.Cycle(ctx).Bound == 0 {
+				break
+			}
+		}
+		st.sample(at)
+	}
+	r.End = c.Now().Sub(start)
+	st.account(r.End)
+	r.AllocatedSeconds, r.ModelAllocatedSeconds = st.area, st.modelArea
+	r.Stats = c.Stats()
+	r.Wall = time.Since(wallStart)
+	return r, nil
+}
+
+func priorityClass(v int32) string { return fmt.Sprintf("sim-priority-%d", v) }
+
+// state follows the run.
+type state struct {
+	c      *sim.Cluster
+	r      *Result
+	byName map[string]int
+	// placed and done count each job's pods placed and finished.
+	placed, done []int32
+	// models are the trace nodes' GPU models.
+	models     map[string]string
+	allocated  map[string]float64
+	modelAlloc map[string]float64
+	pending    int
+	lastAt     time.Duration
+	// area integrates allocated over time, per resource and model.
+	area, modelArea map[string]float64
+}
+
+func (st *state) submit(j job) {
+	c := st.c
+	i := len(st.r.Jobs)
+	st.byName[j.name] = i
+	st.r.Jobs = append(st.r.Jobs, JobRecord{Name: j.name, Queue: j.queue, Tasks: j.tasks, MinAvailable: j.min, Requests: j.requests, Submit: j.arrival, Start: -1, End: -1})
+	st.placed, st.done = append(st.placed, 0), append(st.done, 0)
+	st.pending++
+	c.AddPodGroup(&schedulingv1beta1.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: j.name},
+		Spec:       schedulingv1beta1.PodGroupSpec{MinMember: j.min, Queue: j.queue, PriorityClassName: j.priority},
+	})
+	for t := range j.tasks {
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: fmt.Sprintf("%s-%d", j.name, t),
+				Annotations: map[string]string{schedulingv1beta1.KubeGroupNameAnnotation: j.name}},
+			Spec: corev1.PodSpec{
+				SchedulerName: "volcano", PriorityClassName: j.priority, NodeSelector: j.selector,
+				Containers: []corev1.Container{{Name: "main", Resources: corev1.ResourceRequirements{Requests: j.requests}}},
+			},
+			Status: corev1.PodStatus{Phase: corev1.PodPending},
+		}
+		if len(j.models) > 0 {
+			p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
+					Key: trace.GPUModelLabel, Operator: corev1.NodeSelectorOpIn, Values: j.models,
+				}}}},
+			}}}
+		}
+		c.AddPod(p, max(j.runtime, time.Second))
+	}
+}
+
+// jobOf is the index of a pod's job.
+func (st *state) jobOf(p *corev1.Pod) (int, bool) {
+	i, ok := st.byName[p.Annotations[schedulingv1beta1.KubeGroupNameAnnotation]]
+	return i, ok
+}
+
+func (st *state) use(p *corev1.Pod, node string, sign float64) {
+	for name, q := range p.Spec.Containers[0].Resources.Requests {
+		st.allocated[string(name)] += sign * float64(q.MilliValue()) / 1000
+		if name == trace.GPUMilli {
+			if m := st.models[node]; m != "" {
+				st.modelAlloc[m] += sign * float64(q.Value())
+			}
+		}
+	}
+}
+
+func (st *state) bound(p *corev1.Pod, node string, at time.Time) {
+	st.account(at.Sub(start))
+	st.use(p, node, 1)
+	i, ok := st.jobOf(p)
+	if !ok {
+		return
+	}
+	st.placed[i]++
+	rec := &st.r.Jobs[i]
+	if rec.Start < 0 && st.placed[i] >= rec.MinAvailable {
+		rec.Start = at.Sub(start)
+		st.pending--
+	}
+}
+
+func (st *state) finished(p *corev1.Pod, at time.Time) {
+	st.account(at.Sub(start))
+	st.use(p, p.Spec.NodeName, -1)
+	st.c.Forget(p)
+	i, ok := st.jobOf(p)
+	if !ok {
+		return
+	}
+	st.done[i]++
+	rec := &st.r.Jobs[i]
+	if st.done[i] == rec.Tasks {
+		rec.End = at.Sub(start)
+		st.c.ForgetPodGroup(namespace, rec.Name)
+	}
+}
+
+func (st *state) evicted(c *sim.Cluster, p *corev1.Pod) {
+	st.account(c.Now().Sub(start))
+	if p.Spec.NodeName != "" {
+		st.use(p, p.Spec.NodeName, -1)
+	}
+	i, ok := st.jobOf(p)
+	if !ok {
+		return
+	}
+	rec := &st.r.Jobs[i]
+	rec.Evictions++
+	st.placed[i]--
+	// The job controller makes the pod again; it waits to be placed.
+	q := p.DeepCopy()
+	q.UID, q.ResourceVersion, q.Spec.NodeName, q.DeletionTimestamp, q.Status = "", "", "", nil, corev1.PodStatus{Phase: corev1.PodPending}
+	q.Name = fmt.Sprintf("%s-r%d", p.Name, rec.Evictions)
+	c.AddPod(q, time.Second)
+}
+
+// account integrates what was allocated until at.
+func (st *state) account(at time.Duration) {
+	if st.area == nil {
+		st.area, st.modelArea = map[string]float64{}, map[string]float64{}
+	}
+	dt := (at - st.lastAt).Seconds()
+	if dt <= 0 {
+		return
+	}
+	for k, v := range st.allocated {
+		st.area[k] += v * dt
+	}
+	for k, v := range st.modelAlloc {
+		st.modelArea[k] += v * dt
+	}
+	st.lastAt = at
+}
+
+func (st *state) sample(at time.Duration) {
+	s := Sample{At: at, Allocated: make(map[string]float64, len(st.allocated)), Models: make(map[string]float64, len(st.modelAlloc)), Pending: st.pending}
+	for k, v := range st.allocated {
+		s.Allocated[k] = v
+	}
+	for k, v := range st.modelAlloc {
+		s.Models[k] = v
+	}
+	if n := len(st.r.Usage); n > 0 && st.r.Usage[n-1].At == at {
+		st.r.Usage[n-1] = s
+		return
+	}
+	st.r.Usage = append(st.r.Usage, s)
+}
+
+// nodes are the scenario's nodes.
+func (s *Scenario) nodes() ([]*corev1.Node, error) {
+	var out []*corev1.Node
+	ready := []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+	for _, g := range s.Cluster.NodeGroups {
+		for i := range g.Count {
+			name := fmt.Sprintf("%s-%d", g.Name, i)
+			labels := map[string]string{corev1.LabelHostname: name}
+			for k, v := range g.Labels {
+				labels[k] = v
+			}
+			rl := g.Resources.DeepCopy()
+			if _, ok := rl[corev1.ResourcePods]; !ok {
+				rl[corev1.ResourcePods] = resource.MustParse("256")
+			}
+			out = append(out, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+				Status: corev1.NodeStatus{Capacity: rl, Allocatable: rl, Conditions: ready}})
+		}
+	}
+	if t := s.Cluster.Trace; t != nil {
+		f, err := os.Open(s.path(t.Nodes))
+		if err != nil {
+			return nil, fmt.Errorf("cluster.trace.nodes: %w", err)
+		}
+		defer f.Close()
+		nodes, err := trace.ReadNodes(f)
+		if err != nil {
+			return nil, fmt.Errorf("cluster.trace.nodes %s: %w", t.Nodes, err)
+		}
+		if t.Limit > 0 && len(nodes) > t.Limit {
+			nodes = nodes[:t.Limit]
+		}
+		for _, n := range nodes {
+			labels := map[string]string{corev1.LabelHostname: n.Name}
+			extra := map[corev1.ResourceName]int64{}
+			if n.GPUs > 0 {
+				extra[trace.GPUMilli] = n.GPUs * 1000
+				labels[trace.GPUModelLabel] = n.Model
+			}
+			rl := quantities(n.CPUMilli, n.MemoryMiB, extra)
+			out = append(out, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: labels},
+				Status: corev1.NodeStatus{Capacity: rl, Allocatable: rl, Conditions: ready}})
+		}
+	}
+	return out, nil
+}
+
+// jobs are the scenario's jobs in arrival order, and how many trace tasks
+// were left out as never scheduled.
+func (s *Scenario) jobs() ([]job, int, error) {
+	var out []job
+	unscheduled := 0
+	if t := s.Workload.Trace; t != nil {
+		f, err := os.Open(s.path(t.Tasks))
+		if err != nil {
+			return nil, 0, fmt.Errorf("workload.trace.tasks: %w", err)
+		}
+		defer f.Close()
+		tasks, err := trace.ReadTasks(f)
+		if err != nil {
+			return nil, 0, fmt.Errorf("workload.trace.tasks %s: %w", t.Tasks, err)
+		}
+		unscheduled = tasks.Unscheduled
+		list := tasks.Tasks
+		if t.Limit > 0 && len(list) > t.Limit {
+			list = list[:t.Limit]
+		}
+		queue := t.Queue
+		if queue == "" {
+			queue = schedulingv1beta1.DefaultQueue
+		}
+		scale := t.TimeScale
+		if scale == 0 {
+			scale = 1
+		}
+		for _, task := range list {
+			req := corev1.ResourceList{
+				corev1.ResourceCPU:    *resource.NewMilliQuantity(task.CPUMilli, resource.DecimalSI),
+				corev1.ResourceMemory: *resource.NewQuantity(task.MemoryMiB<<20, resource.BinarySI),
+			}
+			if task.GPUMilli > 0 {
+				req[trace.GPUMilli] = *resource.NewQuantity(task.GPUMilli, resource.DecimalSI)
+			}
+			arrival := time.Duration(float64(task.Arrival) / scale)
+			if t.AllAtOnce {
+				arrival = 0
+			}
+			out = append(out, job{name: task.Name, queue: queue, arrival: arrival, runtime: task.Runtime, tasks: 1, min: 1, requests: req, models: task.Models})
+		}
+	}
+	for gi, g := range s.Workload.Generators {
+		rng := rand.New(rand.NewPCG(s.Seed, uint64(gi)))
+		tasks := max(g.Tasks, 1)
+		gang := g.MinAvailable
+		if gang == 0 {
+			gang = tasks
+		}
+		queue := g.Queue
+		if queue == "" {
+			queue = schedulingv1beta1.DefaultQueue
+		}
+		at := g.Start.Duration
+		for i := range g.Count {
+			if i > 0 && g.Interarrival.Duration > 0 {
+				at += time.Duration(rng.ExpFloat64() * float64(g.Interarrival.Duration))
+			}
+			runtime := g.Runtime.Duration
+			if !g.FixedRuntime {
+				runtime = time.Duration(rng.ExpFloat64() * float64(g.Runtime.Duration))
+			}
+			j := job{name: fmt.Sprintf("%s-%05d", g.Name, i), queue: queue, arrival: at.Truncate(time.Millisecond), runtime: runtime.Truncate(time.Millisecond),
+				tasks: tasks, min: gang, requests: g.Requests, selector: g.NodeSelector}
+			if g.Priority != 0 {
+				j.priority = priorityClass(g.Priority)
+			}
+			out = append(out, j)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b job) int {
+		switch {
+		case a.arrival < b.arrival:
+			return -1
+		case a.arrival > b.arrival:
+			return 1
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	return out, unscheduled, nil
+}

@@ -1,0 +1,289 @@
+// Package scenario describes a simulation in YAML (a cluster of node
+// groups or trace nodes, queues, a scheduler configuration, a workload of
+// trace tasks and generated jobs), runs it through the simulator, and
+// reports what happened: a record per job and summary figures.
+package scenario
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+)
+
+// Scenario is a simulation to run.
+type Scenario struct {
+	// Name names the run in reports.
+	Name string `json:"name"`
+	// Seed makes generated workloads (and so the whole run) repeatable.
+	Seed uint64 `json:"seed,omitempty"`
+	// Scheduler is a scheduler configuration, in either of the scheduler's
+	// formats (docs/scheduler-configuration.md); empty means the defaults.
+	Scheduler string `json:"scheduler,omitempty"`
+	// Cluster is the simulated cluster.
+	Cluster Cluster `json:"cluster"`
+	// Queues are created under root; a default queue is added when none
+	// is named default.
+	Queues []Queue `json:"queues,omitempty"`
+	// Workload is what is submitted.
+	Workload Workload `json:"workload"`
+	// Until stops the run at this simulated time from the start; unset
+	// runs until every job finished or nothing more can start.
+	Until *metav1.Duration `json:"until,omitempty"`
+
+	// dir resolves the relative paths of the scenario's files.
+	dir string
+}
+
+// Cluster is the nodes.
+type Cluster struct {
+	NodeGroups []NodeGroup `json:"nodeGroups,omitempty"`
+	// Trace adds a trace's nodes.
+	Trace *NodeTrace `json:"trace,omitempty"`
+}
+
+// NodeGroup is count nodes alike, named <name>-<i>.
+type NodeGroup struct {
+	Name      string              `json:"name"`
+	Count     int                 `json:"count"`
+	Resources corev1.ResourceList `json:"resources"`
+	Labels    map[string]string   `json:"labels,omitempty"`
+}
+
+// NodeTrace reads nodes from a trace file.
+type NodeTrace struct {
+	// Format is the trace's format: alibaba (the 2023 GPU trace's node
+	// list).
+	Format string `json:"format"`
+	Nodes  string `json:"nodes"`
+	// Limit keeps the first Limit nodes; 0 keeps all.
+	Limit int `json:"limit,omitempty"`
+}
+
+// Queue is a queue under root.
+type Queue struct {
+	Name       string              `json:"name"`
+	Weight     int32               `json:"weight,omitempty"`
+	Capability corev1.ResourceList `json:"capability,omitempty"`
+	Deserved   corev1.ResourceList `json:"deserved,omitempty"`
+	Guarantee  corev1.ResourceList `json:"guarantee,omitempty"`
+	Priority   int32               `json:"priority,omitempty"`
+}
+
+// Workload is trace tasks and generated jobs.
+type Workload struct {
+	Trace      *TaskTrace  `json:"trace,omitempty"`
+	Generators []Generator `json:"generators,omitempty"`
+}
+
+// TaskTrace replays a trace's tasks, each a job of one pod.
+type TaskTrace struct {
+	// Format is alibaba (the 2023 GPU trace's task lists).
+	Format string `json:"format"`
+	Tasks  string `json:"tasks"`
+	// Limit replays the first Limit tasks; 0 replays all.
+	Limit int `json:"limit,omitempty"`
+	// Queue is the queue of the tasks; default by default.
+	Queue string `json:"queue,omitempty"`
+	// TimeScale divides the trace's arrival times (2 replays twice as
+	// fast); runtimes are kept. 0 means 1.
+	TimeScale float64 `json:"timeScale,omitempty"`
+	// AllAtOnce submits every task at the start, as the "fill the
+	// cluster" experiments do: they are taken in trace order.
+	AllAtOnce bool `json:"allAtOnce,omitempty"`
+}
+
+// Generator makes Count jobs of Tasks pods each (a gang of MinAvailable,
+// default all), arriving with exponential gaps of mean Interarrival and
+// running for exponential times of mean Runtime (or exactly Runtime with
+// FixedRuntime).
+type Generator struct {
+	Name         string              `json:"name"`
+	Queue        string              `json:"queue,omitempty"`
+	Count        int                 `json:"count"`
+	Tasks        int32               `json:"tasks,omitempty"`
+	MinAvailable int32               `json:"minAvailable,omitempty"`
+	Interarrival metav1.Duration     `json:"interarrival,omitempty"`
+	Runtime      metav1.Duration     `json:"runtime"`
+	FixedRuntime bool                `json:"fixedRuntime,omitempty"`
+	Requests     corev1.ResourceList `json:"requests"`
+	// NodeSelector places the pods, as a pod's would.
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// PriorityClass gives the jobs this priority value.
+	Priority int32 `json:"priority,omitempty"`
+	// Start is when the first job may arrive.
+	Start metav1.Duration `json:"start,omitempty"`
+}
+
+// Load reads a scenario file, strictly: an unknown field, or a value
+// that makes no sense, is an error naming it.
+func Load(path string) (*Scenario, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	s.dir = filepath.Dir(path)
+	return s, nil
+}
+
+// Parse reads a scenario; relative paths are relative to the working
+// directory.
+func Parse(raw []byte) (*Scenario, error) {
+	s := &Scenario{}
+	if err := yaml.UnmarshalStrict(raw, s); err != nil {
+		return nil, err
+	}
+	if errs := s.validate(); len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
+	return s, nil
+}
+
+// path resolves a file of the scenario.
+func (s *Scenario) path(p string) string {
+	if filepath.IsAbs(p) || s.dir == "" {
+		return p
+	}
+	return filepath.Join(s.dir, p)
+}
+
+func (s *Scenario) validate() field.ErrorList {
+	var errs field.ErrorList
+	if s.Name == "" {
+		errs = append(errs, field.Required(field.NewPath("name"), "names the run in its reports"))
+	}
+	cp := field.NewPath("cluster")
+	if len(s.Cluster.NodeGroups) == 0 && s.Cluster.Trace == nil {
+		errs = append(errs, field.Required(cp, "nodeGroups or trace: the simulated cluster needs nodes"))
+	}
+	names := map[string]bool{}
+	for i, g := range s.Cluster.NodeGroups {
+		p := cp.Child("nodeGroups").Index(i)
+		for _, msg := range validation.IsDNS1123Label(g.Name) {
+			errs = append(errs, field.Invalid(p.Child("name"), g.Name, msg))
+		}
+		if names[g.Name] {
+			errs = append(errs, field.Duplicate(p.Child("name"), g.Name))
+		}
+		names[g.Name] = true
+		if g.Count < 1 {
+			errs = append(errs, field.Invalid(p.Child("count"), g.Count, "must be at least 1"))
+		}
+		if g.Resources.Cpu().IsZero() || g.Resources.Memory().IsZero() {
+			errs = append(errs, field.Required(p.Child("resources"), "cpu and memory are required"))
+		}
+	}
+	if t := s.Cluster.Trace; t != nil {
+		p := cp.Child("trace")
+		if t.Format != "alibaba" {
+			errs = append(errs, field.NotSupported(p.Child("format"), t.Format, []string{"alibaba"}))
+		}
+		if t.Nodes == "" {
+			errs = append(errs, field.Required(p.Child("nodes"), "the node list file"))
+		}
+		if t.Limit < 0 {
+			errs = append(errs, field.Invalid(p.Child("limit"), t.Limit, "must not be negative"))
+		}
+	}
+	queues := map[string]bool{"default": true}
+	for i, q := range s.Queues {
+		p := field.NewPath("queues").Index(i)
+		for _, msg := range validation.IsDNS1123Label(q.Name) {
+			errs = append(errs, field.Invalid(p.Child("name"), q.Name, msg))
+		}
+		if q.Name == "root" {
+			errs = append(errs, field.Invalid(p.Child("name"), q.Name, "root is the cluster itself; name its children"))
+		}
+		if q.Weight < 0 {
+			errs = append(errs, field.Invalid(p.Child("weight"), q.Weight, "must not be negative"))
+		}
+		queues[q.Name] = true
+	}
+	wp := field.NewPath("workload")
+	if s.Workload.Trace == nil && len(s.Workload.Generators) == 0 {
+		errs = append(errs, field.Required(wp, "trace or generators: nothing would be submitted"))
+	}
+	if t := s.Workload.Trace; t != nil {
+		p := wp.Child("trace")
+		if t.Format != "alibaba" {
+			errs = append(errs, field.NotSupported(p.Child("format"), t.Format, []string{"alibaba"}))
+		}
+		if t.Tasks == "" {
+			errs = append(errs, field.Required(p.Child("tasks"), "the task list file"))
+		}
+		if t.Queue != "" && !queues[t.Queue] {
+			errs = append(errs, field.NotFound(p.Child("queue"), t.Queue))
+		}
+		if t.TimeScale < 0 {
+			errs = append(errs, field.Invalid(p.Child("timeScale"), t.TimeScale, "must not be negative"))
+		}
+		if t.Limit < 0 {
+			errs = append(errs, field.Invalid(p.Child("limit"), t.Limit, "must not be negative"))
+		}
+	}
+	gens := map[string]bool{}
+	for i, g := range s.Workload.Generators {
+		p := wp.Child("generators").Index(i)
+		for _, msg := range validation.IsDNS1123Label(g.Name) {
+			errs = append(errs, field.Invalid(p.Child("name"), g.Name, msg))
+		}
+		if gens[g.Name] {
+			errs = append(errs, field.Duplicate(p.Child("name"), g.Name))
+		}
+		gens[g.Name] = true
+		if g.Queue != "" && !queues[g.Queue] {
+			errs = append(errs, field.NotFound(p.Child("queue"), g.Queue))
+		}
+		if g.Count < 1 {
+			errs = append(errs, field.Invalid(p.Child("count"), g.Count, "must be at least 1"))
+		}
+		if g.Tasks < 0 || g.MinAvailable < 0 || g.MinAvailable > max(g.Tasks, 1) {
+			errs = append(errs, field.Invalid(p.Child("minAvailable"), g.MinAvailable, "must be between 0 (all) and tasks"))
+		}
+		if g.Runtime.Duration <= 0 {
+			errs = append(errs, field.Invalid(p.Child("runtime"), g.Runtime.Duration.String(), "must be positive"))
+		}
+		if len(g.Requests) == 0 {
+			errs = append(errs, field.Required(p.Child("requests"), "each pod's requests"))
+		}
+	}
+	if s.Until != nil && s.Until.Duration <= 0 {
+		errs = append(errs, field.Invalid(field.NewPath("until"), s.Until.Duration.String(), "must be positive"))
+	}
+	return errs
+}
+
+// quantities is a resource list of whole quantities, for the cluster's
+// nodes.
+func quantities(cpuMilli, memMiB int64, extra map[corev1.ResourceName]int64) corev1.ResourceList {
+	rl := corev1.ResourceList{
+		corev1.ResourceCPU:    *resource.NewMilliQuantity(cpuMilli, resource.DecimalSI),
+		corev1.ResourceMemory: *resource.NewQuantity(memMiB<<20, resource.BinarySI),
+		corev1.ResourcePods:   *resource.NewQuantity(256, resource.DecimalSI),
+	}
+	for name, v := range extra {
+		rl[name] = *resource.NewQuantity(v, resource.DecimalSI)
+	}
+	return rl
+}
+
+// sortedKeys are a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,105 @@
+package scenario
+
+import (
+	"bytes"
+	"encoding/csv"
+	"strings"
+	"testing"
+
+	"github.com/caldera-sh/caldera/pkg/sim/trace"
+)
+
+func run(t *testing.T, path string) *Result {
+	t.Helper()
+	s, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(t.Context(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestAlibabaSlice: the trace slice replays: every task that fits a node
+// starts, in arrival order when the cluster has room, GPU models are
+// respected, and the run is the same twice.
+func TestAlibabaSlice(t *testing.T) {
+	r := run(t, "testdata/alibaba-slice.yaml")
+	s := Summarize(r)
+	if s.Jobs+r.Unscheduled != 400 || s.Started == 0 || s.Finished == 0 {
+		t.Fatalf("summary %+v (unscheduled %d)", s, r.Unscheduled)
+	}
+	if u := s.Utilization[trace.GPUMilli]; u <= 0 || u > 1 {
+		t.Errorf("GPU utilization %v", u)
+	}
+	if s.PeakGPUAllocation <= 0 || s.PeakGPUAllocation > 1 {
+		t.Errorf("peak GPU allocation %v", s.PeakGPUAllocation)
+	}
+	for _, j := range r.Jobs {
+		if j.Start >= 0 && j.Start < j.Submit {
+			t.Errorf("%s started at %s, before its submission at %s", j.Name, j.Start, j.Submit)
+		}
+		if j.End >= 0 && j.End < j.Start {
+			t.Errorf("%s ended before it started", j.Name)
+		}
+	}
+	again := run(t, "testdata/alibaba-slice.yaml")
+	var a, b bytes.Buffer
+	if err := WriteJobs(&a, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJobs(&b, again); err != nil {
+		t.Fatal(err)
+	}
+	if a.String() != b.String() {
+		t.Errorf("two runs of the same scenario differ")
+	}
+	rows, err := csv.NewReader(&a).ReadAll()
+	if err != nil || len(rows) != len(r.Jobs)+1 || rows[0][0] != "name" {
+		t.Errorf("CSV: %d rows, %v", len(rows), err)
+	}
+}
+
+// TestGangs: gangs start whole (their start is when the fourth pod is
+// placed), both queues get work, and the weighted queue's share is the
+// larger.
+func TestGangs(t *testing.T) {
+	r := run(t, "testdata/gangs.yaml")
+	s := Summarize(r)
+	if s.Jobs != 120 || s.Finished != 120 {
+		t.Fatalf("%d jobs, %d finished", s.Jobs, s.Finished)
+	}
+	var train, eval QueueSummary
+	for _, q := range s.Queues {
+		switch q.Name {
+		case "train":
+			train = q
+		case "eval":
+			eval = q
+		}
+	}
+	if train.Jobs != 40 || eval.Jobs != 80 || train.GangWaitP99 < train.WaitP50 {
+		t.Errorf("queues %+v %+v", train, eval)
+	}
+	var text strings.Builder
+	WriteText(&text, s)
+	if !strings.Contains(text.String(), "utilization nvidia.com/gpu") || !strings.Contains(text.String(), "train") {
+		t.Errorf("text summary:\n%s", text.String())
+	}
+}
+
+// TestErrors: a scenario's mistakes name their field.
+func TestErrors(t *testing.T) {
+	for in, want := range map[string]string{
+		"name: x\ncluster: {}\nworkload: {generators: [{name: a, count: 1, runtime: 1m, requests: {cpu: '1'}}]}":                                                                                   "cluster: Required value: nodeGroups or trace",
+		"name: x\ncluster: {nodeGroups: [{name: n, count: 0, resources: {cpu: '1', memory: 1Gi}}]}\nworkload: {generators: [{name: a, count: 1, runtime: 1m, requests: {cpu: '1'}}]}":              "cluster.nodeGroups[0].count: Invalid value: 0: must be at least 1",
+		"name: x\ncluster: {nodeGroups: [{name: n, count: 1, resources: {cpu: '1', memory: 1Gi}}]}\nworkload: {generators: [{name: a, queue: nope, count: 1, runtime: 1m, requests: {cpu: '1'}}]}": `workload.generators[0].queue: Not found: "nope"`,
+		"name: x\nclustr: {}\n": `unknown field "clustr"`,
+	} {
+		if _, err := Parse([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+}
