@@ -17,7 +17,7 @@ import (
 
 // NewCommand returns `sim`.
 func NewCommand(out io.Writer) *cobra.Command {
-	var jobs, output string
+	var jobs, report, output string
 	cmd := &cobra.Command{
 		Use:   "sim SCENARIO",
 		Short: "Run a scenario through the simulator: the real scheduler on simulated nodes and a simulated clock",
@@ -26,8 +26,9 @@ configuration and workload (generated jobs, or a trace such as the Alibaba
 2023 GPU trace) go through the scheduler's own cache, cycles, actions and
 plugins on a simulated clock, with no API server. The same scenario gives
 the same result. It prints per-queue waits and completions, utilization per
-resource and GPU model, and fairness; --jobs writes a record per job.`,
-		Example: "  calderactl sim pkg/sim/scenario/testdata/gangs.yaml --jobs jobs.csv",
+resource and GPU model, and fairness; --jobs writes a record per job,
+--report an HTML report with plots.`,
+		Example: "  calderactl sim pkg/sim/scenario/testdata/gangs.yaml --jobs jobs.csv --report report.html",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmdutil.CheckOutput(output, "text", cmdutil.OutputJSON); err != nil {
@@ -55,6 +56,19 @@ resource and GPU model, and fairness; --jobs writes a record per job.`,
 				}
 			}
 			sum := scenario.Summarize(r)
+			if report != "" {
+				f, err := os.Create(report)
+				if err != nil {
+					return err
+				}
+				if err := scenario.WriteHTML(f, r, sum); err != nil {
+					_ = f.Close()
+					return err
+				}
+				if err := f.Close(); err != nil {
+					return err
+				}
+			}
 			if output == cmdutil.OutputJSON {
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
@@ -64,10 +78,14 @@ resource and GPU model, and fairness; --jobs writes a record per job.`,
 			if jobs != "" {
 				fmt.Fprintf(out, "  jobs written to %s\n", jobs)
 			}
+			if report != "" {
+				fmt.Fprintf(out, "  report written to %s: open it in a browser\n", report)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&jobs, "jobs", "", "write a record per job (CSV) to this file")
+	cmd.Flags().StringVar(&report, "report", "", "write an HTML report with plots (allocation over time, jobs waiting, waits per queue, GPU models) to this file")
 	cmdutil.AddOutputFlag(cmd, &output, "text", cmdutil.OutputJSON)
 	return cmd
 }

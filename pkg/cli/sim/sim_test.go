@@ -14,8 +14,8 @@ import (
 func TestSim(t *testing.T) {
 	var out bytes.Buffer
 	cmd := NewCommand(&out)
-	jobs := filepath.Join(t.TempDir(), "jobs.csv")
-	cmd.SetArgs([]string{"../../sim/scenario/testdata/gangs.yaml", "--jobs", jobs})
+	jobs, report := filepath.Join(t.TempDir(), "jobs.csv"), filepath.Join(t.TempDir(), "report.html")
+	cmd.SetArgs([]string{"../../sim/scenario/testdata/gangs.yaml", "--jobs", jobs, "--report", report})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
@@ -25,6 +25,10 @@ func TestSim(t *testing.T) {
 	raw, err := os.ReadFile(jobs)
 	if err != nil || strings.Count(string(raw), "\n") != 121 {
 		t.Errorf("jobs file: %d lines, %v", strings.Count(string(raw), "\n"), err)
+	}
+	html, err := os.ReadFile(report)
+	if err != nil || strings.Count(string(html), "<svg") != 3 || !strings.Contains(string(html), "<polyline") || !strings.Contains(string(html), "gangs: 120 jobs") {
+		t.Errorf("report: %d plots, %v", strings.Count(string(html), "<svg"), err)
 	}
 	out.Reset()
 	cmd = NewCommand(&out)
