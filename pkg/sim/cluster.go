@@ -298,6 +298,19 @@ func (c *Cluster) Forget(p *corev1.Pod) {
 	}
 }
 
+// DeletePod deletes a pod at once, whatever its phase, as a user's delete
+// of a pod without a grace period would.
+func (c *Cluster) DeletePod(namespace, name string) {
+	for uid, p := range c.pods {
+		if p.Namespace == namespace && p.Name == name {
+			delete(c.pods, uid)
+			delete(c.runFor, uid)
+			c.cache.DeletePod(p.DeepCopy())
+			return
+		}
+	}
+}
+
 // ForgetPodGroup deletes a PodGroup whose pods are all gone.
 func (c *Cluster) ForgetPodGroup(namespace, name string) {
 	id := api.NewJobID(namespace, name)
