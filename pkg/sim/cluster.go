@@ -177,6 +177,10 @@ func (c *Cluster) Cycle(ctx context.Context) scheduler.CycleStats {
 	return c.sched.RunCycle(ctx)
 }
 
+// PendingWork reports whether some job waits to be admitted or placed:
+// the scheduler runs a cycle only then.
+func (c *Cluster) PendingWork() bool { return c.cache.PendingWork() }
+
 // Advance moves the clock forward by d, applying the pod completions and
 // deletions due on the way, in time order.
 func (c *Cluster) Advance(d time.Duration) {

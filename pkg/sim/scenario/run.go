@@ -222,10 +222,11 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 			st.submit(jobs[next])
 			next++
 		}
-		// A cycle that binds may let another place more (a gang whose
+		// As the scheduler does, a cycle runs only while some job waits;
+		// one that binds may let another place more (a gang whose
 		// admission the first made): cycle until one binds nothing.
 		for range 4 {
-			if c.Cycle(ctx).Bound == 0 {
+			if !c.PendingWork() || c.Cycle(ctx).Bound == 0 {
 				break
 			}
 		}
