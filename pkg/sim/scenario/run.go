@@ -466,7 +466,21 @@ func (s *Scenario) jobs() ([]job, int, error) {
 		if scale == 0 {
 			scale = 1
 		}
-		for _, task := range list {
+		var span time.Duration
+		if n := len(list); n > 0 {
+			span = list[n-1].Arrival + time.Second
+		}
+		var copies []trace.Task
+		for c := range max(t.Repeat, 1) {
+			for _, task := range list {
+				if c > 0 {
+					task.Name = fmt.Sprintf("%s-%d", task.Name, c)
+					task.Arrival += time.Duration(c) * span
+				}
+				copies = append(copies, task)
+			}
+		}
+		for _, task := range copies {
 			req := corev1.ResourceList{
 				corev1.ResourceCPU:    *resource.NewMilliQuantity(task.CPUMilli, resource.DecimalSI),
 				corev1.ResourceMemory: *resource.NewQuantity(task.MemoryMiB<<20, resource.BinarySI),

@@ -98,6 +98,9 @@ type TaskTrace struct {
 	// AllAtOnce submits every task at the start, as the "fill the
 	// cluster" experiments do: they are taken in trace order.
 	AllAtOnce bool `json:"allAtOnce,omitempty"`
+	// Repeat replays the list this many times (copies named
+	// <task>-<copy>), each copy after the last one ends; 0 means once.
+	Repeat int `json:"repeat,omitempty"`
 }
 
 // Generator makes Count jobs of Tasks pods each (a gang of MinAvailable,
@@ -230,6 +233,9 @@ func (s *Scenario) validate() field.ErrorList {
 		}
 		if t.Limit < 0 {
 			errs = append(errs, field.Invalid(p.Child("limit"), t.Limit, "must not be negative"))
+		}
+		if t.Repeat < 0 {
+			errs = append(errs, field.Invalid(p.Child("repeat"), t.Repeat, "must not be negative"))
 		}
 	}
 	gens := map[string]bool{}
