@@ -19,7 +19,7 @@ func BenchmarkScenario(b *testing.B) {
 	for _, jobs := range []int{benchJobs} {
 		b.Run(fmt.Sprintf("jobs=%d", jobs), func(b *testing.B) {
 			s := &Scenario{Name: "bench", Seed: 1,
-				Cluster: Cluster{NodeGroups: []NodeGroup{{Name: "gpu", Count: 1000, Resources: corev1.ResourceList{
+				Cluster: &Cluster{NodeGroups: []NodeGroup{{Name: "gpu", Count: 1000, Resources: corev1.ResourceList{
 					corev1.ResourceCPU: resource.MustParse("96"), corev1.ResourceMemory: resource.MustParse("1Ti"), "nvidia.com/gpu": resource.MustParse("8"),
 				}}}},
 			}

@@ -150,7 +150,7 @@ func jain(x []float64) float64 {
 // run's start, -1 for what did not happen.
 func WriteJobs(w io.Writer, r *Result) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write([]string{"name", "queue", "tasks", "min_available", "requests", "submit_s", "start_s", "end_s", "wait_s", "evictions"}); err != nil {
+	if err := cw.Write([]string{"name", "queue", "cluster", "tasks", "min_available", "requests", "submit_s", "released_s", "start_s", "end_s", "wait_s", "evictions"}); err != nil {
 		return err
 	}
 	secs := func(d time.Duration) string {
@@ -169,8 +169,8 @@ func WriteJobs(w io.Writer, r *Result) error {
 			q := j.Requests[name]
 			req = append(req, string(name)+"="+q.String())
 		}
-		if err := cw.Write([]string{j.Name, j.Queue, strconv.Itoa(int(j.Tasks)), strconv.Itoa(int(j.MinAvailable)), strings.Join(req, ";"),
-			secs(j.Submit), secs(j.Start), secs(j.End), secs(wait), strconv.Itoa(j.Evictions)}); err != nil {
+		if err := cw.Write([]string{j.Name, j.Queue, j.Cluster, strconv.Itoa(int(j.Tasks)), strconv.Itoa(int(j.MinAvailable)), strings.Join(req, ";"),
+			secs(j.Submit), secs(j.Released), secs(j.Start), secs(j.End), secs(wait), strconv.Itoa(j.Evictions)}); err != nil {
 			return err
 		}
 	}

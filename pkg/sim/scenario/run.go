@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
@@ -92,10 +93,14 @@ type JobRecord struct {
 	MinAvailable int32
 	// Requests of one pod.
 	Requests corev1.ResourceList
-	// Submit, Start (its gang placed) and End (every pod done), from the
-	// run's start; Start and End are negative when it did not get there.
-	Submit, Start, End time.Duration
-	Evictions          int
+	// Cluster is where it ran ("" when the dispatcher never released it,
+	// or with one cluster).
+	Cluster string
+	// Submit, Released (by the global dispatcher; with one cluster, as
+	// submitted), Start (its gang placed) and End (every pod done), from
+	// the run's start; negative when it did not get there.
+	Submit, Released, Start, End time.Duration
+	Evictions                    int
 }
 
 // Sample is what was allocated at a time, per resource and per GPU model.
@@ -110,64 +115,169 @@ type Sample struct {
 // Run runs the scenario to its end.
 func Run(ctx context.Context, s *Scenario) (*Result, error) {
 	wallStart := time.Now()
+	prof, done, err := s.profile(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+
+	r := &Result{Name: s.Name, Capacity: map[string]float64{}, ModelCapacity: map[string]float64{}}
+	st := &state{r: r, byName: map[string]int{}, models: map[string]string{}, allocated: map[string]float64{}, modelAlloc: map[string]float64{},
+		members: map[string]*member{}}
+	clusters := s.Clusters
+	if s.Cluster != nil {
+		clusters = []Cluster{*s.Cluster}
+	}
+	jobs, unscheduled, err := s.jobs()
+	if err != nil {
+		return nil, err
+	}
+	r.Unscheduled = unscheduled
+	for _, cl := range clusters {
+		m := &member{name: cl.Name, allocatable: dispatch.Resources{}, allocated: dispatch.Resources{}}
+		m.c = sim.New(sim.Options{
+			Actions: prof.Actions, Tiers: prof.Tiers, Start: start, EvictionGrace: 30 * time.Second,
+			NodesToFind: framework.NodesToFind(0, 100),
+			OnBound:     func(p *corev1.Pod, node string, at time.Time) { st.bound(m, p, node, at) },
+			OnFinished:  func(p *corev1.Pod, at time.Time) { st.finished(m, p, at) },
+			OnEvicted:   func(c *sim.Cluster, p *corev1.Pod, _ time.Duration) { st.evicted(m, p) },
+		})
+		nodes, err := s.nodes(cl)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range nodes {
+			m.c.AddNode(n)
+			m.allocatable.Add(dispatch.ResourcesOf(n.Status.Allocatable))
+			for name, q := range n.Status.Allocatable {
+				r.Capacity[string(name)] += float64(q.MilliValue()) / 1000
+			}
+			if model := n.Labels[trace.GPUModelLabel]; model != "" {
+				st.models[n.Name] = model
+				q := n.Status.Allocatable[trace.GPUMilli]
+				r.ModelCapacity[model] += float64(q.Value())
+			}
+		}
+		s.addQueues(m.c)
+		for _, g := range s.Workload.Generators {
+			if g.Priority != 0 {
+				m.c.AddPriorityClass(&schedv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: priorityClass(g.Priority)}, Value: g.Priority})
+			}
+		}
+		st.order = append(st.order, m)
+		st.members[m.name] = m
+	}
+	federated := len(s.Clusters) > 0
+	st.federated = federated
+	var opts dispatch.Options
+	if s.Federation != nil {
+		opts.StarvationWait = s.Federation.StarvationWait.Duration
+	}
+
+	until := time.Duration(math.MaxInt64)
+	if s.Until != nil {
+		until = s.Until.Duration
+	}
+	next := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		at, ok := time.Duration(math.MaxInt64), false
+		if next < len(jobs) {
+			at, ok = jobs[next].arrival, true
+		}
+		for _, m := range st.order {
+			if due, has := m.c.Next(); has && due.Sub(start) < at {
+				at, ok = due.Sub(start), true
+			}
+		}
+		if !ok || at > until {
+			break
+		}
+		st.account(at)
+		for _, m := range st.order {
+			m.c.Advance(start.Add(at).Sub(m.c.Now()))
+		}
+		for next < len(jobs) && jobs[next].arrival <= at {
+			if federated {
+				st.hold(jobs[next])
+			} else {
+				st.submit(st.order[0], jobs[next], jobs[next].arrival)
+			}
+			next++
+		}
+		if federated {
+			st.dispatch(at, s.Queues, opts)
+		}
+		for _, m := range st.order {
+			// As the scheduler does, a cycle runs only while some job
+			// waits; one that binds may let another place more (a gang
+			// whose admission the first made): cycle until one binds
+			// nothing.
+			for range 4 {
+				if !m.c.PendingWork() || m.c.Cycle(ctx).Bound == 0 {
+					break
+				}
+			}
+		}
+		st.sample(at)
+	}
+	r.End = st.order[0].c.Now().Sub(start)
+	st.account(r.End)
+	r.AllocatedSeconds, r.ModelAllocatedSeconds = st.area, st.modelArea
+	for _, m := range st.order {
+		cs := m.c.Stats()
+		r.Stats.Cycles += cs.Cycles
+		r.Stats.Binds += cs.Binds
+		r.Stats.Evictions += cs.Evictions
+		r.Stats.Completions += cs.Completions
+	}
+	r.Wall = time.Since(wallStart)
+	return r, nil
+}
+
+// profile builds the scheduler's actions and plugins; done releases them.
+func (s *Scenario) profile(ctx context.Context) (*profile.Profile, func(), error) {
 	text := s.Scheduler
 	if text == "" {
 		text = DefaultScheduler
 	}
 	cfg, err := config.Load([]byte(text), profile.NameRegistry())
 	if err != nil {
-		return nil, fmt.Errorf("scheduler: %w", err)
+		return nil, nil, fmt.Errorf("scheduler: %w", err)
 	}
 	h := &framework.Handle{}
+	done := func() {}
 	if fitOpts, needFit, err := profile.PodFitOptions(cfg); err != nil {
-		return nil, fmt.Errorf("scheduler: %w", err)
+		return nil, nil, fmt.Errorf("scheduler: %w", err)
 	} else if needFit {
 		// kube-scheduler's plugins look volumes and workloads up in
 		// informers: the simulated cluster has none of them.
 		fctx, cancel := context.WithCancel(ctx)
-		defer cancel()
 		cs := fake.NewClientset()
 		factory := informers.NewSharedInformerFactory(cs, 0)
 		e, err := podfit.New(fctx, podfit.Options{InformerFactory: factory, ClientSet: cs, Profile: fitOpts})
 		if err != nil {
-			return nil, fmt.Errorf("scheduler: %w", err)
+			cancel()
+			return nil, nil, fmt.Errorf("scheduler: %w", err)
 		}
-		defer func() { _ = e.Close() }()
 		factory.Start(fctx.Done())
 		factory.WaitForCacheSync(fctx.Done())
 		h.PodFit = e
+		done = func() { _ = e.Close(); cancel() }
 	}
 	prof, err := profile.Build(cfg, h)
 	if err != nil {
-		return nil, fmt.Errorf("scheduler: %w", err)
+		done()
+		return nil, nil, fmt.Errorf("scheduler: %w", err)
 	}
+	return prof, done, nil
+}
 
-	r := &Result{Name: s.Name, Capacity: map[string]float64{}, ModelCapacity: map[string]float64{}}
-	st := &state{r: r, byName: map[string]int{}, models: map[string]string{}, allocated: map[string]float64{}, modelAlloc: map[string]float64{}}
-	c := sim.New(sim.Options{
-		Actions: prof.Actions, Tiers: prof.Tiers, Start: start, EvictionGrace: 30 * time.Second,
-		NodesToFind: framework.NodesToFind(0, 100),
-		OnBound:     st.bound, OnFinished: st.finished,
-		OnEvicted: func(c *sim.Cluster, p *corev1.Pod, _ time.Duration) { st.evicted(c, p) },
-	})
-	st.c = c
-	nodes, err := s.nodes()
-	if err != nil {
-		return nil, err
-	}
-	for _, n := range nodes {
-		c.AddNode(n)
-		for name, q := range n.Status.Allocatable {
-			r.Capacity[string(name)] += float64(q.MilliValue()) / 1000
-		}
-		if m := n.Labels[trace.GPUModelLabel]; m != "" {
-			st.models[n.Name] = m
-			q := n.Status.Allocatable[trace.GPUMilli]
-			r.ModelCapacity[m] += float64(q.Value())
-		}
-	}
-	root := &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: schedulingv1beta1.RootQueue}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}
-	c.AddQueue(root)
+// addQueues creates root, the scenario's queues and default in a cluster.
+func (s *Scenario) addQueues(c *sim.Cluster) {
+	c.AddQueue(&schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: schedulingv1beta1.RootQueue}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}})
 	hasDefault := false
 	for _, q := range s.Queues {
 		hasDefault = hasDefault || q.Name == schedulingv1beta1.DefaultQueue
@@ -184,71 +294,34 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 		c.AddQueue(&schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: schedulingv1beta1.DefaultQueue}, Spec: schedulingv1beta1.QueueSpec{
 			Parent: schedulingv1beta1.RootQueue, Weight: 1}, Status: schedulingv1beta1.QueueStatus{State: schedulingv1beta1.QueueStateOpen}})
 	}
-	jobs, unscheduled, err := s.jobs()
-	if err != nil {
-		return nil, err
-	}
-	r.Unscheduled = unscheduled
-	priorities := map[int32]bool{}
-	for _, g := range s.Workload.Generators {
-		if g.Priority != 0 && !priorities[g.Priority] {
-			priorities[g.Priority] = true
-			c.AddPriorityClass(&schedv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: priorityClass(g.Priority)}, Value: g.Priority})
-		}
-	}
+}
 
-	until := time.Duration(math.MaxInt64)
-	if s.Until != nil {
-		until = s.Until.Duration
-	}
-	next := 0
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		at, ok := time.Duration(math.MaxInt64), false
-		if next < len(jobs) {
-			at, ok = jobs[next].arrival, true
-		}
-		if due, has := c.Next(); has && due.Sub(start) < at {
-			at, ok = due.Sub(start), true
-		}
-		if !ok || at > until {
-			break
-		}
-		st.account(at)
-		c.Advance(start.Add(at).Sub(c.Now()))
-		for next < len(jobs) && jobs[next].arrival <= at {
-			st.submit(jobs[next])
-			next++
-		}
-		// As the scheduler does, a cycle runs only while some job waits;
-		// one that binds may let another place more (a gang whose
-		// admission the first made): cycle until one binds nothing.
-		for range 4 {
-			if !c.PendingWork() || c.Cycle(ctx).Bound == 0 {
-				break
-			}
-		}
-		st.sample(at)
-	}
-	r.End = c.Now().Sub(start)
-	st.account(r.End)
-	r.AllocatedSeconds, r.ModelAllocatedSeconds = st.area, st.modelArea
-	r.Stats = c.Stats()
-	r.Wall = time.Since(wallStart)
-	return r, nil
+// member is a simulated member cluster and what is placed on it.
+type member struct {
+	name string
+	c    *sim.Cluster
+	// allocatable is its nodes'; allocated the requests of its bound,
+	// unfinished pods.
+	allocatable, allocated dispatch.Resources
 }
 
 func priorityClass(v int32) string { return fmt.Sprintf("sim-priority-%d", v) }
 
 // state follows the run.
 type state struct {
-	c      *sim.Cluster
 	r      *Result
 	byName map[string]int
 	// placed and done count each job's pods placed and finished.
 	placed, done []int32
+	// jobs are the jobs submitted, by index; held those the dispatcher
+	// has not released yet, in arrival order.
+	jobs []job
+	held []int
+	// members are the clusters, in the scenario's order; federated says
+	// the global dispatcher releases jobs to them.
+	federated bool
+	members   map[string]*member
+	order     []*member
 	// models are the trace nodes' GPU models.
 	models     map[string]string
 	allocated  map[string]float64
@@ -259,13 +332,32 @@ type state struct {
 	area, modelArea map[string]float64
 }
 
-func (st *state) submit(j job) {
-	c := st.c
+// record starts a job's record.
+func (st *state) record(j job) int {
 	i := len(st.r.Jobs)
 	st.byName[j.name] = i
-	st.r.Jobs = append(st.r.Jobs, JobRecord{Name: j.name, Queue: j.queue, Tasks: j.tasks, MinAvailable: j.min, Requests: j.requests, Submit: j.arrival, Start: -1, End: -1})
+	st.r.Jobs = append(st.r.Jobs, JobRecord{Name: j.name, Queue: j.queue, Tasks: j.tasks, MinAvailable: j.min, Requests: j.requests,
+		Submit: j.arrival, Released: -1, Start: -1, End: -1})
 	st.placed, st.done = append(st.placed, 0), append(st.done, 0)
+	st.jobs = append(st.jobs, j)
 	st.pending++
+	return i
+}
+
+// hold records a job the global dispatcher holds until it releases it.
+func (st *state) hold(j job) {
+	st.held = append(st.held, st.record(j))
+}
+
+// submit gives a job to a member cluster at released.
+func (st *state) submit(m *member, j job, released time.Duration) {
+	i, ok := st.byName[j.name]
+	if !ok {
+		i = st.record(j)
+	}
+	rec := &st.r.Jobs[i]
+	rec.Cluster, rec.Released = m.name, released
+	c := m.c
 	c.AddPodGroup(&schedulingv1beta1.PodGroup{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: j.name},
 		Spec:       schedulingv1beta1.PodGroupSpec{MinMember: j.min, Queue: j.queue, PriorityClassName: j.priority},
@@ -291,6 +383,67 @@ func (st *state) submit(j job) {
 	}
 }
 
+// dispatch runs caldera-global's decision over the members and the held
+// jobs, and gives each released job to the cluster it was counted on.
+func (st *state) dispatch(at time.Duration, queues []Queue, opts dispatch.Options) {
+	if len(st.held) == 0 {
+		return
+	}
+	snap := &dispatch.Snapshot{Now: start.Add(at)}
+	for _, m := range st.order {
+		snap.Clusters = append(snap.Clusters, dispatch.Cluster{Name: m.name, Ready: true, Allocatable: m.allocatable, Allocated: m.allocated})
+	}
+	hasDefault := false
+	for _, q := range queues {
+		hasDefault = hasDefault || q.Name == schedulingv1beta1.DefaultQueue
+		dq := dispatch.Queue{Name: q.Name, Priority: q.Priority, Weight: max(q.Weight, 1)}
+		if len(q.Capability) > 0 {
+			dq.Capability = dispatch.ResourcesOf(q.Capability)
+		}
+		if len(q.Guarantee) > 0 {
+			dq.Guarantee = dispatch.ResourcesOf(q.Guarantee)
+		}
+		snap.Queues = append(snap.Queues, dq)
+	}
+	if !hasDefault {
+		snap.Queues = append(snap.Queues, dispatch.Queue{Name: schedulingv1beta1.DefaultQueue, Weight: 1})
+	}
+	binding := func(i int) *dispatch.Binding {
+		j, rec := st.jobs[i], &st.r.Jobs[i]
+		return &dispatch.Binding{ID: j.name, Queue: j.queue, Created: start.Add(j.arrival),
+			Components: []dispatch.Component{{Name: "task", Replicas: j.tasks, Request: dispatch.ResourcesOf(j.requests)}},
+			Released:   rec.Released >= 0, Cluster: rec.Cluster, Reported: rec.Released >= 0, Finished: rec.End >= 0}
+	}
+	for i := range st.r.Jobs {
+		if rec := &st.r.Jobs[i]; rec.Released >= 0 && rec.End < 0 {
+			snap.Bindings = append(snap.Bindings, binding(i))
+		}
+	}
+	for _, i := range st.held {
+		snap.Bindings = append(snap.Bindings, binding(i))
+	}
+	dec := dispatch.Decide(snap, opts)
+	released := map[string]string{}
+	for _, rel := range dec.Releases {
+		released[rel.ID] = rel.Cluster
+	}
+	kept := st.held[:0]
+	for _, i := range st.held {
+		j := st.jobs[i]
+		cluster, ok := released[j.name]
+		if !ok {
+			kept = append(kept, i)
+			continue
+		}
+		m := st.members[cluster]
+		// What the member will allocate counts at once, as the
+		// dispatcher's own account does until the member reports it.
+		m.allocated.Add(dispatch.ResourcesOf(j.requests).Times(int64(j.tasks)))
+		st.submit(m, j, at)
+	}
+	st.held = kept
+}
+
 // jobOf is the index of a pod's job.
 func (st *state) jobOf(p *corev1.Pod) (int, bool) {
 	i, ok := st.byName[p.Annotations[schedulingv1beta1.KubeGroupNameAnnotation]]
@@ -308,12 +461,16 @@ func (st *state) use(p *corev1.Pod, node string, sign float64) {
 	}
 }
 
-func (st *state) bound(p *corev1.Pod, node string, at time.Time) {
+func (st *state) bound(m *member, p *corev1.Pod, node string, at time.Time) {
 	st.account(at.Sub(start))
 	st.use(p, node, 1)
 	i, ok := st.jobOf(p)
 	if !ok {
 		return
+	}
+	if !st.federated {
+		// With a dispatcher, a released job counts from its release.
+		m.allocated.Add(dispatch.ResourcesOf(p.Spec.Containers[0].Resources.Requests))
 	}
 	st.placed[i]++
 	rec := &st.r.Jobs[i]
@@ -323,10 +480,11 @@ func (st *state) bound(p *corev1.Pod, node string, at time.Time) {
 	}
 }
 
-func (st *state) finished(p *corev1.Pod, at time.Time) {
+func (st *state) finished(m *member, p *corev1.Pod, at time.Time) {
 	st.account(at.Sub(start))
 	st.use(p, p.Spec.NodeName, -1)
-	st.c.Forget(p)
+	m.allocated.Sub(dispatch.ResourcesOf(p.Spec.Containers[0].Resources.Requests))
+	m.c.Forget(p)
 	i, ok := st.jobOf(p)
 	if !ok {
 		return
@@ -335,11 +493,12 @@ func (st *state) finished(p *corev1.Pod, at time.Time) {
 	rec := &st.r.Jobs[i]
 	if st.done[i] == rec.Tasks {
 		rec.End = at.Sub(start)
-		st.c.ForgetPodGroup(namespace, rec.Name)
+		m.c.ForgetPodGroup(namespace, rec.Name)
 	}
 }
 
-func (st *state) evicted(c *sim.Cluster, p *corev1.Pod) {
+func (st *state) evicted(m *member, p *corev1.Pod) {
+	c := m.c
 	st.account(c.Now().Sub(start))
 	if p.Spec.NodeName != "" {
 		st.use(p, p.Spec.NodeName, -1)
@@ -351,7 +510,8 @@ func (st *state) evicted(c *sim.Cluster, p *corev1.Pod) {
 	rec := &st.r.Jobs[i]
 	rec.Evictions++
 	st.placed[i]--
-	// The job controller makes the pod again; it waits to be placed.
+	// The job controller makes the pod again; it waits to be placed (and
+	// still counts on the member's account).
 	q := p.DeepCopy()
 	q.UID, q.ResourceVersion, q.Spec.NodeName, q.DeletionTimestamp, q.Status = "", "", "", nil, corev1.PodStatus{Phase: corev1.PodPending}
 	q.Name = fmt.Sprintf("%s-r%d", p.Name, rec.Evictions)
@@ -391,13 +551,17 @@ func (st *state) sample(at time.Duration) {
 	st.r.Usage = append(st.r.Usage, s)
 }
 
-// nodes are the scenario's nodes.
-func (s *Scenario) nodes() ([]*corev1.Node, error) {
+// nodes are a cluster's nodes, named <cluster>-<node> in a member.
+func (s *Scenario) nodes(cl Cluster) ([]*corev1.Node, error) {
+	prefix := ""
+	if cl.Name != "" {
+		prefix = cl.Name + "-"
+	}
 	var out []*corev1.Node
 	ready := []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
-	for _, g := range s.Cluster.NodeGroups {
+	for _, g := range cl.NodeGroups {
 		for i := range g.Count {
-			name := fmt.Sprintf("%s-%d", g.Name, i)
+			name := fmt.Sprintf("%s%s-%d", prefix, g.Name, i)
 			labels := map[string]string{corev1.LabelHostname: name}
 			for k, v := range g.Labels {
 				labels[k] = v
@@ -410,7 +574,7 @@ func (s *Scenario) nodes() ([]*corev1.Node, error) {
 				Status: corev1.NodeStatus{Capacity: rl, Allocatable: rl, Conditions: ready}})
 		}
 	}
-	if t := s.Cluster.Trace; t != nil {
+	if t := cl.Trace; t != nil {
 		f, err := os.Open(s.path(t.Nodes))
 		if err != nil {
 			return nil, fmt.Errorf("cluster.trace.nodes: %w", err)
@@ -424,6 +588,7 @@ func (s *Scenario) nodes() ([]*corev1.Node, error) {
 			nodes = nodes[:t.Limit]
 		}
 		for _, n := range nodes {
+			n.Name = prefix + n.Name
 			labels := map[string]string{corev1.LabelHostname: n.Name}
 			extra := map[corev1.ResourceName]int64{}
 			if n.GPUs > 0 {

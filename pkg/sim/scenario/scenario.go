@@ -27,8 +27,13 @@ type Scenario struct {
 	// Scheduler is a scheduler configuration, in either of the scheduler's
 	// formats (docs/scheduler-configuration.md); empty means the defaults.
 	Scheduler string `json:"scheduler,omitempty"`
-	// Cluster is the simulated cluster.
-	Cluster Cluster `json:"cluster"`
+	// Cluster is the simulated cluster; or Clusters, several member
+	// clusters under the global dispatcher (caldera-global's decisions:
+	// queues across clusters, capacity, fair share).
+	Cluster  *Cluster  `json:"cluster,omitempty"`
+	Clusters []Cluster `json:"clusters,omitempty"`
+	// Federation tunes the global dispatcher, with Clusters.
+	Federation *Federation `json:"federation,omitempty"`
 	// Queues are created under root; a default queue is added when none
 	// is named default.
 	Queues []Queue `json:"queues,omitempty"`
@@ -42,8 +47,18 @@ type Scenario struct {
 	dir string
 }
 
+// Federation tunes the global dispatcher.
+type Federation struct {
+	// StarvationWait is how long a job that fits no cluster may be passed
+	// over before it reserves the one closest to holding it; 0 never.
+	StarvationWait metav1.Duration `json:"starvationWait,omitempty"`
+}
+
 // Cluster is the nodes.
 type Cluster struct {
+	// Name names a member cluster (with Clusters); its nodes are named
+	// <cluster>-<node>.
+	Name       string      `json:"name,omitempty"`
 	NodeGroups []NodeGroup `json:"nodeGroups,omitempty"`
 	// Trace adds a trace's nodes.
 	Trace *NodeTrace `json:"trace,omitempty"`
@@ -166,38 +181,26 @@ func (s *Scenario) validate() field.ErrorList {
 	if s.Name == "" {
 		errs = append(errs, field.Required(field.NewPath("name"), "names the run in its reports"))
 	}
-	cp := field.NewPath("cluster")
-	if len(s.Cluster.NodeGroups) == 0 && s.Cluster.Trace == nil {
-		errs = append(errs, field.Required(cp, "nodeGroups or trace: the simulated cluster needs nodes"))
-	}
-	names := map[string]bool{}
-	for i, g := range s.Cluster.NodeGroups {
-		p := cp.Child("nodeGroups").Index(i)
-		for _, msg := range validation.IsDNS1123Label(g.Name) {
-			errs = append(errs, field.Invalid(p.Child("name"), g.Name, msg))
+	switch {
+	case s.Cluster != nil && len(s.Clusters) > 0:
+		errs = append(errs, field.Invalid(field.NewPath("clusters"), len(s.Clusters), "give cluster (one) or clusters (a federation), not both"))
+	case s.Cluster != nil:
+		if s.Federation != nil {
+			errs = append(errs, field.Invalid(field.NewPath("federation"), "", "needs clusters: a federation of members"))
 		}
-		if names[g.Name] {
-			errs = append(errs, field.Duplicate(p.Child("name"), g.Name))
+		errs = append(errs, validateCluster(s.Cluster, field.NewPath("cluster"), false)...)
+	case len(s.Clusters) > 0:
+		seen := map[string]bool{}
+		for i := range s.Clusters {
+			p := field.NewPath("clusters").Index(i)
+			errs = append(errs, validateCluster(&s.Clusters[i], p, true)...)
+			if seen[s.Clusters[i].Name] {
+				errs = append(errs, field.Duplicate(p.Child("name"), s.Clusters[i].Name))
+			}
+			seen[s.Clusters[i].Name] = true
 		}
-		names[g.Name] = true
-		if g.Count < 1 {
-			errs = append(errs, field.Invalid(p.Child("count"), g.Count, "must be at least 1"))
-		}
-		if g.Resources.Cpu().IsZero() || g.Resources.Memory().IsZero() {
-			errs = append(errs, field.Required(p.Child("resources"), "cpu and memory are required"))
-		}
-	}
-	if t := s.Cluster.Trace; t != nil {
-		p := cp.Child("trace")
-		if t.Format != "alibaba" {
-			errs = append(errs, field.NotSupported(p.Child("format"), t.Format, []string{"alibaba"}))
-		}
-		if t.Nodes == "" {
-			errs = append(errs, field.Required(p.Child("nodes"), "the node list file"))
-		}
-		if t.Limit < 0 {
-			errs = append(errs, field.Invalid(p.Child("limit"), t.Limit, "must not be negative"))
-		}
+	default:
+		errs = append(errs, field.Required(field.NewPath("cluster"), "cluster or clusters: the simulation needs nodes"))
 	}
 	queues := map[string]bool{"default": true}
 	for i, q := range s.Queues {
@@ -266,6 +269,50 @@ func (s *Scenario) validate() field.ErrorList {
 	}
 	if s.Until != nil && s.Until.Duration <= 0 {
 		errs = append(errs, field.Invalid(field.NewPath("until"), s.Until.Duration.String(), "must be positive"))
+	}
+	return errs
+}
+
+// validateCluster checks a cluster; named says whether it is a member,
+// which needs a name.
+func validateCluster(c *Cluster, cp *field.Path, named bool) field.ErrorList {
+	var errs field.ErrorList
+	if named {
+		for _, msg := range validation.IsDNS1123Label(c.Name) {
+			errs = append(errs, field.Invalid(cp.Child("name"), c.Name, msg))
+		}
+	}
+	if len(c.NodeGroups) == 0 && c.Trace == nil {
+		errs = append(errs, field.Required(cp, "nodeGroups or trace: the simulated cluster needs nodes"))
+	}
+	names := map[string]bool{}
+	for i, g := range c.NodeGroups {
+		p := cp.Child("nodeGroups").Index(i)
+		for _, msg := range validation.IsDNS1123Label(g.Name) {
+			errs = append(errs, field.Invalid(p.Child("name"), g.Name, msg))
+		}
+		if names[g.Name] {
+			errs = append(errs, field.Duplicate(p.Child("name"), g.Name))
+		}
+		names[g.Name] = true
+		if g.Count < 1 {
+			errs = append(errs, field.Invalid(p.Child("count"), g.Count, "must be at least 1"))
+		}
+		if g.Resources.Cpu().IsZero() || g.Resources.Memory().IsZero() {
+			errs = append(errs, field.Required(p.Child("resources"), "cpu and memory are required"))
+		}
+	}
+	if t := c.Trace; t != nil {
+		p := cp.Child("trace")
+		if t.Format != "alibaba" {
+			errs = append(errs, field.NotSupported(p.Child("format"), t.Format, []string{"alibaba"}))
+		}
+		if t.Nodes == "" {
+			errs = append(errs, field.Required(p.Child("nodes"), "the node list file"))
+		}
+		if t.Limit < 0 {
+			errs = append(errs, field.Invalid(p.Child("limit"), t.Limit, "must not be negative"))
+		}
 	}
 	return errs
 }

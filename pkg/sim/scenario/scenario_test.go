@@ -2,9 +2,14 @@ package scenario
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/csv"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/caldera-sh/caldera/pkg/sim/trace"
 )
@@ -101,5 +106,44 @@ func TestErrors(t *testing.T) {
 		if _, err := Parse([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", in, err, want)
 		}
+	}
+}
+
+// TestFederation: jobs go through the global dispatcher to both members;
+// the research queue never holds more than its 12-GPU capability across
+// them, and every job finishes.
+func TestFederation(t *testing.T) {
+	r := run(t, "testdata/federation.yaml")
+	s := Summarize(r)
+	if s.Jobs != 90 || s.Finished != 90 {
+		t.Fatalf("%d jobs, %d finished", s.Jobs, s.Finished)
+	}
+	clusters := map[string]int{}
+	type change struct {
+		at   time.Duration
+		gpus int64
+	}
+	var changes []change
+	for _, j := range r.Jobs {
+		clusters[j.Cluster]++
+		if j.Released < j.Submit || j.Start < j.Released {
+			t.Errorf("%s: submitted %s, released %s, started %s", j.Name, j.Submit, j.Released, j.Start)
+		}
+		if j.Queue == "research" {
+			g := j.Requests.Name("nvidia.com/gpu", resource.DecimalSI).Value() * int64(j.Tasks)
+			changes = append(changes, change{j.Released, g}, change{j.End, -g})
+		}
+	}
+	if clusters["east"] == 0 || clusters["west"] == 0 || clusters[""] != 0 {
+		t.Errorf("jobs per cluster %v", clusters)
+	}
+	slices.SortFunc(changes, func(a, b change) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.gpus, b.gpus)) })
+	var held, most int64
+	for _, c := range changes {
+		held += c.gpus
+		most = max(most, held)
+	}
+	if most > 12 || most < 8 {
+		t.Errorf("research held at most %d GPUs at once, capability 12", most)
 	}
 }
