@@ -19,6 +19,7 @@ import (
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
+	"github.com/caldera-sh/caldera/pkg/federation/split"
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
@@ -60,6 +61,20 @@ type job struct {
 	models      []string
 	selector    map[string]string
 	priority    string
+	// gang, gangSize and clusters are a HyperJob child's: released with
+	// its siblings, to the cluster its plan gave it.
+	gang     string
+	gangSize int
+	clusters []string
+}
+
+// hyperJob is a HyperJob to split once the members have room.
+type hyperJob struct {
+	name, queue string
+	arrival     time.Duration
+	runtime     time.Duration
+	in          *split.Input
+	pod         corev1.ResourceList
 }
 
 // Result is what a run did.
@@ -77,8 +92,9 @@ type Result struct {
 	// per resource and per GPU model.
 	AllocatedSeconds, ModelAllocatedSeconds map[string]float64
 	Stats                                   sim.Stats
-	// Unscheduled counts the trace's tasks it never scheduled (left out).
-	Unscheduled int
+	// Unscheduled counts the trace's tasks it never scheduled (left out);
+	// Unplanned the HyperJobs that never fit the members.
+	Unscheduled, Unplanned int
 	// End is the simulated time the run ended at, from its start; Wall
 	// how long it took.
 	End  time.Duration
@@ -178,7 +194,8 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 	if s.Until != nil {
 		until = s.Until.Duration
 	}
-	next := 0
+	hjs := s.hyperJobs()
+	next, nextHJ := 0, 0
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -186,6 +203,9 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 		at, ok := time.Duration(math.MaxInt64), false
 		if next < len(jobs) {
 			at, ok = jobs[next].arrival, true
+		}
+		if nextHJ < len(hjs) && hjs[nextHJ].arrival < at {
+			at, ok = hjs[nextHJ].arrival, true
 		}
 		for _, m := range st.order {
 			if due, has := m.c.Next(); has && due.Sub(start) < at {
@@ -207,7 +227,12 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 			}
 			next++
 		}
+		for nextHJ < len(hjs) && hjs[nextHJ].arrival <= at {
+			st.waiting = append(st.waiting, hjs[nextHJ])
+			nextHJ++
+		}
 		if federated {
+			st.plan()
 			st.dispatch(at, s.Queues, opts)
 		}
 		for _, m := range st.order {
@@ -223,6 +248,7 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 		}
 		st.sample(at)
 	}
+	r.Unplanned = len(st.waiting)
 	r.End = st.order[0].c.Now().Sub(start)
 	st.account(r.End)
 	r.AllocatedSeconds, r.ModelAllocatedSeconds = st.area, st.modelArea
@@ -317,6 +343,8 @@ type state struct {
 	// has not released yet, in arrival order.
 	jobs []job
 	held []int
+	// waiting are the HyperJobs not split yet.
+	waiting []hyperJob
 	// members are the clusters, in the scenario's order; federated says
 	// the global dispatcher releases jobs to them.
 	federated bool
@@ -412,7 +440,8 @@ func (st *state) dispatch(at time.Duration, queues []Queue, opts dispatch.Option
 		j, rec := st.jobs[i], &st.r.Jobs[i]
 		return &dispatch.Binding{ID: j.name, Queue: j.queue, Created: start.Add(j.arrival),
 			Components: []dispatch.Component{{Name: "task", Replicas: j.tasks, Request: dispatch.ResourcesOf(j.requests)}},
-			Released:   rec.Released >= 0, Cluster: rec.Cluster, Reported: rec.Released >= 0, Finished: rec.End >= 0}
+			Released:   rec.Released >= 0, Cluster: rec.Cluster, Reported: rec.Released >= 0, Finished: rec.End >= 0,
+			Gang: j.gang, GangSize: j.gangSize, Clusters: j.clusters}
 	}
 	for i := range st.r.Jobs {
 		if rec := &st.r.Jobs[i]; rec.Released >= 0 && rec.End < 0 {
@@ -442,6 +471,29 @@ func (st *state) dispatch(at time.Duration, queues []Queue, opts dispatch.Option
 		st.submit(m, j, at)
 	}
 	st.held = kept
+}
+
+// plan splits the waiting HyperJobs over what the members have free (as
+// the HyperJob controller does with Cluster summaries) and holds their
+// children; a HyperJob that does not fit waits for the next change.
+func (st *state) plan() {
+	kept := st.waiting[:0]
+	for _, h := range st.waiting {
+		clusters := make([]split.Cluster, 0, len(st.order))
+		for _, m := range st.order {
+			clusters = append(clusters, split.Cluster{Name: m.name, Free: m.allocatable.Clone().Sub(m.allocated)})
+		}
+		p, err := split.Split(h.in, clusters)
+		if err != nil {
+			kept = append(kept, h)
+			continue
+		}
+		for _, c := range p.Children {
+			st.hold(job{name: c.Name, queue: h.queue, arrival: h.arrival, runtime: h.runtime, tasks: c.Pods, min: c.Pods, requests: h.pod,
+				gang: h.name, gangSize: len(p.Children), clusters: []string{c.Cluster}})
+		}
+	}
+	st.waiting = kept
 }
 
 // jobOf is the index of a pod's job.
@@ -698,4 +750,42 @@ func (s *Scenario) jobs() ([]job, int, error) {
 		return strings.Compare(a.name, b.name)
 	})
 	return out, unscheduled, nil
+}
+
+// hyperJobs are the scenario's HyperJobs in arrival order.
+func (s *Scenario) hyperJobs() []hyperJob {
+	var out []hyperJob
+	for gi, g := range s.Workload.HyperJobs {
+		rng := rand.New(rand.NewPCG(s.Seed, uint64(1000+gi)))
+		queue := g.Queue
+		if queue == "" {
+			queue = schedulingv1beta1.DefaultQueue
+		}
+		acc := corev1.ResourceName(g.Accelerator)
+		per := g.Pod[acc]
+		at := g.Start.Duration
+		for i := range g.Count {
+			if i > 0 && g.Interarrival.Duration > 0 {
+				at += time.Duration(rng.ExpFloat64() * float64(g.Interarrival.Duration))
+			}
+			name := fmt.Sprintf("%s-%05d", g.Name, i)
+			rj := split.ReplicatedJob{Name: "train", Mode: split.Auto, Replicas: max(g.Replicas, 1), Accelerator: acc, Accelerators: g.Accelerators,
+				Fixed: dispatch.Resources{}, Pod: dispatch.ResourcesOf(g.Pod), PodAccelerators: per.Value(), MinPods: 1}
+			if g.Mode == "static" {
+				rj.Mode = split.Static
+			}
+			out = append(out, hyperJob{name: name, queue: queue, arrival: at.Truncate(time.Millisecond), runtime: g.Runtime.Duration, pod: g.Pod,
+				in: &split.Input{Name: name, ReplicatedJobs: []split.ReplicatedJob{rj}, MaxDomains: g.MaxDomains}})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b hyperJob) int {
+		switch {
+		case a.arrival < b.arrival:
+			return -1
+		case a.arrival > b.arrival:
+			return 1
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	return out
 }

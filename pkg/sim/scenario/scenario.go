@@ -96,6 +96,28 @@ type Queue struct {
 type Workload struct {
 	Trace      *TaskTrace  `json:"trace,omitempty"`
 	Generators []Generator `json:"generators,omitempty"`
+	// HyperJobs are split over the member clusters (with clusters) by the
+	// HyperJob split, and their children released all together.
+	HyperJobs []HyperJobGenerator `json:"hyperJobs,omitempty"`
+}
+
+// HyperJobGenerator makes Count HyperJobs of Accelerators accelerators
+// each, in pods of Pod's requests (PodAccelerators of them per pod), split
+// as Mode says: auto (as few children as the members' free capacity
+// allows, within MaxDomains) or static (Replicas equal children).
+type HyperJobGenerator struct {
+	Name         string              `json:"name"`
+	Queue        string              `json:"queue,omitempty"`
+	Count        int                 `json:"count"`
+	Interarrival metav1.Duration     `json:"interarrival,omitempty"`
+	Runtime      metav1.Duration     `json:"runtime"`
+	Mode         string              `json:"mode,omitempty"`
+	Replicas     int32               `json:"replicas,omitempty"`
+	MaxDomains   int32               `json:"maxDomains,omitempty"`
+	Accelerator  string              `json:"accelerator"`
+	Accelerators int64               `json:"accelerators"`
+	Pod          corev1.ResourceList `json:"pod"`
+	Start        metav1.Duration     `json:"start,omitempty"`
 }
 
 // TaskTrace replays a trace's tasks, each a job of one pod.
@@ -265,6 +287,41 @@ func (s *Scenario) validate() field.ErrorList {
 		}
 		if len(g.Requests) == 0 {
 			errs = append(errs, field.Required(p.Child("requests"), "each pod's requests"))
+		}
+	}
+	for i, h := range s.Workload.HyperJobs {
+		p := wp.Child("hyperJobs").Index(i)
+		if len(s.Clusters) == 0 {
+			errs = append(errs, field.Invalid(p, h.Name, "HyperJobs need clusters: they are split over members"))
+		}
+		for _, msg := range validation.IsDNS1123Label(h.Name) {
+			errs = append(errs, field.Invalid(p.Child("name"), h.Name, msg))
+		}
+		if gens[h.Name] {
+			errs = append(errs, field.Duplicate(p.Child("name"), h.Name))
+		}
+		gens[h.Name] = true
+		if h.Queue != "" && !queues[h.Queue] {
+			errs = append(errs, field.NotFound(p.Child("queue"), h.Queue))
+		}
+		if h.Count < 1 {
+			errs = append(errs, field.Invalid(p.Child("count"), h.Count, "must be at least 1"))
+		}
+		if h.Mode != "" && h.Mode != "auto" && h.Mode != "static" {
+			errs = append(errs, field.NotSupported(p.Child("mode"), h.Mode, []string{"auto", "static"}))
+		}
+		if h.Mode == "static" && h.Replicas < 1 {
+			errs = append(errs, field.Invalid(p.Child("replicas"), h.Replicas, "static splits need at least 1 replica"))
+		}
+		if h.Runtime.Duration <= 0 {
+			errs = append(errs, field.Invalid(p.Child("runtime"), h.Runtime.Duration.String(), "must be positive"))
+		}
+		q, ok := h.Pod[corev1.ResourceName(h.Accelerator)]
+		if h.Accelerator == "" || !ok || q.IsZero() {
+			errs = append(errs, field.Invalid(p.Child("accelerator"), h.Accelerator, "the pod must request it"))
+		}
+		if h.Accelerators < 1 {
+			errs = append(errs, field.Invalid(p.Child("accelerators"), h.Accelerators, "must be at least 1"))
 		}
 	}
 	if s.Until != nil && s.Until.Duration <= 0 {

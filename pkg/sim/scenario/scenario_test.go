@@ -147,3 +147,35 @@ func TestFederation(t *testing.T) {
 		t.Errorf("research held at most %d GPUs at once, capability 12", most)
 	}
 }
+
+// TestHyperJobs: each 24-GPU HyperJob is split into children over both
+// members (neither holds 24), released together: its children start at
+// the same time.
+func TestHyperJobs(t *testing.T) {
+	r := run(t, "testdata/hyperjobs.yaml")
+	if r.Unplanned != 0 {
+		t.Fatalf("%d HyperJobs never planned", r.Unplanned)
+	}
+	children := map[string][]JobRecord{}
+	for _, j := range r.Jobs {
+		if hj, _, ok := strings.Cut(j.Name, "-train-"); ok {
+			children[hj] = append(children[hj], j)
+		}
+	}
+	if len(children) != 5 {
+		t.Fatalf("%d HyperJobs with children: %v", len(children), children)
+	}
+	for hj, cs := range children {
+		gpus, clusters := int64(0), map[string]bool{}
+		for _, c := range cs {
+			gpus += c.Requests.Name("nvidia.com/gpu", resource.DecimalSI).Value() * int64(c.Tasks)
+			clusters[c.Cluster] = true
+			if c.Start != cs[0].Start || c.Start < 0 || c.End < 0 {
+				t.Errorf("%s: child %s started at %s, its sibling at %s", hj, c.Name, c.Start, cs[0].Start)
+			}
+		}
+		if gpus != 24 || len(clusters) != 2 {
+			t.Errorf("%s: %d GPUs over clusters %v", hj, gpus, clusters)
+		}
+	}
+}
