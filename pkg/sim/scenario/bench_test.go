@@ -11,14 +11,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// BenchmarkScenario runs jobs single-pod jobs of 1–4 GPUs through 1,000
-// nodes of 8 GPUs (about 80% loaded), and reports simulated jobs and
-// events (binds and completions) per wall second and the heap in use
-// after the run.
+// BenchmarkScenario runs benchJobs single-pod jobs of 1–4 GPUs through
+// 1,000 nodes of 8 GPUs (about 80% loaded), with kube-scheduler's adaptive
+// node sampling (42% of 1,000 nodes) and with 5% (at least 50 feasible
+// nodes), and reports simulated jobs and events (binds and completions)
+// per wall second and the heap in use after the run.
 func BenchmarkScenario(b *testing.B) {
-	for _, jobs := range []int{benchJobs} {
-		b.Run(fmt.Sprintf("jobs=%d", jobs), func(b *testing.B) {
-			s := &Scenario{Name: "bench", Seed: 1,
+	for _, c := range []struct {
+		name, sampling string
+	}{{"adaptive", ""}, {"find5pct", sampled}} {
+		jobs := benchJobs
+		b.Run(fmt.Sprintf("jobs=%d/%s", jobs, c.name), func(b *testing.B) {
+			s := &Scenario{Name: "bench", Seed: 1, Scheduler: c.sampling,
 				Cluster: &Cluster{NodeGroups: []NodeGroup{{Name: "gpu", Count: 1000, Resources: corev1.ResourceList{
 					corev1.ResourceCPU: resource.MustParse("96"), corev1.ResourceMemory: resource.MustParse("1Ti"), "nvidia.com/gpu": resource.MustParse("8"),
 				}}}},
@@ -54,3 +58,24 @@ func BenchmarkScenario(b *testing.B) {
 
 // benchJobs is BenchmarkScenario's size.
 const benchJobs = 3000
+
+// sampled is the default tiers, looking for 5% of the nodes (at least 50).
+const sampled = `apiVersion: scheduler.config.caldera.sh/v1alpha1
+kind: SchedulerConfiguration
+actions: [enqueue, allocate, backfill]
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: overcommit
+  - name: drf
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+  - name: binpack
+nodeSampling:
+  percentageOfNodesToFind: 5
+  minNodesToFind: 50
+`

@@ -21,6 +21,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
 	"github.com/caldera-sh/caldera/pkg/federation/split"
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
+	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
@@ -131,11 +132,14 @@ type Sample struct {
 // Run runs the scenario to its end.
 func Run(ctx context.Context, s *Scenario) (*Result, error) {
 	wallStart := time.Now()
-	prof, done, err := s.profile(ctx)
+	prof, cfg, done, err := s.profile(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
+	// How many feasible nodes a search looks for, as the scheduler's
+	// configuration says.
+	nodesToFind := framework.NodesToFind(int(*cfg.NodeSampling.PercentageOfNodesToFind), int(*cfg.NodeSampling.MinNodesToFind))
 
 	r := &Result{Name: s.Name, Capacity: map[string]float64{}, ModelCapacity: map[string]float64{}}
 	st := &state{r: r, byName: map[string]int{}, models: map[string]string{}, allocated: map[string]float64{}, modelAlloc: map[string]float64{},
@@ -153,7 +157,7 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 		m := &member{name: cl.Name, allocatable: dispatch.Resources{}, allocated: dispatch.Resources{}}
 		m.c = sim.New(sim.Options{
 			Actions: prof.Actions, Tiers: prof.Tiers, Start: start, EvictionGrace: 30 * time.Second,
-			NodesToFind: framework.NodesToFind(0, 100),
+			NodesToFind: nodesToFind,
 			OnBound:     func(p *corev1.Pod, node string, at time.Time) { st.bound(m, p, node, at) },
 			OnFinished:  func(p *corev1.Pod, at time.Time) { st.finished(m, p, at) },
 			OnEvicted:   func(c *sim.Cluster, p *corev1.Pod, _ time.Duration) { st.evicted(m, p) },
@@ -263,20 +267,21 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 	return r, nil
 }
 
-// profile builds the scheduler's actions and plugins; done releases them.
-func (s *Scenario) profile(ctx context.Context) (*profile.Profile, func(), error) {
+// profile builds the scheduler's actions and plugins from its
+// configuration; done releases them.
+func (s *Scenario) profile(ctx context.Context) (*profile.Profile, *configv1alpha1.SchedulerConfiguration, func(), error) {
 	text := s.Scheduler
 	if text == "" {
 		text = DefaultScheduler
 	}
 	cfg, err := config.Load([]byte(text), profile.NameRegistry())
 	if err != nil {
-		return nil, nil, fmt.Errorf("scheduler: %w", err)
+		return nil, nil, nil, fmt.Errorf("scheduler: %w", err)
 	}
 	h := &framework.Handle{}
 	done := func() {}
 	if fitOpts, needFit, err := profile.PodFitOptions(cfg); err != nil {
-		return nil, nil, fmt.Errorf("scheduler: %w", err)
+		return nil, nil, nil, fmt.Errorf("scheduler: %w", err)
 	} else if needFit {
 		// kube-scheduler's plugins look volumes and workloads up in
 		// informers: the simulated cluster has none of them.
@@ -286,7 +291,7 @@ func (s *Scenario) profile(ctx context.Context) (*profile.Profile, func(), error
 		e, err := podfit.New(fctx, podfit.Options{InformerFactory: factory, ClientSet: cs, Profile: fitOpts})
 		if err != nil {
 			cancel()
-			return nil, nil, fmt.Errorf("scheduler: %w", err)
+			return nil, nil, nil, fmt.Errorf("scheduler: %w", err)
 		}
 		factory.Start(fctx.Done())
 		factory.WaitForCacheSync(fctx.Done())
@@ -296,9 +301,9 @@ func (s *Scenario) profile(ctx context.Context) (*profile.Profile, func(), error
 	prof, err := profile.Build(cfg, h)
 	if err != nil {
 		done()
-		return nil, nil, fmt.Errorf("scheduler: %w", err)
+		return nil, nil, nil, fmt.Errorf("scheduler: %w", err)
 	}
-	return prof, done, nil
+	return prof, cfg, done, nil
 }
 
 // addQueues creates root, the scenario's queues and default in a cluster.
