@@ -149,6 +149,14 @@ func allocationPlot(r *Result) template.HTML {
 		}
 		lines = append(lines, l)
 	}
+	if c := r.Capacity[r.GPU]; c > 0 {
+		l := series{name: "stranded GPUs"}
+		for _, s := range samples {
+			l.x = append(l.x, hours(s.At))
+			l.y = append(l.y, 100*s.StrandedGPU/c)
+		}
+		lines = append(lines, l)
+	}
 	return linePlot("allocation over time", "hours", "% of capacity allocated", hours(r.End), 100, lines)
 }
 

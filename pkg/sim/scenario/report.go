@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/caldera-sh/caldera/pkg/sim/trace"
 )
 
 // Summary is a run's figures.
@@ -31,6 +29,10 @@ type Summary struct {
 	// Fairness is Jain's index over the queues' mean dominant shares: 1 when
 	// every queue with work got the same share.
 	Fairness float64
+	// Fragmentation is the share of GPU capacity free but on nodes that
+	// cannot hold the workload's median GPU pod, averaged over the run;
+	// FragmentationAtEnd the same at its end.
+	Fragmentation, FragmentationAtEnd float64
 }
 
 // QueueSummary is one queue's figures, in seconds.
@@ -113,11 +115,17 @@ func Summarize(r *Result) Summary {
 			}
 		}
 	}
-	gpu := r.Capacity[trace.GPUMilli]
+	gpu := r.Capacity[r.GPU]
 	for _, sample := range r.Usage {
 		if gpu > 0 {
-			s.PeakGPUAllocation = max(s.PeakGPUAllocation, sample.Allocated[trace.GPUMilli]/gpu)
+			s.PeakGPUAllocation = max(s.PeakGPUAllocation, sample.Allocated[r.GPU]/gpu)
 		}
+	}
+	if gpu > 0 {
+		if secs := r.End.Seconds(); secs > 0 {
+			s.Fragmentation = r.StrandedGPUSeconds / secs / gpu
+		}
+		s.FragmentationAtEnd = r.StrandedGPUAtEnd / gpu
 	}
 	return s
 }
@@ -190,6 +198,9 @@ func WriteText(w io.Writer, s Summary) {
 	}
 	if s.PeakGPUAllocation > 0 {
 		fmt.Fprintf(w, "  peak GPU allocation             %6.1f%%\n", 100*s.PeakGPUAllocation)
+	}
+	if s.Fragmentation > 0 || s.FragmentationAtEnd > 0 {
+		fmt.Fprintf(w, "  GPU fragmentation (free, unusable by the median GPU pod) %.1f%% on average, %.1f%% at the end\n", 100*s.Fragmentation, 100*s.FragmentationAtEnd)
 	}
 	fmt.Fprintf(w, "  fairness (Jain, dominant shares) %.3f\n", s.Fairness)
 	fmt.Fprintln(w, "  queue          jobs  started  finished  wait p50/p90/p99 (s)        completion p50/p99 (s)  evictions")

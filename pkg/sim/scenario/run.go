@@ -92,7 +92,12 @@ type Result struct {
 	// AllocatedSeconds integrate what was allocated over the run's time,
 	// per resource and per GPU model.
 	AllocatedSeconds, ModelAllocatedSeconds map[string]float64
-	Stats                                   sim.Stats
+	// GPU is the resource counted as GPUs; StrandedGPUSeconds integrates
+	// the free GPUs no median GPU task could use over the run, and
+	// StrandedGPUAtEnd is that at the end.
+	GPU                                  string
+	StrandedGPUSeconds, StrandedGPUAtEnd float64
+	Stats                                sim.Stats
 	// Unscheduled counts the trace's tasks it never scheduled (left out);
 	// Unplanned the HyperJobs that never fit the members.
 	Unscheduled, Unplanned int
@@ -127,6 +132,9 @@ type Sample struct {
 	Models    map[string]float64
 	// Pending is the number of jobs submitted and not started.
 	Pending int
+	// StrandedGPU is the free GPU capacity on nodes that cannot hold the
+	// workload's median GPU task (short of its CPU, memory or GPUs).
+	StrandedGPU float64
 }
 
 // Run runs the scenario to its end.
@@ -143,7 +151,7 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 
 	r := &Result{Name: s.Name, Capacity: map[string]float64{}, ModelCapacity: map[string]float64{}}
 	st := &state{r: r, byName: map[string]int{}, models: map[string]string{}, allocated: map[string]float64{}, modelAlloc: map[string]float64{},
-		members: map[string]*member{}}
+		members: map[string]*member{}, free: map[string]dispatch.Resources{}}
 	clusters := s.Clusters
 	if s.Cluster != nil {
 		clusters = []Cluster{*s.Cluster}
@@ -169,6 +177,7 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 		for _, n := range nodes {
 			m.c.AddNode(n)
 			m.allocatable.Add(dispatch.ResourcesOf(n.Status.Allocatable))
+			st.free[n.Name] = dispatch.ResourcesOf(n.Status.Allocatable)
 			for name, q := range n.Status.Allocatable {
 				r.Capacity[string(name)] += float64(q.MilliValue()) / 1000
 			}
@@ -189,6 +198,7 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 	}
 	federated := len(s.Clusters) > 0
 	st.federated = federated
+	st.gpu, st.typical = typicalGPUTask(r.Capacity, jobs, s.hyperJobs())
 	var opts dispatch.Options
 	if s.Federation != nil {
 		opts.StarvationWait = s.Federation.StarvationWait.Duration
@@ -253,6 +263,8 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 		st.sample(at)
 	}
 	r.Unplanned = len(st.waiting)
+	st.strand()
+	r.StrandedGPUSeconds, r.StrandedGPUAtEnd, r.GPU = st.strandedArea, st.stranded, st.gpu
 	r.End = st.order[0].c.Now().Sub(start)
 	st.account(r.End)
 	r.AllocatedSeconds, r.ModelAllocatedSeconds = st.area, st.modelArea
@@ -363,6 +375,14 @@ type state struct {
 	lastAt     time.Duration
 	// area integrates allocated over time, per resource and model.
 	area, modelArea map[string]float64
+	// free is each node's free resources; gpu names the GPU resource,
+	// typical is the median GPU task's request, and stranded the free GPUs
+	// on nodes that cannot hold it, integrated over time in strandedArea.
+	free         map[string]dispatch.Resources
+	gpu          string
+	typical      dispatch.Resources
+	stranded     float64
+	strandedArea float64
 }
 
 // record starts a job's record.
@@ -508,6 +528,13 @@ func (st *state) jobOf(p *corev1.Pod) (int, bool) {
 }
 
 func (st *state) use(p *corev1.Pod, node string, sign float64) {
+	if f := st.free[node]; f != nil {
+		if sign > 0 {
+			f.Sub(dispatch.ResourcesOf(p.Spec.Containers[0].Resources.Requests))
+		} else {
+			f.Add(dispatch.ResourcesOf(p.Spec.Containers[0].Resources.Requests))
+		}
+	}
 	for name, q := range p.Spec.Containers[0].Resources.Requests {
 		st.allocated[string(name)] += sign * float64(q.MilliValue()) / 1000
 		if name == trace.GPUMilli {
@@ -590,11 +617,30 @@ func (st *state) account(at time.Duration) {
 	for k, v := range st.modelAlloc {
 		st.modelArea[k] += v * dt
 	}
+	st.strandedArea += st.stranded * dt
 	st.lastAt = at
 }
 
+// strand recounts the free GPUs no typical GPU task can use: those on
+// nodes short of its CPU, memory or GPUs.
+func (st *state) strand() {
+	if st.gpu == "" || st.typical == nil {
+		return
+	}
+	name := corev1.ResourceName(st.gpu)
+	var stranded int64
+	for _, f := range st.free {
+		if g := f[name]; g > 0 && !st.typical.Fits(f) {
+			stranded += g
+		}
+	}
+	st.stranded = float64(stranded) / 1000
+}
+
 func (st *state) sample(at time.Duration) {
-	s := Sample{At: at, Allocated: make(map[string]float64, len(st.allocated)), Models: make(map[string]float64, len(st.modelAlloc)), Pending: st.pending}
+	st.strand()
+	s := Sample{At: at, Allocated: make(map[string]float64, len(st.allocated)), Models: make(map[string]float64, len(st.modelAlloc)), Pending: st.pending,
+		StrandedGPU: st.stranded}
 	for k, v := range st.allocated {
 		s.Allocated[k] = v
 	}
@@ -793,4 +839,45 @@ func (s *Scenario) hyperJobs() []hyperJob {
 		return strings.Compare(a.name, b.name)
 	})
 	return out
+}
+
+// typicalGPUTask names the workload's GPU resource (the trace's milli-GPUs,
+// else nvidia.com/gpu) and its median GPU pod: the median of each resource
+// over the pods that request GPUs.
+func typicalGPUTask(capacity map[string]float64, jobs []job, hjs []hyperJob) (string, dispatch.Resources) {
+	gpu := ""
+	for _, name := range []string{trace.GPUMilli, "nvidia.com/gpu"} {
+		if capacity[name] > 0 {
+			gpu = name
+			break
+		}
+	}
+	if gpu == "" {
+		return "", nil
+	}
+	var reqs []corev1.ResourceList
+	for _, j := range jobs {
+		if _, ok := j.requests[corev1.ResourceName(gpu)]; ok {
+			reqs = append(reqs, j.requests)
+		}
+	}
+	for _, h := range hjs {
+		if _, ok := h.pod[corev1.ResourceName(gpu)]; ok {
+			reqs = append(reqs, h.pod)
+		}
+	}
+	if len(reqs) == 0 {
+		return gpu, nil
+	}
+	typical := dispatch.Resources{}
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceName(gpu)} {
+		v := make([]int64, 0, len(reqs))
+		for _, rl := range reqs {
+			q := rl[name]
+			v = append(v, q.MilliValue())
+		}
+		slices.Sort(v)
+		typical[name] = v[len(v)/2]
+	}
+	return gpu, typical
 }

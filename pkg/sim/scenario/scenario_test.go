@@ -88,6 +88,9 @@ func TestGangs(t *testing.T) {
 	if train.Jobs != 40 || eval.Jobs != 80 || train.GangWaitP99 < train.WaitP50 {
 		t.Errorf("queues %+v %+v", train, eval)
 	}
+	if s.Fragmentation < 0 || s.Fragmentation > 1 || s.FragmentationAtEnd != 0 {
+		t.Errorf("fragmentation %v on average, %v at the end (every job done)", s.Fragmentation, s.FragmentationAtEnd)
+	}
 	var text strings.Builder
 	WriteText(&text, s)
 	if !strings.Contains(text.String(), "utilization nvidia.com/gpu") || !strings.Contains(text.String(), "train") {
