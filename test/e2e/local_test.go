@@ -148,7 +148,9 @@ func TestLocalUpAndDown(t *testing.T) {
 	if len(pids) < 10 {
 		t.Errorf("want etcd, kube-apiserver, kwok, caldera-webhook, caldera-scheduler, caldera-controller-manager and 4 caldera-agents running under local up, found pids %v", pids)
 	}
-	// The agents publish the CPU nodes' batch resources.
+	// The agents publish the CPU nodes' batch resources: cpu-0's online
+	// pod requests 8 CPUs it does not use (the simulated node is idle).
+	kubectl("apply", "--server-side", "-f", "testdata/online-pod-cpu-0.yaml")
 	deadline = time.Now().Add(60 * time.Second)
 	for {
 		out := kubectl("get", "node", "cpu-0", "-o", "jsonpath={.status.allocatable}")
