@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -791,15 +792,7 @@ func (s *Scenario) jobs() ([]job, int, error) {
 			out = append(out, j)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b job) int {
-		switch {
-		case a.arrival < b.arrival:
-			return -1
-		case a.arrival > b.arrival:
-			return 1
-		}
-		return strings.Compare(a.name, b.name)
-	})
+	slices.SortStableFunc(out, func(a, b job) int { return byArrival(a.arrival, b.arrival, a.name, b.name) })
 	return out, unscheduled, nil
 }
 
@@ -829,16 +822,13 @@ func (s *Scenario) hyperJobs() []hyperJob {
 				in: &split.Input{Name: name, ReplicatedJobs: []split.ReplicatedJob{rj}, MaxDomains: g.MaxDomains}})
 		}
 	}
-	slices.SortStableFunc(out, func(a, b hyperJob) int {
-		switch {
-		case a.arrival < b.arrival:
-			return -1
-		case a.arrival > b.arrival:
-			return 1
-		}
-		return strings.Compare(a.name, b.name)
-	})
+	slices.SortStableFunc(out, func(a, b hyperJob) int { return byArrival(a.arrival, b.arrival, a.name, b.name) })
 	return out
+}
+
+// byArrival orders by arrival, then name.
+func byArrival(a, b time.Duration, aName, bName string) int {
+	return cmp.Or(cmp.Compare(a, b), strings.Compare(aName, bName))
 }
 
 // typicalGPUTask names the workload's GPU resource (the trace's milli-GPUs,

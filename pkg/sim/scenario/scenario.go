@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -264,26 +265,31 @@ func (s *Scenario) validate() field.ErrorList {
 		}
 	}
 	gens := map[string]bool{}
+	// common checks what every kind of generator has: a unique name, a
+	// known queue, a count, a runtime.
+	common := func(p *field.Path, name, queue string, count int, runtime time.Duration) {
+		for _, msg := range validation.IsDNS1123Label(name) {
+			errs = append(errs, field.Invalid(p.Child("name"), name, msg))
+		}
+		if gens[name] {
+			errs = append(errs, field.Duplicate(p.Child("name"), name))
+		}
+		gens[name] = true
+		if queue != "" && !queues[queue] {
+			errs = append(errs, field.NotFound(p.Child("queue"), queue))
+		}
+		if count < 1 {
+			errs = append(errs, field.Invalid(p.Child("count"), count, "must be at least 1"))
+		}
+		if runtime <= 0 {
+			errs = append(errs, field.Invalid(p.Child("runtime"), runtime.String(), "must be positive"))
+		}
+	}
 	for i, g := range s.Workload.Generators {
 		p := wp.Child("generators").Index(i)
-		for _, msg := range validation.IsDNS1123Label(g.Name) {
-			errs = append(errs, field.Invalid(p.Child("name"), g.Name, msg))
-		}
-		if gens[g.Name] {
-			errs = append(errs, field.Duplicate(p.Child("name"), g.Name))
-		}
-		gens[g.Name] = true
-		if g.Queue != "" && !queues[g.Queue] {
-			errs = append(errs, field.NotFound(p.Child("queue"), g.Queue))
-		}
-		if g.Count < 1 {
-			errs = append(errs, field.Invalid(p.Child("count"), g.Count, "must be at least 1"))
-		}
+		common(p, g.Name, g.Queue, g.Count, g.Runtime.Duration)
 		if g.Tasks < 0 || g.MinAvailable < 0 || g.MinAvailable > max(g.Tasks, 1) {
 			errs = append(errs, field.Invalid(p.Child("minAvailable"), g.MinAvailable, "must be between 0 (all) and tasks"))
-		}
-		if g.Runtime.Duration <= 0 {
-			errs = append(errs, field.Invalid(p.Child("runtime"), g.Runtime.Duration.String(), "must be positive"))
 		}
 		if len(g.Requests) == 0 {
 			errs = append(errs, field.Required(p.Child("requests"), "each pod's requests"))
@@ -294,27 +300,12 @@ func (s *Scenario) validate() field.ErrorList {
 		if len(s.Clusters) == 0 {
 			errs = append(errs, field.Invalid(p, h.Name, "HyperJobs need clusters: they are split over members"))
 		}
-		for _, msg := range validation.IsDNS1123Label(h.Name) {
-			errs = append(errs, field.Invalid(p.Child("name"), h.Name, msg))
-		}
-		if gens[h.Name] {
-			errs = append(errs, field.Duplicate(p.Child("name"), h.Name))
-		}
-		gens[h.Name] = true
-		if h.Queue != "" && !queues[h.Queue] {
-			errs = append(errs, field.NotFound(p.Child("queue"), h.Queue))
-		}
-		if h.Count < 1 {
-			errs = append(errs, field.Invalid(p.Child("count"), h.Count, "must be at least 1"))
-		}
+		common(p, h.Name, h.Queue, h.Count, h.Runtime.Duration)
 		if h.Mode != "" && h.Mode != "auto" && h.Mode != "static" {
 			errs = append(errs, field.NotSupported(p.Child("mode"), h.Mode, []string{"auto", "static"}))
 		}
 		if h.Mode == "static" && h.Replicas < 1 {
 			errs = append(errs, field.Invalid(p.Child("replicas"), h.Replicas, "static splits need at least 1 replica"))
-		}
-		if h.Runtime.Duration <= 0 {
-			errs = append(errs, field.Invalid(p.Child("runtime"), h.Runtime.Duration.String(), "must be positive"))
 		}
 		q, ok := h.Pod[corev1.ResourceName(h.Accelerator)]
 		if h.Accelerator == "" || !ok || q.IsZero() {
