@@ -32,13 +32,19 @@ func TestSim(t *testing.T) {
 	}
 	out.Reset()
 	cmd = NewCommand(&out)
-	cmd.SetArgs([]string{"../../sim/scenario/testdata/alibaba-slice.yaml", "-o", "json"})
+	traced := filepath.Join(t.TempDir(), "trace.html")
+	cmd.SetArgs([]string{"../../sim/scenario/testdata/alibaba-slice.yaml", "-o", "json", "--report", traced})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
 	var sum map[string]any
 	if err := json.Unmarshal(out.Bytes(), &sum); err != nil || sum["Name"] != "alibaba-slice" {
 		t.Errorf("JSON: %v %v", sum["Name"], err)
+	}
+	// The trace's GPU models get a bar each and a line each over time.
+	html, err = os.ReadFile(traced)
+	if err != nil || strings.Count(string(html), "<svg") != 5 || !strings.Contains(string(html), ">V100M32<") {
+		t.Errorf("trace report: %d plots, %v", strings.Count(string(html), "<svg"), err)
 	}
 	cmd = NewCommand(&out)
 	cmd.SetArgs([]string{"nowhere.yaml"})

@@ -20,11 +20,13 @@ func WriteHTML(w io.Writer, r *Result, s Summary) error {
 		Name, Summary       string
 		Allocation, Pending template.HTML
 		Waits, Models       template.HTML
+		ModelTime           template.HTML
 	}{Name: r.Name, Summary: text.String()}
 	data.Allocation = allocationPlot(r)
 	data.Pending = pendingPlot(r)
 	data.Waits = waitPlot(r)
 	data.Models = modelBars(s)
+	data.ModelTime = modelPlot(r)
 	return reportTemplate.Execute(w, data)
 }
 
@@ -46,7 +48,8 @@ h2 { margin-top: 1.5em; }
 <h2>Waits per queue</h2>
 {{.Waits}}
 {{if .Models}}<h2>Utilization per GPU model</h2>
-{{.Models}}{{end}}
+{{.Models}}
+{{.ModelTime}}{{end}}
 </body></html>
 `))
 
@@ -199,6 +202,29 @@ func waitPlot(r *Result) template.HTML {
 		lines = append(lines, l)
 	}
 	return linePlot("waits", "wait (hours)", "% of started jobs", math.Max(most, 1.0/60), 100, lines)
+}
+
+// modelPlot draws each GPU model's allocation over time, as a share of
+// the model's GPUs.
+func modelPlot(r *Result) template.HTML {
+	if len(r.ModelCapacity) == 0 {
+		return ""
+	}
+	samples := downsample(r.Usage, 1500)
+	var lines []series
+	for _, m := range sortedKeys(r.ModelCapacity) {
+		c := r.ModelCapacity[m]
+		if c <= 0 {
+			continue
+		}
+		l := series{name: m}
+		for _, s := range samples {
+			l.x = append(l.x, hours(s.At))
+			l.y = append(l.y, 100*s.Models[m]/c)
+		}
+		lines = append(lines, l)
+	}
+	return linePlot("allocation per GPU model", "hours", "% of the model's GPUs allocated", hours(r.End), 100, lines)
 }
 
 // modelBars draws each GPU model's utilization as a bar.
