@@ -199,7 +199,8 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 	}
 	federated := len(s.Clusters) > 0
 	st.federated = federated
-	st.gpu, st.typical = typicalGPUTask(r.Capacity, jobs, s.hyperJobs())
+	hjs := s.hyperJobs()
+	st.gpu, st.typical = typicalGPUTask(r.Capacity, jobs, hjs)
 	var opts dispatch.Options
 	if s.Federation != nil {
 		opts.StarvationWait = s.Federation.StarvationWait.Duration
@@ -209,7 +210,6 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 	if s.Until != nil {
 		until = s.Until.Duration
 	}
-	hjs := s.hyperJobs()
 	next, nextHJ := 0, 0
 	for {
 		if err := ctx.Err(); err != nil {
