@@ -200,6 +200,26 @@ func (j *JobInfo) PlacedByRole() map[string]int32 {
 // IsShadow reports whether the job is a pod without a PodGroup.
 func (j *JobInfo) IsShadow() bool { return j.Shadow }
 
+// Admitted reports whether the job may be placed: its PodGroup was
+// admitted (Inqueue or later), or it is a pod without a PodGroup.
+func (j *JobInfo) Admitted() bool {
+	if j.Shadow {
+		return true
+	}
+	switch j.Phase {
+	case schedulingv1beta1.PodGroupInqueue, schedulingv1beta1.PodGroupRunning, schedulingv1beta1.PodGroupUnknown:
+		return true
+	}
+	return false
+}
+
+// Waits reports whether a cycle has something to decide for the job: it is
+// not admitted yet, or has tasks to place (pending) or placed on room not
+// yet free (pipelined).
+func (j *JobInfo) Waits() bool {
+	return !j.Admitted() || len(j.ByStatus[Pending]) > 0 || len(j.ByStatus[Pipelined]) > 0
+}
+
 // Schedulable reports whether the job can be scheduled at all: it is a
 // shadow job or its PodGroup exists.
 func (j *JobInfo) Schedulable() bool { return j.Shadow || j.PodGroup != nil }

@@ -19,8 +19,44 @@ type Snapshot struct {
 	// HyperNodes. It is shared between snapshots and must not be changed.
 	Topology *topology.Tree
 
-	// jobList is Jobs sorted by ID, made on first use.
-	jobList []*JobInfo
+	// jobList is Jobs sorted by ID, workList those of them that wait
+	// (JobInfo.Waits); both made on first use unless the cache set them.
+	jobList, workList []*JobInfo
+	workSet           bool
+	totals            *Totals
+}
+
+// SetLists gives the snapshot its sorted job list and the sorted list of
+// the jobs that wait, kept by the cache from one snapshot to the next.
+func (s *Snapshot) SetLists(jobs, work []*JobInfo) {
+	s.jobList, s.workList, s.workSet = jobs, work, true
+}
+
+// SetTotals gives the snapshot its totals, kept by the cache.
+func (s *Snapshot) SetTotals(t *Totals) { s.totals = t }
+
+// Totals returns the sums over the snapshot's nodes and jobs as the cycle
+// began. They must not be changed.
+func (s *Snapshot) Totals() *Totals {
+	if s.totals == nil {
+		s.totals = ComputeTotals(s.NodeList, s.Jobs)
+	}
+	return s.totals
+}
+
+// WorkList returns the jobs that wait (JobInfo.Waits) as the cycle began,
+// sorted by ID: the only jobs enqueue, allocate and backfill act on.
+func (s *Snapshot) WorkList() []*JobInfo {
+	if !s.workSet {
+		s.workList = nil
+		for _, j := range s.JobList() {
+			if j.Waits() {
+				s.workList = append(s.workList, j)
+			}
+		}
+		s.workSet = true
+	}
+	return s.workList
 }
 
 // JobList returns the jobs sorted by ID. Decisions iterate jobs in this
@@ -105,11 +141,6 @@ func (s *Snapshot) Children(id QueueID) []*QueueInfo {
 	return out
 }
 
-// TotalAllocatable is the sum of every node's allocatable resources.
-func (s *Snapshot) TotalAllocatable() *Resource {
-	total := &Resource{}
-	for _, n := range s.NodeList {
-		total.Add(n.Allocatable)
-	}
-	return total
-}
+// TotalAllocatable is the sum of every node's allocatable resources, a
+// copy the caller may change.
+func (s *Snapshot) TotalAllocatable() *Resource { return s.Totals().Allocatable.Clone() }

@@ -9,7 +9,9 @@
 package cache
 
 import (
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,14 +39,12 @@ type Options struct {
 
 type nodeEntry struct {
 	info *api.NodeInfo
-	gen  uint64
 	// placeholder: pods name this node but it is not (or no longer) known.
 	placeholder bool
 }
 
 type jobEntry struct {
 	info *api.JobInfo
-	gen  uint64
 }
 
 // Cache is the scheduler's model of the cluster. All methods are safe for
@@ -55,7 +55,6 @@ type Cache struct {
 	schedulerNames sets.Set[string]
 	notify         func()
 
-	gen    uint64
 	nodes  map[string]*nodeEntry
 	jobs   map[api.JobID]*jobEntry
 	queues map[api.QueueID]*api.QueueInfo
@@ -86,12 +85,19 @@ type Cache struct {
 	hyperNodes map[string]*topologyv1alpha1.HyperNode
 	topology   *topology.Tree
 
-	// The previous snapshot and the generations it copied.
-	snap      *api.Snapshot
-	snapNodes map[string]uint64
-	snapJobs  map[api.JobID]uint64
-	dirtyNode sets.Set[string]
-	dirtyJob  sets.Set[api.JobID]
+	// The previous snapshot, the nodes and jobs changed (or touched by a
+	// cycle) since, and what the next snapshot patches: the sorted job
+	// list and waiting jobs, each node's index in the sorted node list,
+	// the totals and what each node and job added to them.
+	snap         *api.Snapshot
+	changedNodes sets.Set[string]
+	changedJobs  sets.Set[api.JobID]
+	jobList      []*api.JobInfo
+	workList     []*api.JobInfo
+	nodeIndex    map[string]int
+	totals       *api.Totals
+	nodeShares   map[string]nodeShare
+	jobShares    map[api.JobID]*api.JobShare
 	// statusDirty are jobs changed since their status was last synced.
 	statusDirty sets.Set[api.JobID]
 	// withWork are jobs that had work pending when last looked at;
@@ -127,10 +133,11 @@ func New(o Options) *Cache {
 		evictRefused:   map[types.UID]time.Time{},
 		enqueued:       sets.New[api.JobID](),
 		hyperNodes:     map[string]*topologyv1alpha1.HyperNode{},
-		snapNodes:      map[string]uint64{},
-		snapJobs:       map[api.JobID]uint64{},
-		dirtyNode:      sets.New[string](),
-		dirtyJob:       sets.New[api.JobID](),
+		changedNodes:   sets.New[string](),
+		changedJobs:    sets.New[api.JobID](),
+		nodeIndex:      map[string]int{},
+		nodeShares:     map[string]nodeShare{},
+		jobShares:      map[api.JobID]*api.JobShare{},
 		statusDirty:    sets.New[api.JobID](),
 		withWork:       sets.New[api.JobID](),
 		recheck:        sets.New[api.JobID](),
@@ -143,21 +150,14 @@ func (c *Cache) signal() {
 	}
 }
 
-func (c *Cache) next() uint64 {
-	c.gen++
-	return c.gen
-}
-
 func (c *Cache) touchNode(name string) {
-	if e := c.nodes[name]; e != nil {
-		e.gen = c.next()
-	}
+	c.changedNodes.Insert(name)
 }
 
 func (c *Cache) touchJob(id api.JobID) {
 	c.recheck.Insert(id)
-	if e := c.jobs[id]; e != nil {
-		e.gen = c.next()
+	c.changedJobs.Insert(id)
+	if c.jobs[id] != nil {
 		c.statusDirty.Insert(id)
 	}
 }
@@ -182,73 +182,212 @@ func (c *Cache) ours(pod *corev1.Pod) bool {
 
 // Snapshot returns the state for a cycle. Objects that did not change since
 // the previous snapshot (and that the previous cycle did not touch) are
-// shared with it; the rest are copied.
+// shared with it; the rest are copied. The sorted node and job lists, the
+// list of waiting jobs and the totals are carried over and patched where
+// something changed, so that a snapshot costs in proportion to change.
 func (c *Cache) Snapshot() *api.Snapshot {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	prev := c.snap
+	if c.snap == nil {
+		c.fullSnapshotLocked()
+	} else {
+		c.patchSnapshotLocked()
+	}
+	c.changedNodes.Clear()
+	c.changedJobs.Clear()
+	return c.snap
+}
+
+// fullSnapshotLocked copies every node and job.
+func (c *Cache) fullSnapshotLocked() {
 	snap := &api.Snapshot{
-		Nodes:  make(map[string]*api.NodeInfo, len(c.nodes)),
-		Jobs:   make(map[api.JobID]*api.JobInfo, len(c.jobs)),
-		Queues: make(map[api.QueueID]*api.QueueInfo, len(c.queues)),
+		Nodes: make(map[string]*api.NodeInfo, len(c.nodes)),
+		Jobs:  make(map[api.JobID]*api.JobInfo, len(c.jobs)),
 	}
-	nodesChanged := prev == nil
+	c.totals = api.NewTotals()
+	clear(c.nodeShares)
+	clear(c.jobShares)
 	for name, e := range c.nodes {
-		if e.placeholder {
-			continue
-		}
-		if prev != nil && c.snapNodes[name] == e.gen && !c.dirtyNode.Has(name) {
-			if n := prev.Nodes[name]; n != nil {
-				snap.Nodes[name] = n
-				continue
-			}
-		}
-		snap.Nodes[name] = e.info.Clone()
-		c.snapNodes[name] = e.gen
-		nodesChanged = true
-	}
-	for name := range c.snapNodes {
-		if e, ok := c.nodes[name]; !ok || e.placeholder {
-			delete(c.snapNodes, name)
-			nodesChanged = true
+		if !e.placeholder {
+			snap.Nodes[name] = c.copyNodeLocked(name, e)
 		}
 	}
 	for id, e := range c.jobs {
-		if !e.info.Schedulable() {
+		if e.info.Schedulable() {
+			snap.Jobs[id] = c.copyJobLocked(id, e)
+		}
+	}
+	snap.SortNodes()
+	c.indexNodes(snap.NodeList)
+	c.jobList = make([]*api.JobInfo, 0, len(snap.Jobs))
+	for _, j := range snap.Jobs {
+		c.jobList = append(c.jobList, j)
+	}
+	slices.SortFunc(c.jobList, byJobID)
+	c.workList = nil
+	for _, j := range c.jobList {
+		if j.Waits() {
+			c.workList = append(c.workList, j)
+		}
+	}
+	c.finishSnapshotLocked(snap)
+}
+
+// patchSnapshotLocked builds on the previous snapshot: only the nodes and
+// jobs changed since are copied, and the lists and totals patched.
+func (c *Cache) patchSnapshotLocked() {
+	prev := c.snap
+	snap := &api.Snapshot{Nodes: maps.Clone(prev.Nodes), Jobs: maps.Clone(prev.Jobs)}
+	nodeSetChanged := false
+	for name := range c.changedNodes {
+		if sh, ok := c.nodeShares[name]; ok {
+			c.totals.AddNode(sh.allocatable, sh.used, -1)
+			delete(c.nodeShares, name)
+		}
+		_, had := snap.Nodes[name]
+		e := c.nodes[name]
+		if e == nil || e.placeholder {
+			if had {
+				delete(snap.Nodes, name)
+				nodeSetChanged = true
+			}
 			continue
 		}
-		if prev != nil && c.snapJobs[id] == e.gen && !c.dirtyJob.Has(id) {
-			if j := prev.Jobs[id]; j != nil {
-				snap.Jobs[id] = j
-				continue
+		snap.Nodes[name] = c.copyNodeLocked(name, e)
+		nodeSetChanged = nodeSetChanged || !had
+	}
+	if nodeSetChanged {
+		snap.SortNodes()
+		c.indexNodes(snap.NodeList)
+	} else {
+		snap.NodeList = slices.Clone(prev.NodeList)
+		for name := range c.changedNodes {
+			if n := snap.Nodes[name]; n != nil {
+				snap.NodeList[c.nodeIndex[name]] = n
 			}
 		}
-		snap.Jobs[id] = e.info.Clone()
-		c.snapJobs[id] = e.gen
 	}
-	for id := range c.snapJobs {
-		if _, ok := c.jobs[id]; !ok {
-			delete(c.snapJobs, id)
+
+	jobs := slices.Clone(c.jobList)
+	work := slices.Clone(c.workList)
+	var addJobs, addWork []*api.JobInfo
+	var dropJobs, dropWork []int
+	for id := range c.changedJobs {
+		if sh := c.jobShares[id]; sh != nil {
+			c.totals.AddJob(sh, -1)
+			delete(c.jobShares, id)
 		}
+		var j *api.JobInfo
+		if e := c.jobs[id]; e != nil && e.info.Schedulable() {
+			j = c.copyJobLocked(id, e)
+			snap.Jobs[id] = j
+		} else {
+			delete(snap.Jobs, id)
+		}
+		addJobs, dropJobs = patchList(jobs, id, j, addJobs, dropJobs)
+		if j != nil && !j.Waits() {
+			j = nil
+		}
+		addWork, dropWork = patchList(work, id, j, addWork, dropWork)
 	}
+	c.jobList = mergeJobs(jobs, dropJobs, addJobs)
+	c.workList = mergeJobs(work, dropWork, addWork)
+	c.finishSnapshotLocked(snap)
+}
+
+// finishSnapshotLocked adds what every snapshot has besides nodes and jobs,
+// and keeps it as the base of the next.
+func (c *Cache) finishSnapshotLocked(snap *api.Snapshot) {
+	snap.Queues = make(map[api.QueueID]*api.QueueInfo, len(c.queues))
 	for id, q := range c.queues {
 		snap.Queues[id] = q.Clone()
 	}
 	snap.Topology = c.topologyLocked()
-	if nodesChanged || prev == nil {
-		snap.SortNodes()
-	} else {
-		// Same node set, possibly new copies: rebuild the sorted list from
-		// the new map in the previous order.
-		snap.NodeList = make([]*api.NodeInfo, len(prev.NodeList))
-		for i, n := range prev.NodeList {
-			snap.NodeList[i] = snap.Nodes[n.Name]
+	snap.SetLists(c.jobList, c.workList)
+	snap.SetTotals(c.totals.Clone())
+	c.snap = snap
+}
+
+type nodeShare struct{ allocatable, used *api.Resource }
+
+// copyNodeLocked copies a node for a snapshot and adds it to the totals.
+func (c *Cache) copyNodeLocked(name string, e *nodeEntry) *api.NodeInfo {
+	n := e.info.Clone()
+	sh := nodeShare{allocatable: n.Allocatable.Clone(), used: n.Used.Clone()}
+	c.nodeShares[name] = sh
+	c.totals.AddNode(sh.allocatable, sh.used, 1)
+	return n
+}
+
+// copyJobLocked copies a job for a snapshot and adds it to the totals.
+func (c *Cache) copyJobLocked(id api.JobID, e *jobEntry) *api.JobInfo {
+	j := e.info.Clone()
+	sh := api.ShareOf(j)
+	c.jobShares[id] = sh
+	c.totals.AddJob(sh, 1)
+	return j
+}
+
+func (c *Cache) indexNodes(list []*api.NodeInfo) {
+	clear(c.nodeIndex)
+	for i, n := range list {
+		c.nodeIndex[n.Name] = i
+	}
+}
+
+func byJobID(a, b *api.JobInfo) int { return strings.Compare(string(a.UID), string(b.UID)) }
+
+// patchList notes what becomes of job id in list, sorted by ID: replaced
+// by j in place, dropped (its index added to drop) when j is nil, or added
+// (to add) when it is not in the list yet.
+func patchList(list []*api.JobInfo, id api.JobID, j *api.JobInfo, add []*api.JobInfo, drop []int) ([]*api.JobInfo, []int) {
+	i, found := slices.BinarySearchFunc(list, id, func(x *api.JobInfo, id api.JobID) int {
+		return strings.Compare(string(x.UID), string(id))
+	})
+	switch {
+	case found && j != nil:
+		list[i] = j
+	case found:
+		drop = append(drop, i)
+	case j != nil:
+		add = append(add, j)
+	}
+	return add, drop
+}
+
+// mergeJobs removes the entries at drop from list, sorted by ID, and merges
+// add into it.
+func mergeJobs(list []*api.JobInfo, drop []int, add []*api.JobInfo) []*api.JobInfo {
+	if len(drop) > 0 {
+		slices.Sort(drop)
+		kept := list[:0]
+		d := 0
+		for i, j := range list {
+			if d < len(drop) && drop[d] == i {
+				d++
+				continue
+			}
+			kept = append(kept, j)
+		}
+		list = kept
+	}
+	if len(add) == 0 {
+		return list
+	}
+	slices.SortFunc(add, byJobID)
+	out := make([]*api.JobInfo, 0, len(list)+len(add))
+	i, k := 0, 0
+	for i < len(list) && k < len(add) {
+		if byJobID(list[i], add[k]) < 0 {
+			out = append(out, list[i])
+			i++
+		} else {
+			out = append(out, add[k])
+			k++
 		}
 	}
-	c.dirtyNode.Clear()
-	c.dirtyJob.Clear()
-	c.snap = snap
-	return snap
+	out = append(out, list[i:]...)
+	return append(out, add[k:]...)
 }
 
 // topologyLocked returns the network topology tree, building it afresh
@@ -280,10 +419,10 @@ func (c *Cache) Invalidate(nodes map[string]bool, jobs map[api.JobID]bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for n := range nodes {
-		c.dirtyNode.Insert(n)
+		c.changedNodes.Insert(n)
 	}
 	for j := range jobs {
-		c.dirtyJob.Insert(j)
+		c.changedJobs.Insert(j)
 	}
 }
 

@@ -270,6 +270,7 @@ func (c *Cache) DeleteNode(node *corev1.Node) {
 	if e := c.nodes[node.Name]; e != nil {
 		if len(e.info.Tasks) == 0 {
 			delete(c.nodes, node.Name)
+			c.changedNodes.Insert(node.Name)
 		} else {
 			e.placeholder = true
 			c.touchNode(node.Name)
@@ -314,6 +315,7 @@ func (c *Cache) DeletePodGroup(pg *schedulingv1beta1.PodGroup) {
 		e.info.PodGroup = nil
 		if len(e.info.Tasks) == 0 {
 			delete(c.jobs, id)
+			c.changedJobs.Insert(id)
 		} else {
 			c.touchJob(id)
 		}

@@ -33,13 +33,4 @@ func JobPhase(job *api.JobInfo) schedulingv1beta1.PodGroupPhase {
 
 // Admitted reports whether a job may be placed: its PodGroup was admitted
 // (Inqueue or later), or it is a pod without a PodGroup.
-func Admitted(job *api.JobInfo) bool {
-	if job.IsShadow() {
-		return true
-	}
-	switch job.Phase {
-	case schedulingv1beta1.PodGroupInqueue, schedulingv1beta1.PodGroupRunning, schedulingv1beta1.PodGroupUnknown:
-		return true
-	}
-	return false
-}
+func Admitted(job *api.JobInfo) bool { return job.Admitted() }

@@ -213,6 +213,9 @@ func OpenSession(ctx context.Context, snap *api.Snapshot, tiers []Tier, o Option
 	ssn.victimDistance = all[VictimDistancePlugin](tiers)
 	ssn.topology = enabled[TopologyPlugin](tiers, PointHyperNodeGradient)
 	ssn.setUpMemos()
+	// Fixed as the cycle begins, before any decision changes the jobs.
+	snap.WorkList()
+	snap.Totals()
 	for _, p := range ssn.sessionPlugins {
 		start := time.Now()
 		p.OnSessionOpen(ssn)

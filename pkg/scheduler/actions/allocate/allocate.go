@@ -29,7 +29,7 @@ func (a *Action) Name() string { return Name }
 // Execute runs the action on a session.
 func (a *Action) Execute(ssn *framework.Session) {
 	byQueue := ssn.NewJobQueues()
-	for _, job := range ssn.Snapshot.JobList() {
+	for _, job := range ssn.Snapshot.WorkList() {
 		if !framework.Admitted(job) || (pendingTasks(job) == 0 && len(job.ByStatus[api.Pipelined]) == 0) {
 			continue
 		}

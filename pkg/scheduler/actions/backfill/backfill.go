@@ -25,7 +25,7 @@ func (a *Action) Name() string { return Name }
 // Execute runs the action on a session.
 func (a *Action) Execute(ssn *framework.Session) {
 	jobs := make([]*api.JobInfo, 0)
-	for _, job := range ssn.Snapshot.Jobs {
+	for _, job := range ssn.Snapshot.WorkList() {
 		if framework.Admitted(job) && len(job.ByStatus[api.Pending]) > 0 {
 			jobs = append(jobs, job)
 		}

@@ -13,11 +13,13 @@ import (
 // Name is the plugin's name in the configuration.
 const Name = "drf"
 
-// Plugin is the drf plugin. Its shares are computed when a cycle opens and
-// follow the cycle's placements.
+// Plugin is the drf plugin. Shares are of the cluster's allocatable
+// resources and follow the cycle's placements: a job's from its Allocated,
+// a namespace's from the snapshot's totals and the placements since.
 type Plugin struct {
-	total      *api.Resource
-	jobs       map[api.JobID]*api.Resource
+	totals *api.Totals
+	// namespaces holds the allocation of the namespaces a placement of
+	// the cycle touched.
 	namespaces map[string]*api.Resource
 }
 
@@ -39,42 +41,35 @@ func New(args any, _ *framework.Handle) (framework.Plugin, error) {
 // Name returns the plugin's name.
 func (p *Plugin) Name() string { return Name }
 
-// OnSessionOpen computes every job's and namespace's allocation.
+// OnSessionOpen takes the cycle's totals.
 func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
-	p.total = ssn.Snapshot.TotalAllocatable()
-	p.jobs = make(map[api.JobID]*api.Resource, len(ssn.Snapshot.Jobs))
+	p.totals = ssn.Snapshot.Totals()
 	p.namespaces = map[string]*api.Resource{}
-	for id, j := range ssn.Snapshot.Jobs {
-		p.jobs[id] = j.Allocated.Clone()
-		ns := p.namespaces[j.Namespace]
-		if ns == nil {
-			ns = &api.Resource{}
-			p.namespaces[j.Namespace] = ns
-		}
-		ns.Add(j.Allocated)
-	}
 }
 
 // OnSessionClose drops the cycle's state.
 func (p *Plugin) OnSessionClose(*framework.Session) {
-	p.jobs, p.namespaces, p.total = nil, nil, nil
+	p.namespaces, p.totals = nil, nil
 }
 
-// JobOrder puts the job with the smaller dominant share first.
+// JobOrder puts the job with the smaller dominant share first. A job's
+// Allocated follows the cycle's placements and evictions.
 func (p *Plugin) JobOrder(l, r *api.JobInfo) int {
-	return compare(p.share(p.jobs[l.UID]), p.share(p.jobs[r.UID]))
+	return compare(l.Allocated.Share(p.totals.Allocatable), r.Allocated.Share(p.totals.Allocatable))
 }
 
 // NamespaceOrder puts the namespace with the smaller dominant share first.
 func (p *Plugin) NamespaceOrder(l, r string) int {
-	return compare(p.share(p.namespaces[l]), p.share(p.namespaces[r]))
+	return compare(p.namespace(l).Share(p.totals.Allocatable), p.namespace(r).Share(p.totals.Allocatable))
 }
 
-func (p *Plugin) share(r *api.Resource) float64 {
-	if r == nil {
-		return 0
+// namespace is the namespace's allocation: as the cycle began, followed
+// through the cycle's placements and evictions once one touched it.
+func (p *Plugin) namespace(ns string) *api.Resource {
+	if r := p.namespaces[ns]; r != nil {
+		return r
 	}
-	return r.Share(p.total)
+	return p.totals.Namespace(ns)
 }
 
 // OnAllocate adds a placement to its job's and namespace's allocation.
@@ -84,15 +79,15 @@ func (p *Plugin) OnAllocate(t *api.TaskInfo) { p.account(t, true) }
 func (p *Plugin) OnDeallocate(t *api.TaskInfo) { p.account(t, false) }
 
 func (p *Plugin) account(t *api.TaskInfo, add bool) {
-	for _, r := range []*api.Resource{p.jobs[t.Job], p.namespaces[t.Namespace]} {
-		if r == nil {
-			continue
-		}
-		if add {
-			r.Add(t.Resreq)
-		} else {
-			r.Sub(t.Resreq)
-		}
+	r := p.namespaces[t.Namespace]
+	if r == nil {
+		r = p.totals.Namespace(t.Namespace).Clone()
+		p.namespaces[t.Namespace] = r
+	}
+	if add {
+		r.Add(t.Resreq)
+	} else {
+		r.Sub(t.Resreq)
 	}
 }
 

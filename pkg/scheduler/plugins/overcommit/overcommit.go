@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
@@ -59,18 +58,14 @@ func (p *Plugin) Name() string { return Name }
 // OnSessionOpen computes the overcommitted capacity left: allocatable times
 // the factors, less what tasks use and what admitted jobs still need.
 func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
-	total := ssn.Snapshot.TotalAllocatable()
+	totals := ssn.Snapshot.Totals()
 	idle := &api.Resource{}
-	for _, name := range total.Names() {
-		idle.Set(name, int64(float64(total.Get(name))*p.factorOf(name)))
+	for _, name := range totals.Allocatable.Names() {
+		idle.Set(name, int64(float64(totals.Allocatable.Get(name))*p.factorOf(name)))
 	}
-	for _, n := range ssn.Snapshot.NodeList {
-		idle.Sub(n.Used)
-	}
-	for _, j := range ssn.Snapshot.Jobs {
-		if j.Phase == schedulingv1beta1.PodGroupInqueue && j.MinResources != nil {
-			idle.Sub(waiting(j))
-		}
+	idle.Sub(totals.Used)
+	for _, q := range totals.Queues {
+		idle.Sub(q.InqueueNeeded)
 	}
 	p.idle = idle
 }

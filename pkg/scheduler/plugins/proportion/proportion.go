@@ -12,7 +12,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/internal/share"
@@ -37,9 +36,10 @@ type queueAttr struct {
 
 // Plugin is the proportion plugin.
 type Plugin struct {
-	total    *api.Resource
-	queues   map[api.QueueID]*queueAttr
-	jobQueue map[api.JobID]api.QueueID
+	total  *api.Resource
+	queues map[api.QueueID]*queueAttr
+	// jobs are the snapshot's.
+	jobs map[api.JobID]*api.JobInfo
 }
 
 var (
@@ -95,18 +95,13 @@ func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 			}
 		}
 	}
-	p.jobQueue = make(map[api.JobID]api.QueueID, len(ssn.Snapshot.Jobs))
-	for _, j := range ssn.Snapshot.Jobs {
-		p.jobQueue[j.UID] = j.Queue
-		a := p.queues[j.Queue]
-		if a == nil {
-			continue
-		}
-		a.allocated.Add(j.Allocated)
-		a.request.Add(j.TotalRequest)
-		if j.Phase == schedulingv1beta1.PodGroupInqueue && j.MinResources != nil {
-			a.inqueue.Add(j.MinResources)
-		}
+	p.jobs = ssn.Snapshot.Jobs
+	totals := ssn.Snapshot.Totals()
+	for id, a := range p.queues {
+		t := totals.Queue(id)
+		a.allocated.Add(t.Allocated)
+		a.request.Add(t.Request)
+		a.inqueue.Add(t.InqueueMin)
 	}
 	p.divide()
 	for _, a := range p.queues {
@@ -168,7 +163,7 @@ func (p *Plugin) OnSessionClose(ssn *framework.Session) {
 	for id, a := range p.queues {
 		ssn.ReportQueue(id, framework.QueueReport{Deserved: a.deserved, Allocated: a.allocated, Capability: a.capability, Share: a.share})
 	}
-	p.queues, p.jobQueue, p.total = nil, nil, nil
+	p.queues, p.jobs, p.total = nil, nil, nil
 }
 
 // QueueOrder puts the queue with the smaller share of what it deserves first.
@@ -235,11 +230,11 @@ func (p *Plugin) Preemptive(q *api.QueueInfo, t *api.TaskInfo) bool {
 // reclaimer asks for, and that keep their guarantee without it. Candidates
 // are taken in order; those kept count as gone for the next.
 func (p *Plugin) Reclaimable(reclaimer *api.TaskInfo, candidates []*api.TaskInfo) []*api.TaskInfo {
-	own := p.jobQueue[reclaimer.Job]
+	own := p.queueOf(reclaimer.Job)
 	held := map[api.QueueID]*api.Resource{}
 	var out []*api.TaskInfo
 	for _, c := range candidates {
-		id := p.jobQueue[c.Job]
+		id := p.queueOf(c.Job)
 		a := p.queues[id]
 		if a == nil || id == own || !a.queue.Reclaimable {
 			continue
@@ -290,7 +285,7 @@ func (p *Plugin) OnAllocate(t *api.TaskInfo) { p.account(t, true) }
 func (p *Plugin) OnDeallocate(t *api.TaskInfo) { p.account(t, false) }
 
 func (p *Plugin) account(t *api.TaskInfo, add bool) {
-	a := p.queues[p.jobQueue[t.Job]]
+	a := p.queues[p.queueOf(t.Job)]
 	if a == nil {
 		return
 	}
@@ -300,6 +295,14 @@ func (p *Plugin) account(t *api.TaskInfo, add bool) {
 		a.allocated.Sub(t.Resreq)
 	}
 	a.share = a.allocated.Share(a.deserved)
+}
+
+// queueOf is the queue of a job of the snapshot, "" for another.
+func (p *Plugin) queueOf(id api.JobID) api.QueueID {
+	if j := p.jobs[id]; j != nil {
+		return j.Queue
+	}
+	return ""
 }
 
 // exceeded lists the resources dims requests where r is above limit.
