@@ -201,6 +201,7 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 	st.federated = federated
 	hjs := s.hyperJobs()
 	st.gpu, st.typical = typicalGPUTask(r.Capacity, jobs, hjs)
+	st.strandAll()
 	var opts dispatch.Options
 	if s.Federation != nil {
 		opts.StarvationWait = s.Federation.StarvationWait.Duration
@@ -264,7 +265,6 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 		st.sample(at)
 	}
 	r.Unplanned = len(st.waiting)
-	st.strand()
 	r.StrandedGPUSeconds, r.StrandedGPUAtEnd, r.GPU = st.strandedArea, st.stranded, st.gpu
 	r.End = st.order[0].c.Now().Sub(start)
 	st.account(r.End)
@@ -384,6 +384,10 @@ type state struct {
 	typical      dispatch.Resources
 	stranded     float64
 	strandedArea float64
+	// strandedOn is each node's stranded GPUs (milli), strandedMilli
+	// their sum, kept as nodes' free resources change.
+	strandedOn    map[string]int64
+	strandedMilli int64
 }
 
 // record starts a job's record.
@@ -535,6 +539,7 @@ func (st *state) use(p *corev1.Pod, node string, sign float64) {
 		} else {
 			f.Add(dispatch.ResourcesOf(p.Spec.Containers[0].Resources.Requests))
 		}
+		st.restrand(node)
 	}
 	for name, q := range p.Spec.Containers[0].Resources.Requests {
 		st.allocated[string(name)] += sign * float64(q.MilliValue()) / 1000
@@ -622,24 +627,33 @@ func (st *state) account(at time.Duration) {
 	st.lastAt = at
 }
 
-// strand recounts the free GPUs no typical GPU task can use: those on
+// strandAll counts the free GPUs no typical GPU task can use: those on
 // nodes short of its CPU, memory or GPUs.
-func (st *state) strand() {
+func (st *state) strandAll() {
+	st.strandedOn, st.strandedMilli = map[string]int64{}, 0
+	for node := range st.free {
+		st.restrand(node)
+	}
+}
+
+// restrand recounts one node's stranded GPUs after its free resources
+// changed.
+func (st *state) restrand(node string) {
 	if st.gpu == "" || st.typical == nil {
 		return
 	}
-	name := corev1.ResourceName(st.gpu)
-	var stranded int64
-	for _, f := range st.free {
-		if g := f[name]; g > 0 && !st.typical.Fits(f) {
-			stranded += g
+	var g int64
+	if f := st.free[node]; f != nil {
+		if g = f[corev1.ResourceName(st.gpu)]; g <= 0 || st.typical.Fits(f) {
+			g = 0
 		}
 	}
-	st.stranded = float64(stranded) / 1000
+	st.strandedMilli += g - st.strandedOn[node]
+	st.strandedOn[node] = g
+	st.stranded = float64(st.strandedMilli) / 1000
 }
 
 func (st *state) sample(at time.Duration) {
-	st.strand()
 	s := Sample{At: at, Allocated: make(map[string]float64, len(st.allocated)), Models: make(map[string]float64, len(st.modelAlloc)), Pending: st.pending,
 		StrandedGPU: st.stranded}
 	for k, v := range st.allocated {
