@@ -196,7 +196,7 @@ func (ssn *Session) reuse(m *placementMemo, t *api.TaskInfo) *api.NodeInfo {
 		if n.Version == m.versions[i] {
 			continue
 		}
-		if ssn.Predicate(t, n) != nil || !n.FitsNow(t.Resreq) {
+		if !n.FitsNow(t.Resreq) || ssn.Predicate(t, n) != nil {
 			m.remove(i)
 			continue
 		}

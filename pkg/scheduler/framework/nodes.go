@@ -6,7 +6,9 @@ import (
 
 // Candidates filters the snapshot's nodes for a task: fits are nodes whose
 // idle resources hold it and every predicate accepts; futureFits hold it
-// only once releasing resources are free. fitErrs counts the rejections.
+// only once releasing resources are free. fitErrs counts the rejections: a
+// node short of resources is counted as such, whatever the predicates
+// would say.
 // With node sampling, filtering stops once enough nodes fit, and the next
 // search starts where this one stopped.
 // The returned slices are reused: they are valid until the next call.
@@ -47,17 +49,22 @@ func (ssn *Session) scan(t *api.TaskInfo, fitErrs *FitErrors) (fits, futureFits 
 		}
 		n := nodes[(start+i)%total]
 		processed++
+		// Resources first, as Volcano checks them: a node without room
+		// for the task even once its releasing tasks are gone is passed
+		// over without running the predicates, and reported short of
+		// resources.
+		if !n.FitsFuture(t.Resreq) {
+			fitErrs.Add(ssn.insufficient(t.Resreq, n.Idle))
+			continue
+		}
 		if s := ssn.Predicate(t, n); s != nil {
 			fitErrs.Add(s)
 			continue
 		}
-		switch {
-		case n.FitsNow(t.Resreq):
+		if n.FitsNow(t.Resreq) {
 			fits = append(fits, n)
-		case n.FitsFuture(t.Resreq):
+		} else {
 			futureFits = append(futureFits, n)
-		default:
-			fitErrs.Add(ssn.insufficient(t.Resreq, n.Idle))
 		}
 	}
 	return fits, futureFits, fitErrs

@@ -11,53 +11,61 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// BenchmarkScenario runs benchJobs single-pod jobs of 1–4 GPUs through
-// 1,000 nodes of 8 GPUs (about 80% loaded), with kube-scheduler's adaptive
+// BenchmarkScenario runs single-pod jobs of 1, 2 and 4 GPUs, one a
+// second, through 1,000 nodes of 8 GPUs with kube-scheduler's adaptive
 // node sampling (42% of 1,000 nodes) and with 5% (at least 50 feasible
 // nodes), and reports simulated jobs and events (binds and completions)
-// per wall second and the heap in use after the run.
+// per wall second and the heap in use after the run. With 3,000 jobs that
+// run 2 hours, the cluster fills to about 87% and no job ends before the
+// last arrives; with 100,000 jobs that run 45 minutes on average, about
+// 2,700 run at a time (about 80% of the GPUs) over 28 simulated hours.
 func BenchmarkScenario(b *testing.B) {
-	for _, c := range []struct {
-		name, sampling string
-	}{{"adaptive", ""}, {"find5pct", sampled}} {
-		jobs := benchJobs
-		b.Run(fmt.Sprintf("jobs=%d/%s", jobs, c.name), func(b *testing.B) {
-			s := &Scenario{Name: "bench", Seed: 1, Scheduler: c.sampling,
-				Cluster: &Cluster{NodeGroups: []NodeGroup{{Name: "gpu", Count: 1000, Resources: corev1.ResourceList{
-					corev1.ResourceCPU: resource.MustParse("96"), corev1.ResourceMemory: resource.MustParse("1Ti"), "nvidia.com/gpu": resource.MustParse("8"),
-				}}}},
-			}
-			for i, gpus := range []string{"1", "2", "4"} {
-				s.Workload.Generators = append(s.Workload.Generators, Generator{
-					Name: fmt.Sprintf("g%d", i), Count: jobs / 3, Interarrival: metav1.Duration{Duration: 3 * time.Second},
-					Runtime:  metav1.Duration{Duration: 2 * time.Hour},
-					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), "nvidia.com/gpu": resource.MustParse(gpus)},
-				})
-			}
-			var r *Result
-			b.ReportAllocs()
-			for b.Loop() {
-				var err error
-				if r, err = Run(b.Context(), s); err != nil {
-					b.Fatal(err)
-				}
-			}
-			secs := r.Wall.Seconds()
-			b.ReportMetric(float64(len(r.Jobs))/secs, "jobs/s")
-			b.ReportMetric(float64(r.Stats.Binds+r.Stats.Completions)/secs, "events/s")
-			b.ReportMetric(float64(r.Stats.Cycles), "cycles")
-			var m runtime.MemStats
-			runtime.ReadMemStats(&m)
-			b.ReportMetric(float64(m.HeapInuse)/(1<<20), "heap-MiB")
-			if sum := Summarize(r); sum.Finished != len(r.Jobs) {
-				b.Fatalf("%d of %d finished", sum.Finished, len(r.Jobs))
-			}
-		})
+	for _, size := range []struct {
+		jobs    int
+		runtime time.Duration
+	}{{3000, 2 * time.Hour}, {100000, 45 * time.Minute}} {
+		for _, c := range []struct {
+			name, sampling string
+		}{{"adaptive", ""}, {"find5pct", sampled}} {
+			b.Run(fmt.Sprintf("jobs=%d/%s", size.jobs, c.name), func(b *testing.B) {
+				benchScenario(b, size.jobs, size.runtime, c.sampling)
+			})
+		}
 	}
 }
 
-// benchJobs is BenchmarkScenario's size.
-const benchJobs = 3000
+func benchScenario(b *testing.B, jobs int, runFor time.Duration, sampling string) {
+	s := &Scenario{Name: "bench", Seed: 1, Scheduler: sampling,
+		Cluster: &Cluster{NodeGroups: []NodeGroup{{Name: "gpu", Count: 1000, Resources: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("96"), corev1.ResourceMemory: resource.MustParse("1Ti"), "nvidia.com/gpu": resource.MustParse("8"),
+		}}}},
+	}
+	for i, gpus := range []string{"1", "2", "4"} {
+		s.Workload.Generators = append(s.Workload.Generators, Generator{
+			Name: fmt.Sprintf("g%d", i), Count: jobs / 3, Interarrival: metav1.Duration{Duration: 3 * time.Second},
+			Runtime:  metav1.Duration{Duration: runFor},
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), "nvidia.com/gpu": resource.MustParse(gpus)},
+		})
+	}
+	var r *Result
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if r, err = Run(b.Context(), s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	secs := r.Wall.Seconds()
+	b.ReportMetric(float64(len(r.Jobs))/secs, "jobs/s")
+	b.ReportMetric(float64(r.Stats.Binds+r.Stats.Completions)/secs, "events/s")
+	b.ReportMetric(float64(r.Stats.Cycles), "cycles")
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	b.ReportMetric(float64(m.HeapInuse)/(1<<20), "heap-MiB")
+	if sum := Summarize(r); sum.Finished != len(r.Jobs) {
+		b.Fatalf("%d of %d finished", sum.Finished, len(r.Jobs))
+	}
+}
 
 // sampled is the default tiers, looking for 5% of the nodes (at least 50).
 const sampled = `apiVersion: scheduler.config.caldera.sh/v1alpha1
