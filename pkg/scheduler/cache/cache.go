@@ -9,7 +9,6 @@
 package cache
 
 import (
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -182,9 +181,10 @@ func (c *Cache) ours(pod *corev1.Pod) bool {
 
 // Snapshot returns the state for a cycle. Objects that did not change since
 // the previous snapshot (and that the previous cycle did not touch) are
-// shared with it; the rest are copied. The sorted node and job lists, the
-// list of waiting jobs and the totals are carried over and patched where
-// something changed, so that a snapshot costs in proportion to change.
+// shared with it; the rest are copied. The snapshot's maps and lists, and
+// the totals, are the previous snapshot's patched where something changed,
+// so that a snapshot costs in proportion to change; a snapshot is
+// therefore valid only until the next one is taken.
 func (c *Cache) Snapshot() *api.Snapshot {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -237,7 +237,9 @@ func (c *Cache) fullSnapshotLocked() {
 // jobs changed since are copied, and the lists and totals patched.
 func (c *Cache) patchSnapshotLocked() {
 	prev := c.snap
-	snap := &api.Snapshot{Nodes: maps.Clone(prev.Nodes), Jobs: maps.Clone(prev.Jobs)}
+	// The maps are the previous snapshot's, changed in place: a snapshot
+	// is valid until the next is taken.
+	snap := &api.Snapshot{Nodes: prev.Nodes, Jobs: prev.Jobs}
 	nodeSetChanged := false
 	for name := range c.changedNodes {
 		if sh, ok := c.nodeShares[name]; ok {
@@ -260,7 +262,7 @@ func (c *Cache) patchSnapshotLocked() {
 		snap.SortNodes()
 		c.indexNodes(snap.NodeList)
 	} else {
-		snap.NodeList = slices.Clone(prev.NodeList)
+		snap.NodeList = prev.NodeList
 		for name := range c.changedNodes {
 			if n := snap.Nodes[name]; n != nil {
 				snap.NodeList[c.nodeIndex[name]] = n

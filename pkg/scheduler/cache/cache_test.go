@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"maps"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,30 +26,32 @@ func TestSnapshotCopiesOnlyWhatChanged(t *testing.T) {
 	for _, n := range []string{"a", "b", "c"} {
 		c.UpdateNode(st.MakeNode(n).Alloc("cpu", "4").Obj())
 	}
-	first := c.Snapshot()
-	second := c.Snapshot()
+	// A snapshot is valid until the next: keep what each held.
+	nodes := func(s *api.Snapshot) map[string]*api.NodeInfo { return maps.Clone(s.Nodes) }
+	first := nodes(c.Snapshot())
+	second := nodes(c.Snapshot())
 	for _, n := range []string{"a", "b", "c"} {
-		if first.Nodes[n] != second.Nodes[n] {
+		if first[n] != second[n] {
 			t.Errorf("unchanged node %s was copied again", n)
 		}
 	}
 	c.UpdatePod(st.MakePod("ns", "p").Req("cpu", "1").Node("b").Obj())
-	third := c.Snapshot()
-	if third.Nodes["a"] != second.Nodes["a"] || third.Nodes["c"] != second.Nodes["c"] {
+	third := nodes(c.Snapshot())
+	if third["a"] != second["a"] || third["c"] != second["c"] {
 		t.Errorf("nodes without change were copied")
 	}
-	if third.Nodes["b"] == second.Nodes["b"] {
+	if third["b"] == second["b"] {
 		t.Fatalf("node b changed but was shared")
 	}
-	if got := third.Nodes["b"].Idle.MilliCPU; got != 3000 {
+	if got := third["b"].Idle.MilliCPU; got != 3000 {
 		t.Errorf("idle cpu on b = %dm, want 3000m", got)
 	}
 	c.Invalidate(map[string]bool{"a": true}, nil)
-	fourth := c.Snapshot()
-	if fourth.Nodes["a"] == third.Nodes["a"] {
+	snap := c.Snapshot()
+	if snap.Nodes["a"] == third["a"] {
 		t.Errorf("invalidated node a was shared")
 	}
-	if fourth.NodeList[0] != fourth.Nodes["a"] {
+	if snap.NodeList[0] != snap.Nodes["a"] {
 		t.Errorf("node list does not hold the new copy of a")
 	}
 }

@@ -141,8 +141,8 @@ func (e *Evaluator) Plugins() map[string][]string {
 // in each K8s NodeInfo's image states.
 func (e *Evaluator) SetNodes(nodes []*api.NodeInfo) {
 	e.nodes = nodes
-	e.lister.set(nodes)
-	e.images.apply(nodes)
+	changed, same := e.lister.set(nodes)
+	e.images.apply(nodes, changed, same)
 }
 
 // PodState is one pod's state within a cycle: what PreFilter computed from

@@ -2,6 +2,7 @@ package podfit
 
 import (
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
@@ -18,6 +19,8 @@ import (
 // placement the scheduler makes after SetNodes; the derived lists (nodes
 // with affinity pods, PVCs in use) are therefore computed on each call.
 type lister struct {
+	// prev is the node list last set, a copy.
+	prev   []*api.NodeInfo
 	nodes  []*k8sframework.NodeInfo
 	list   []fwk.NodeInfo
 	byName map[string]*k8sframework.NodeInfo
@@ -29,8 +32,32 @@ var (
 	_ fwk.StorageInfoLister = &lister{}
 )
 
-// set replaces the node list. The slices are rebuilt, the map reused.
-func (l *lister) set(nodes []*api.NodeInfo) {
+// set replaces the node list. When the list holds the same nodes in the
+// same order as the last one, only the entries whose NodeInfo changed are
+// replaced, and their indices returned with same true; otherwise the lists
+// are rebuilt.
+func (l *lister) set(nodes []*api.NodeInfo) (changed []int, same bool) {
+	if len(nodes) == len(l.prev) {
+		same = true
+		for i, n := range nodes {
+			if p := l.prev[i]; p != n {
+				if p.Name != n.Name {
+					same = false
+					break
+				}
+				changed = append(changed, i)
+			}
+		}
+		if same {
+			for _, i := range changed {
+				n := nodes[i]
+				l.prev[i], l.nodes[i], l.list[i] = n, n.K8s, n.K8s
+				l.byName[n.Name] = n.K8s
+			}
+			return changed, true
+		}
+	}
+	l.prev = slices.Clone(nodes)
 	l.nodes = make([]*k8sframework.NodeInfo, len(nodes))
 	l.list = make([]fwk.NodeInfo, len(nodes))
 	if l.byName == nil {
@@ -42,6 +69,7 @@ func (l *lister) set(nodes []*api.NodeInfo) {
 		l.list[i] = n.K8s
 		l.byName[n.Name] = n.K8s
 	}
+	return nil, false
 }
 
 func (l *lister) NodeInfos() fwk.NodeInfoLister       { return l }
@@ -147,7 +175,24 @@ type imageIndex struct {
 	states map[string]map[string]*fwk.ImageStateSummary
 }
 
-func (x *imageIndex) apply(nodes []*api.NodeInfo) {
+// apply gives the nodes their image states. With same, the nodes are the
+// last ones but for those at the changed indices: only these are looked
+// at, unless one's node object changed.
+func (x *imageIndex) apply(nodes []*api.NodeInfo, changed []int, same bool) {
+	if same {
+		for _, i := range changed {
+			if n := nodes[i]; x.nodes[n.Name] != n.Node {
+				same = false
+				break
+			}
+		}
+	}
+	if same {
+		for _, i := range changed {
+			nodes[i].K8s.ImageStates = x.states[nodes[i].Name]
+		}
+		return
+	}
 	if x.stale(nodes) {
 		x.rebuild(nodes)
 	}

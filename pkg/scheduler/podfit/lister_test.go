@@ -83,3 +83,63 @@ func TestReadWriteOncePodClaimInUse(t *testing.T) {
 		t.Errorf("why not b = %q, want %q", got, want)
 	}
 }
+
+// TestListerPatchesChangedNodes sets a list, then the same nodes with one
+// copied afresh (as the next snapshot copies a changed node), then a list
+// with another node: each time the lister and the image states follow.
+func TestListerPatchesChangedNodes(t *testing.T) {
+	withImage := func(name string) *corev1.Node {
+		n := st.MakeNode(name).Obj()
+		n.Status.Images = []corev1.ContainerImage{{Names: []string{"trainer:1"}, SizeBytes: 1 << 30}}
+		return n
+	}
+	nodes := nodeInfos([]*corev1.Node{withImage("a"), st.MakeNode("b").Obj(), withImage("c")}, nil)
+	l, x := &lister{}, &imageIndex{}
+	apply := func(nodes []*api.NodeInfo) ([]int, bool) {
+		changed, same := l.set(nodes)
+		x.apply(nodes, changed, same)
+		return changed, same
+	}
+	check := func(when string, nodes []*api.NodeInfo) {
+		t.Helper()
+		for i, n := range nodes {
+			if l.list[i] != n.K8s || l.nodes[i] != n.K8s {
+				t.Errorf("%s: list entry %d is not %s's NodeInfo", when, i, n.Name)
+			}
+			if got, err := l.Get(n.Name); err != nil || got != n.K8s {
+				t.Errorf("%s: Get(%s) is not its NodeInfo", when, n.Name)
+			}
+			want := 0
+			if len(n.Node.Status.Images) > 0 {
+				want = 1
+			}
+			if got := len(n.K8s.ImageStates); got != want {
+				t.Errorf("%s: %s has %d image states, want %d", when, n.Name, got, want)
+			}
+		}
+		if len(l.list) != len(nodes) {
+			t.Errorf("%s: %d listed, want %d", when, len(l.list), len(nodes))
+		}
+	}
+	apply(nodes)
+	check("first", nodes)
+
+	next := []*api.NodeInfo{nodes[0].Clone(), nodes[1], nodes[2]}
+	next[0].K8s.ImageStates = nil
+	if changed, same := apply(next); !same || len(changed) != 1 || changed[0] != 0 {
+		t.Fatalf("one node copied afresh: changed %v, same %v; want [0], true", changed, same)
+	}
+	check("one copied afresh", next)
+
+	withImageB := nodeInfos([]*corev1.Node{withImage("b")}, nil)[0]
+	third := []*api.NodeInfo{next[0], withImageB, next[2]}
+	apply(third)
+	check("a node object changed", third)
+	if got := third[0].K8s.ImageStates["trainer:1"].NumNodes; got != 3 {
+		t.Errorf("image on %d nodes after b pulled it, want 3", got)
+	}
+
+	fourth := []*api.NodeInfo{third[0], third[2]}
+	apply(fourth)
+	check("a node gone", fourth)
+}
