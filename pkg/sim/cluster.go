@@ -24,6 +24,7 @@ import (
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	schedbinder "github.com/caldera-sh/caldera/pkg/scheduler/binder"
 	"github.com/caldera-sh/caldera/pkg/scheduler/cache"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/status"
@@ -47,6 +48,10 @@ type Options struct {
 	// ran its time and succeeded.
 	OnBound    func(pod *corev1.Pod, node string, at time.Time)
 	OnFinished func(pod *corev1.Pod, at time.Time)
+	// PreBinder, if set, prepares each bind as the scheduler's binder has
+	// it do (the predicates plugin binds volumes and drops what it
+	// reserved for the pod); a bind it refuses does not happen.
+	PreBinder schedbinder.PreBinder
 }
 
 // Stats count what happened in a simulation.
@@ -230,6 +235,11 @@ func (b binder) Bind(t *api.TaskInfo, node string) {
 	p := c.pods[t.UID]
 	if p == nil || p.Spec.NodeName != "" {
 		return
+	}
+	if pb := c.opts.PreBinder; pb != nil {
+		if err := pb.PreBind(context.Background(), t, node); err != nil {
+			return
+		}
 	}
 	now := metav1.NewTime(c.Now())
 	p.Spec.NodeName = node

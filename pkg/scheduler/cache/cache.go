@@ -270,8 +270,7 @@ func (c *Cache) patchSnapshotLocked() {
 		}
 	}
 
-	jobs := slices.Clone(c.jobList)
-	work := slices.Clone(c.workList)
+	jobs, work := c.jobList, c.workList
 	var addJobs, addWork []*api.JobInfo
 	var dropJobs, dropWork []int
 	for id := range c.changedJobs {
@@ -357,8 +356,9 @@ func patchList(list []*api.JobInfo, id api.JobID, j *api.JobInfo, add []*api.Job
 	return add, drop
 }
 
-// mergeJobs removes the entries at drop from list, sorted by ID, and merges
-// add into it.
+// mergeJobs removes the entries at drop from list, sorted by ID, and
+// inserts add into it, in place. A cycle adds few jobs: each goes where a
+// binary search puts it.
 func mergeJobs(list []*api.JobInfo, drop []int, add []*api.JobInfo) []*api.JobInfo {
 	if len(drop) > 0 {
 		slices.Sort(drop)
@@ -371,25 +371,35 @@ func mergeJobs(list []*api.JobInfo, drop []int, add []*api.JobInfo) []*api.JobIn
 			}
 			kept = append(kept, j)
 		}
+		clear(list[len(kept):])
 		list = kept
 	}
 	if len(add) == 0 {
 		return list
 	}
 	slices.SortFunc(add, byJobID)
-	out := make([]*api.JobInfo, 0, len(list)+len(add))
-	i, k := 0, 0
-	for i < len(list) && k < len(add) {
-		if byJobID(list[i], add[k]) < 0 {
-			out = append(out, list[i])
-			i++
-		} else {
-			out = append(out, add[k])
-			k++
+	if len(add) > 64 {
+		out := make([]*api.JobInfo, 0, len(list)+len(add))
+		i, k := 0, 0
+		for i < len(list) && k < len(add) {
+			if byJobID(list[i], add[k]) < 0 {
+				out = append(out, list[i])
+				i++
+			} else {
+				out = append(out, add[k])
+				k++
+			}
 		}
+		out = append(out, list[i:]...)
+		return append(out, add[k:]...)
 	}
-	out = append(out, list[i:]...)
-	return append(out, add[k:]...)
+	from := 0
+	for _, j := range add {
+		i, _ := slices.BinarySearchFunc(list[from:], j, byJobID)
+		list = slices.Insert(list, from+i, j)
+		from += i + 1
+	}
+	return list
 }
 
 // topologyLocked returns the network topology tree, building it afresh

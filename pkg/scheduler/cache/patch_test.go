@@ -200,3 +200,42 @@ func jobIDs(jobs []*api.JobInfo) []api.JobID {
 	}
 	return out
 }
+
+// TestMergeJobs drops and inserts jobs in a sorted list, a few at a time
+// and many at once, and checks the result against sorting afresh.
+func TestMergeJobs(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	job := func(i int) *api.JobInfo { return api.NewJobInfo(api.JobID(fmt.Sprintf("ns/j%05d", i))) }
+	for _, adds := range []int{0, 1, 5, 64, 65, 300} {
+		var list []*api.JobInfo
+		present := map[int]bool{}
+		for i := 0; i < 1000; i += 2 {
+			list = append(list, job(i))
+			present[i] = true
+		}
+		var drop []int
+		for i := range list {
+			if r.IntN(10) == 0 {
+				drop = append(drop, i)
+				present[2*i] = false
+			}
+		}
+		var add []*api.JobInfo
+		for len(add) < adds {
+			if i := 2*r.IntN(500) + 1; !present[i] {
+				present[i] = true
+				add = append(add, job(i))
+			}
+		}
+		got := mergeJobs(list, drop, add)
+		var want []api.JobID
+		for i := range 1000 {
+			if present[i] {
+				want = append(want, api.JobID(fmt.Sprintf("ns/j%05d", i)))
+			}
+		}
+		if !slices.Equal(jobIDs(got), want) {
+			t.Errorf("%d added: got %v,\nwant %v", adds, jobIDs(got), want)
+		}
+	}
+}

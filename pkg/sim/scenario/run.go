@@ -23,7 +23,9 @@ import (
 	"github.com/caldera-sh/caldera/pkg/federation/split"
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
+	"github.com/caldera-sh/caldera/pkg/scheduler/binder"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/predicates"
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
 	"github.com/caldera-sh/caldera/pkg/sim"
@@ -145,6 +147,8 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// As in the scheduler, the predicates prepare each bind.
+	preBinder, _ := prof.Plugin(predicates.Name).(binder.PreBinder)
 	defer done()
 	// How many feasible nodes a search looks for, as the scheduler's
 	// configuration says.
@@ -166,10 +170,10 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 		m := &member{name: cl.Name, allocatable: dispatch.Resources{}, allocated: dispatch.Resources{}}
 		m.c = sim.New(sim.Options{
 			Actions: prof.Actions, Tiers: prof.Tiers, Start: start, EvictionGrace: 30 * time.Second,
-			NodesToFind: nodesToFind,
-			OnBound:     func(p *corev1.Pod, node string, at time.Time) { st.bound(m, p, node, at) },
-			OnFinished:  func(p *corev1.Pod, at time.Time) { st.finished(m, p, at) },
-			OnEvicted:   func(c *sim.Cluster, p *corev1.Pod, _ time.Duration) { st.evicted(m, p) },
+			NodesToFind: nodesToFind, PreBinder: preBinder,
+			OnBound:    func(p *corev1.Pod, node string, at time.Time) { st.bound(m, p, node, at) },
+			OnFinished: func(p *corev1.Pod, at time.Time) { st.finished(m, p, at) },
+			OnEvicted:  func(c *sim.Cluster, p *corev1.Pod, _ time.Duration) { st.evicted(m, p) },
 		})
 		nodes, err := s.nodes(cl)
 		if err != nil {
