@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -37,6 +38,9 @@ resource and GPU model, and fairness; --jobs writes a record per job,
 			s, err := scenario.Load(args[0])
 			if err != nil {
 				return err
+			}
+			if os.Getenv("GOGC") == "" {
+				debug.SetGCPercent(scenario.GCPercent)
 			}
 			r, err := scenario.Run(cmdutil.Context(cmd), s)
 			if err != nil {

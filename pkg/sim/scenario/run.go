@@ -140,6 +140,13 @@ type Sample struct {
 	StrandedGPU float64
 }
 
+// GCPercent is the garbage collector's target that calderactl sim runs
+// with unless GOGC is set: a run keeps little (its cluster's pods and
+// jobs, and the records) but allocates much per cycle, and collecting at
+// four times the live heap rather than twice saves about a seventh of the
+// wall time for a few hundred MiB more.
+const GCPercent = 400
+
 // Run runs the scenario to its end.
 func Run(ctx context.Context, s *Scenario) (*Result, error) {
 	wallStart := time.Now()
