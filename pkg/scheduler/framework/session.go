@@ -216,12 +216,28 @@ func OpenSession(ctx context.Context, snap *api.Snapshot, tiers []Tier, o Option
 	// Fixed as the cycle begins, before any decision changes the jobs.
 	snap.WorkList()
 	snap.Totals()
+	if !severalToPlace(snap) {
+		// No task could reuse another's search: signing tasks and
+		// keeping their candidates would be work for nothing.
+		ssn.memos, ssn.noFit, ssn.signers, ssn.keepers = nil, nil, nil, nil
+	}
 	for _, p := range ssn.sessionPlugins {
 		start := time.Now()
 		p.OnSessionOpen(ssn)
 		ssn.pluginTimes[p.Name()] += time.Since(start)
 	}
 	return ssn
+}
+
+// severalToPlace reports whether more than one task waits to be placed.
+func severalToPlace(snap *api.Snapshot) bool {
+	n := 0
+	for _, j := range snap.WorkList() {
+		if n += len(j.ByStatus[api.Pending]) + len(j.ByStatus[api.Pipelined]); n > 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // Close ends the cycle.
