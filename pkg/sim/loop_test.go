@@ -124,8 +124,8 @@ type contention struct {
 	fresh, resubmitted int
 }
 
-// contend runs the scenario of TestContendingQueuesDoNotLoop for d.
-func contend(t *testing.T, d time.Duration) *contention {
+// contendProfile builds contendConfig's actions and plugins.
+func contendProfile(t *testing.T) *profile.Profile {
 	t.Helper()
 	cfg, err := config.Load([]byte(contendConfig), profile.NameRegistry())
 	if err != nil {
@@ -135,6 +135,13 @@ func contend(t *testing.T, d time.Duration) *contention {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return prof
+}
+
+// contend runs the scenario of TestContendingQueuesDoNotLoop for d.
+func contend(t *testing.T, d time.Duration) *contention {
+	t.Helper()
+	prof := contendProfile(t)
 	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	// lineage maps every pod to the first pod of its work; evictions
 	// counts evictions per lineage.

@@ -10,9 +10,6 @@ import (
 
 	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
-	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
-	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
-	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
 
@@ -35,14 +32,7 @@ func (p *preBinds) Unreserve(context.Context, *api.TaskInfo) {}
 // TestBindsArePreparedAsTheBinderDoes: every bind goes through the
 // PreBinder first, and a bind it refuses does not happen.
 func TestBindsArePreparedAsTheBinderDoes(t *testing.T) {
-	cfg, err := config.Load([]byte(contendConfig), profile.NameRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof, err := profile.Build(cfg, &framework.Handle{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	prof := contendProfile(t)
 	pb := &preBinds{refuse: "refused"}
 	c := New(Options{Actions: prof.Actions, Tiers: prof.Tiers, Start: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), PreBinder: pb})
 	c.AddQueue(schedtesting.MakeQueue("default").Obj())
