@@ -1,6 +1,8 @@
 package api
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 	k8sframework "k8s.io/kubernetes/pkg/scheduler/framework"
@@ -31,6 +33,10 @@ type NodeInfo struct {
 	// Version changes whenever the node or its tasks do, so that results
 	// computed for the node can be known to be stale.
 	Version uint64
+	// future is Idle + Releasing - Pipelined, kept in step with them and
+	// held in the struct itself, so that the scan of many nodes for room
+	// reads one object per node.
+	future Resource
 }
 
 // NewNodeInfo returns a node with no tasks.
@@ -53,27 +59,29 @@ func (n *NodeInfo) SetNode(node *corev1.Node) {
 	n.Node = node
 	n.Allocatable = NewResource(node.Status.Allocatable)
 	n.Idle = n.Allocatable.Clone().Sub(n.Used)
+	n.refreshFuture()
 	n.K8s.SetNode(node)
+}
+
+func (n *NodeInfo) refreshFuture() {
+	n.future = Resource{MilliCPU: n.Idle.MilliCPU, Memory: n.Idle.Memory, MilliPods: n.Idle.MilliPods, scalars: slices.Clone(n.Idle.scalars)}
+	n.future.Add(n.Releasing).Sub(n.Pipelined)
 }
 
 // FutureIdle is what will be free once releasing tasks are gone and
 // pipelined tasks have taken their share.
-func (n *NodeInfo) FutureIdle() *Resource {
-	return n.Idle.Clone().Add(n.Releasing).Sub(n.Pipelined)
-}
+func (n *NodeInfo) FutureIdle() *Resource { return n.future.Clone() }
 
 // FitsNow reports whether req fits the node's idle resources without
 // taking room that pipelined tasks wait for: placing it now must leave the
 // future idle resources non-negative too.
 func (n *NodeInfo) FitsNow(req *Resource) bool {
-	return req.LessEqual(n.Idle) && req.LessEqualWith(n.Idle, n.Releasing, n.Pipelined)
+	return req.LessEqual(n.Idle) && req.FitsIn(&n.future)
 }
 
 // FitsFuture reports whether req fits once releasing tasks are gone and
 // pipelined tasks have taken their share.
-func (n *NodeInfo) FitsFuture(req *Resource) bool {
-	return req.LessEqualWith(n.Idle, n.Releasing, n.Pipelined)
-}
+func (n *NodeInfo) FitsFuture(req *Resource) bool { return req.FitsIn(&n.future) }
 
 // Ready reports whether new pods may be placed here: the node reports Ready
 // and is not cordoned.
@@ -112,13 +120,16 @@ func (n *NodeInfo) account(t *TaskInfo, sign int64) {
 	switch t.Status {
 	case Pipelined:
 		addSigned(n.Pipelined, t.Resreq, sign)
+		addSigned(&n.future, t.Resreq, -sign)
 		return
 	case Releasing:
 		addSigned(n.Releasing, t.Resreq, sign)
+		addSigned(&n.future, t.Resreq, sign)
 	}
 	if t.Status.HoldsResources() {
 		addSigned(n.Used, t.Resreq, sign)
 		addSigned(n.Idle, t.Resreq, -sign)
+		addSigned(&n.future, t.Resreq, -sign)
 		if sign > 0 {
 			n.K8s.AddPod(t.Pod)
 		}
@@ -146,6 +157,7 @@ func (n *NodeInfo) Clone() *NodeInfo {
 		Tasks:       make(map[TaskID]*TaskInfo, len(n.Tasks)),
 		K8s:         n.K8s.SnapshotConcrete(),
 		Version:     n.Version,
+		future:      *n.future.Clone(),
 	}
 	for id, t := range n.Tasks {
 		c.Tasks[id] = t.Clone()

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -74,5 +76,48 @@ func TestNodeAccountsFollowTasks(t *testing.T) {
 	}
 	if got := clone.K8s.GetRequested().GetMilliCPU(); got != 1000 || len(clone.Tasks) != 2 {
 		t.Errorf("clone changed with the original: requested %dm, tasks %d", got, len(clone.Tasks))
+	}
+}
+
+// TestFutureIdleFollowsTasks places, moves and removes tasks of every
+// status on a node, and its clones, at random: the future idle resources
+// the node keeps must always equal Idle + Releasing - Pipelined, and
+// FitsFuture must agree with checking against that sum.
+func TestFutureIdleFollowsTasks(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	n := NewNodeInfo(testNode("n", rl("cpu", "16", "memory", "64Gi", "pods", "110", "nvidia.com/gpu", "8")))
+	statuses := []TaskStatus{Pending, Allocated, Pipelined, Binding, Bound, Running, Releasing, Succeeded}
+	var tasks []*TaskInfo
+	for i := range 400 {
+		switch op := r.IntN(4); {
+		case op == 0 || len(tasks) == 0:
+			req := rl("cpu", fmt.Sprint(1+r.IntN(4)), "nvidia.com/gpu", fmt.Sprint(r.IntN(3)))
+			if r.IntN(3) == 0 {
+				req = rl("memory", "2Gi", "example.com/fpga", "1")
+			}
+			tk := NewTaskInfo(testPod(fmt.Sprintf("p%d", i), req), "ns/j")
+			tk.Status = statuses[r.IntN(len(statuses))]
+			tasks = append(tasks, tk)
+			n.AddTask(tk)
+		case op == 1:
+			k := r.IntN(len(tasks))
+			n.RemoveTask(klog.Background(), tasks[k])
+			tasks = append(tasks[:k], tasks[k+1:]...)
+		case op == 2:
+			tk := tasks[r.IntN(len(tasks))]
+			n.RemoveTask(klog.Background(), tk)
+			tk.Status = statuses[r.IntN(len(statuses))]
+			n.AddTask(tk)
+		default:
+			n = n.Clone()
+		}
+		want := n.Idle.Clone().Add(n.Releasing).Sub(n.Pipelined)
+		if got := n.FutureIdle(); !got.Equal(want) {
+			t.Fatalf("step %d: future idle %s, want %s", i, got, want)
+		}
+		req := NewResource(rl("cpu", fmt.Sprint(r.IntN(8)), "nvidia.com/gpu", fmt.Sprint(r.IntN(4)), "example.com/fpga", fmt.Sprint(r.IntN(2))))
+		if got, want := n.FitsFuture(req), req.LessEqualWith(n.Idle, n.Releasing, n.Pipelined); got != want {
+			t.Fatalf("step %d: FitsFuture(%s) = %v with future idle %s, want %v", i, req, got, n.FutureIdle(), want)
+		}
 	}
 }

@@ -240,6 +240,28 @@ func (r *Resource) LessEqualWith(o, extra, less *Resource) bool {
 	return true
 }
 
+// FitsIn reports whether every amount r asks for (> 0) is at most the same
+// amount of o; what r does not ask for is not compared. It is
+// LessEqualWith(o, 0, 0), walking both sorted lists once.
+func (r *Resource) FitsIn(o *Resource) bool {
+	if (r.MilliCPU > 0 && r.MilliCPU > o.MilliCPU) || (r.Memory > 0 && r.Memory > o.Memory) || (r.MilliPods > 0 && r.MilliPods > o.MilliPods) {
+		return false
+	}
+	j := 0
+	for _, s := range r.scalars {
+		if s.milli <= 0 {
+			continue
+		}
+		for j < len(o.scalars) && o.scalars[j].name < s.name {
+			j++
+		}
+		if j == len(o.scalars) || o.scalars[j].name != s.name || s.milli > o.scalars[j].milli {
+			return false
+		}
+	}
+	return true
+}
+
 // LessEqualIn is LessEqual restricted to the resources r requests (> 0) and
 // limited reports as limited: other resources are treated as unlimited.
 // Queue limits use it, since a capability that names only GPUs does not cap
