@@ -286,7 +286,12 @@ func (r *Resource) LessEqualIn(o *Resource, limited func(corev1.ResourceName) bo
 
 // Insufficient lists the resources where r exceeds o, sorted.
 func (r *Resource) Insufficient(o *Resource) []corev1.ResourceName {
-	var out []corev1.ResourceName
+	return r.AppendInsufficient(nil, o)
+}
+
+// AppendInsufficient appends Insufficient's list to out.
+func (r *Resource) AppendInsufficient(out []corev1.ResourceName, o *Resource) []corev1.ResourceName {
+	start := len(out)
 	if r.MilliCPU > 0 && r.MilliCPU > o.MilliCPU {
 		out = append(out, corev1.ResourceCPU)
 	}
@@ -301,7 +306,7 @@ func (r *Resource) Insufficient(o *Resource) []corev1.ResourceName {
 			out = append(out, s.name)
 		}
 	}
-	slices.Sort(out)
+	slices.Sort(out[start:])
 	return out
 }
 

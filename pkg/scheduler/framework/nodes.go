@@ -73,14 +73,16 @@ func (ssn *Session) scan(t *api.TaskInfo, fitErrs *FitErrors) (fits, futureFits 
 // insufficient is the status of a node without room for req, with one
 // shared status per set of missing resources.
 func (ssn *Session) insufficient(req, idle *api.Resource) *Status {
-	names := req.Insufficient(idle)
-	key := ""
+	ssn.shortNames = req.AppendInsufficient(ssn.shortNames[:0], idle)
+	names := ssn.shortNames
+	ssn.shortKey = ssn.shortKey[:0]
 	for _, n := range names {
-		key += string(n) + ","
+		ssn.shortKey = append(append(ssn.shortKey, n...), ',')
 	}
-	if s, ok := ssn.resourceStatus[key]; ok {
+	if s, ok := ssn.resourceStatus[string(ssn.shortKey)]; ok {
 		return s
 	}
+	key := string(ssn.shortKey)
 	reasons := make([]string, len(names))
 	for i, n := range names {
 		reasons[i] = "Insufficient " + string(n)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
@@ -146,13 +147,16 @@ type Session struct {
 	fitsBuf, futureBuf []*api.NodeInfo
 	// resourceStatus shares the statuses of nodes short of resources.
 	resourceStatus map[string]*Status
-	outcomes       map[api.JobID]*JobOutcome
-	queueReports   map[api.QueueID]QueueReport
-	pluginTimes    map[string]time.Duration
-	touchedNodes   map[string]bool
-	touchedJobs    map[api.JobID]bool
-	bound          int
-	evictions      []Eviction
+	// shortNames and shortKey are insufficient's scratch space.
+	shortNames   []corev1.ResourceName
+	shortKey     []byte
+	outcomes     map[api.JobID]*JobOutcome
+	queueReports map[api.QueueID]QueueReport
+	pluginTimes  map[string]time.Duration
+	touchedNodes map[string]bool
+	touchedJobs  map[api.JobID]bool
+	bound        int
+	evictions    []Eviction
 }
 
 // ReEvictionWindow is how long a job whose tasks were evicted for another
