@@ -125,6 +125,10 @@ type Options struct {
 	// StarvationWait is how long a job may be passed over before it
 	// reserves capacity; 0 never.
 	StarvationWait time.Duration
+	// OmitMessages leaves every Hold's Message empty, for callers that
+	// act on the decisions alone (the simulator): formatting the numbers
+	// of every held job at every decision is most of a decision's cost.
+	OmitMessages bool
 }
 
 // Rule names why a job is held.
@@ -205,7 +209,7 @@ func Decide(s *Snapshot, opts Options) Decision {
 			continue
 		}
 		if _, ok := st.queues[b.Queue]; !ok {
-			d.Holds[b.ID] = Hold{Rule: RuleQueueNotFound, Message: fmt.Sprintf("queue %q does not exist", b.Queue)}
+			d.Holds[b.ID] = Hold{Rule: RuleQueueNotFound, Message: st.msg("queue %q does not exist", b.Queue)}
 			continue
 		}
 		pending[b.Queue] = append(pending[b.Queue], b)
@@ -218,7 +222,7 @@ func Decide(s *Snapshot, opts Options) Decision {
 	if len(st.ready) == 0 {
 		for _, jobs := range pending {
 			for _, b := range jobs {
-				d.Holds[b.ID] = Hold{Rule: RuleNoReadyCluster, Message: "no member cluster is Ready"}
+				d.Holds[b.ID] = Hold{Rule: RuleNoReadyCluster, Message: st.msg("no member cluster is Ready")}
 			}
 		}
 		return d
@@ -297,7 +301,7 @@ func (st *state) decide(b *Binding, d *Decision, decided map[string]bool) {
 		}
 	}
 	if present := len(g.pending) + g.released; present < g.size {
-		holdAll(fmt.Sprintf("%d of the %d jobs of gang %s exist yet", present, g.size, b.Gang))
+		holdAll(st.msg("%d of the %d jobs of gang %s exist yet", present, g.size, b.Gang))
 		return
 	}
 	// All or enough at once: tried on a copy of the account, kept only if
@@ -308,7 +312,7 @@ func (st *state) decide(b *Binding, d *Decision, decided map[string]bool) {
 	var firstHeld *Binding
 	for _, m := range g.pending {
 		if _, ok := st.queues[m.Queue]; !ok {
-			holds[m.ID] = Hold{Rule: RuleQueueNotFound, Message: fmt.Sprintf("queue %q does not exist", m.Queue)}
+			holds[m.ID] = Hold{Rule: RuleQueueNotFound, Message: st.msg("queue %q does not exist", m.Queue)}
 			if firstHeld == nil {
 				firstHeld = m
 			}
@@ -326,7 +330,7 @@ func (st *state) decide(b *Binding, d *Decision, decided map[string]bool) {
 	}
 	if fit := g.released + len(releases); fit < need {
 		st.restore(saved)
-		holdAll(fmt.Sprintf("%d of the %d jobs of gang %s fit now, %d needed; %s: %s",
+		holdAll(st.msg("%d of the %d jobs of gang %s fit now, %d needed; %s: %s",
 			fit, g.size, b.Gang, need, firstHeld.ID, holds[firstHeld.ID].Message))
 		return
 	}
@@ -459,11 +463,11 @@ func (st *state) try(b *Binding) (Hold, bool) {
 	q := st.queues[b.Queue]
 	req := st.request(b)
 	if q.Closed {
-		return Hold{Rule: RuleQueueClosed, Message: fmt.Sprintf("queue %q is closed", q.Name)}, false
+		return Hold{Rule: RuleQueueClosed, Message: st.msg("queue %q is closed", q.Name)}, false
 	}
 	if len(q.Capability) > 0 && overCapability(st.used[q.Name], req, q.Capability) {
 		after := st.used[q.Name].Clone().Add(req)
-		return Hold{Rule: RuleCapability, Message: fmt.Sprintf(
+		return Hold{Rule: RuleCapability, Message: st.msg(
 			"queue %q would hold %s, over its capability by %s", q.Name, restrict(after, q.Capability), after.Over(q.Capability))}, false
 	}
 	if h, ok := st.guarantees(q, req); !ok {
@@ -493,21 +497,29 @@ func (st *state) try(b *Binding) (Hold, bool) {
 	switch {
 	case best == "" && len(st.reservedAmong(b)) > 0:
 		h.Rule = RuleReserved
-		h.Message = fmt.Sprintf("the clusters that could hold the job (%s) are reserved for jobs waiting longer", strings.Join(st.reservedAmong(b), ", "))
+		h.Message = st.msg("the clusters that could hold the job (%s) are reserved for jobs waiting longer", strings.Join(st.reservedAmong(b), ", "))
 		return h, false
 	case best == "":
-		h.Message = "no Ready cluster is one the job's placement allows"
+		h.Message = st.msg("no Ready cluster is one the job's placement allows")
 		return h, false
 	}
-	h.Message = fmt.Sprintf("no Ready cluster has %s free for the job; %s comes closest, short of %s", req, best, req.Short(st.free[best]))
+	h.Message = st.msg("no Ready cluster has %s free for the job; %s comes closest, short of %s", req, best, req.Short(st.free[best]))
 	if st.opts.StarvationWait > 0 && !b.HeldSince.IsZero() && st.s.Now.Sub(b.HeldSince) >= st.opts.StarvationWait {
 		if _, taken := st.reserved[best]; !taken {
 			st.reserved[best] = b.ID
 			h.Reserving, h.Cluster = true, best
-			h.Message += fmt.Sprintf("; waiting since %s, it reserves %s", b.HeldSince.UTC().Format(time.RFC3339), best)
+			h.Message += st.msg("; waiting since %s, it reserves %s", b.HeldSince.UTC().Format(time.RFC3339), best)
 		}
 	}
 	return h, false
+}
+
+// msg formats a hold's message, unless the caller omits them.
+func (st *state) msg(format string, args ...any) string {
+	if st.opts.OmitMessages {
+		return ""
+	}
+	return fmt.Sprintf(format, args...)
 }
 
 // guarantees checks that releasing req for q leaves the other queues'
@@ -538,7 +550,7 @@ func (st *state) guarantees(q *Queue, req Resources) (Hold, bool) {
 	need := owed.Clone().Add(req)
 	for k := range owed {
 		if need[k] > free[k] {
-			return Hold{Rule: RuleGuarantee, Message: fmt.Sprintf(
+			return Hold{Rule: RuleGuarantee, Message: st.msg(
 				"releasing the job would leave less free than other queues are guaranteed (%s still owed)", owed)}, false
 		}
 	}

@@ -297,6 +297,15 @@ func TestProperties(t *testing.T) {
 		if diff := cmp.Diff(d, Decide(&shuffled, Options{StarvationWait: time.Minute})); diff != "" {
 			t.Fatalf("seed %d: decision depends on input order (-first,+shuffled):\n%s", seed, diff)
 		}
+		// Without messages, the same decision and rules.
+		want := Decision{Releases: d.Releases, Holds: map[string]Hold{}}
+		for id, h := range d.Holds {
+			h.Message = ""
+			want.Holds[id] = h
+		}
+		if diff := cmp.Diff(want, Decide(s, Options{StarvationWait: time.Minute, OmitMessages: true})); diff != "" {
+			t.Fatalf("seed %d: decision without messages differs (-with, messages cleared,+without):\n%s", seed, diff)
+		}
 	}
 }
 
