@@ -213,7 +213,8 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 	hjs := s.hyperJobs()
 	st.gpu, st.typical = typicalGPUTask(r.Capacity, jobs, hjs)
 	st.strandAll()
-	var opts dispatch.Options
+	// The simulator acts on the releases alone: hold messages go unformatted.
+	opts := dispatch.Options{OmitMessages: true}
 	if s.Federation != nil {
 		opts.StarvationWait = s.Federation.StarvationWait.Duration
 	}
@@ -395,6 +396,8 @@ type state struct {
 	typical      dispatch.Resources
 	stranded     float64
 	strandedArea float64
+	// running are the jobs released and not finished, by index.
+	running []int
 	// strandedOn is each node's stranded GPUs (milli), strandedMilli
 	// their sum, kept as nodes' free resources change.
 	strandedOn    map[string]int64
@@ -426,6 +429,9 @@ func (st *state) submit(m *member, j job, released time.Duration) {
 	}
 	rec := &st.r.Jobs[i]
 	rec.Cluster, rec.Released = m.name, released
+	if k, found := slices.BinarySearch(st.running, i); !found {
+		st.running = slices.Insert(st.running, k, i)
+	}
 	c := m.c
 	c.AddPodGroup(&schedulingv1beta1.PodGroup{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: j.name},
@@ -484,10 +490,8 @@ func (st *state) dispatch(at time.Duration, queues []Queue, opts dispatch.Option
 			Released:   rec.Released >= 0, Cluster: rec.Cluster, Reported: rec.Released >= 0, Finished: rec.End >= 0,
 			Gang: j.gang, GangSize: j.gangSize, Clusters: j.clusters}
 	}
-	for i := range st.r.Jobs {
-		if rec := &st.r.Jobs[i]; rec.Released >= 0 && rec.End < 0 {
-			snap.Bindings = append(snap.Bindings, binding(i))
-		}
+	for _, i := range st.running {
+		snap.Bindings = append(snap.Bindings, binding(i))
 	}
 	for _, i := range st.held {
 		snap.Bindings = append(snap.Bindings, binding(i))
@@ -594,6 +598,9 @@ func (st *state) finished(m *member, p *corev1.Pod, at time.Time) {
 	rec := &st.r.Jobs[i]
 	if st.done[i] == rec.Tasks {
 		rec.End = at.Sub(start)
+		if k, found := slices.BinarySearch(st.running, i); found {
+			st.running = slices.Delete(st.running, k, k+1)
+		}
 		m.c.ForgetPodGroup(namespace, rec.Name)
 	}
 }
