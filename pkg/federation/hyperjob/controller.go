@@ -50,6 +50,7 @@ import (
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
+	"github.com/caldera-sh/caldera/pkg/federation/hyperjob/lifecycle"
 	"github.com/caldera-sh/caldera/pkg/federation/inventory"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
@@ -478,70 +479,36 @@ func (r *Reconciler) writeStatus(ctx context.Context, hj *trainingv1alpha1.Hyper
 	return r.Client.Status().Patch(ctx, patched, client.MergeFrom(hj))
 }
 
-// onFailure applies the failure policy to failed children: RestartChild
-// deletes them (they are made again, where they were), RestartAll rolls
-// every child back to plan again, Fail (or a policy out of retries)
-// deletes the children still running and fails the HyperJob. A restart is
-// counted after its deletions: a crash between them allows one restart
-// more, never one less.
+// onFailure applies the failure policy to failed children (see
+// lifecycle.OnFailure). A restart is counted after its deletions: a crash
+// between them allows one restart more, never one less.
 func (r *Reconciler) onFailure(ctx context.Context, hj *trainingv1alpha1.HyperJob, rec *Record, children []batchv1alpha1.Job) (reconcile.Result, bool, error) {
-	fp := hj.Spec.FailurePolicy
-	if fp == nil {
+	d := lifecycle.OnFailure(hj.Spec.FailurePolicy, hj.Status.RetryCount, lifecycle.Of(children))
+	if d.Action == lifecycle.None {
 		return reconcile.Result{}, false, nil
 	}
-	var failed []string
-	for _, c := range children {
-		if done, f := finished(c.Status.State.Phase); done && f {
-			failed = append(failed, c.Name)
+	for _, name := range d.Delete {
+		if err := r.deleteChild(ctx, hj.Namespace, name); err != nil {
+			return reconcile.Result{}, true, err
 		}
 	}
-	if len(failed) == 0 {
-		return reconcile.Result{}, false, nil
-	}
-	maxRetry := int32(trainingv1alpha1.DefaultHyperJobMaxRetry)
-	if fp.MaxRetry != nil {
-		maxRetry = *fp.MaxRetry
-	}
-	action := fp.Action
-	if action != trainingv1alpha1.Fail && hj.Status.RetryCount >= maxRetry {
-		action = trainingv1alpha1.Fail
-	}
-	failedList := strings.Join(failed, ", ")
-	switch action {
-	case trainingv1alpha1.RestartChild:
-		for _, name := range failed {
-			if err := r.deleteChild(ctx, hj.Namespace, name); err != nil {
-				return reconcile.Result{}, true, err
-			}
-		}
-		r.Recorder.Eventf(hj, corev1.EventTypeWarning, "RestartingChild", "child %s failed: making it again (restart %d of %d)", failedList, hj.Status.RetryCount+1, maxRetry)
+	switch d.Action {
+	case lifecycle.RestartChildren:
+		r.Recorder.Event(hj, corev1.EventTypeWarning, "RestartingChild", d.Message)
 		return reconcile.Result{Requeue: true}, true, r.countRestart(ctx, hj, hj.Status.Phase)
-	case trainingv1alpha1.RestartAll:
-		for _, c := range children {
-			if err := r.deleteChild(ctx, c.Namespace, c.Name); err != nil {
-				return reconcile.Result{}, true, err
-			}
-		}
+	case lifecycle.RestartAll:
 		if err := r.writeRecord(ctx, hj, &Record{Generation: rec.Generation, Attempt: rec.Attempt}); err != nil {
 			return reconcile.Result{}, true, err
 		}
-		r.Recorder.Eventf(hj, corev1.EventTypeWarning, "RestartingAll", "child %s failed: all children deleted, the HyperJob is planned again (restart %d of %d)", failedList, hj.Status.RetryCount+1, maxRetry)
+		r.Recorder.Event(hj, corev1.EventTypeWarning, "RestartingAll", d.Message)
 		return reconcile.Result{Requeue: true}, true, r.countRestart(ctx, hj, trainingv1alpha1.HyperJobRestarting)
 	}
-	msg := fmt.Sprintf("child %s failed and the failure policy (%s, %d of %d restarts used) fails the HyperJob", failedList, fp.Action, hj.Status.RetryCount, maxRetry)
-	for _, c := range children {
-		if done, _ := finished(c.Status.State.Phase); !done {
-			if err := r.deleteChild(ctx, c.Namespace, c.Name); err != nil {
-				return reconcile.Result{}, true, err
-			}
-		}
-	}
 	failedRec := *rec
-	failedRec.Failed = msg
+	failedRec.Failed = d.Message
 	if err := r.writeRecord(ctx, hj, &failedRec); err != nil {
 		return reconcile.Result{}, true, err
 	}
-	r.Recorder.Event(hj, corev1.EventTypeWarning, ReasonFailed, msg)
+	r.Recorder.Event(hj, corev1.EventTypeWarning, ReasonFailed, d.Message)
 	return reconcile.Result{Requeue: true}, true, nil
 }
 
@@ -572,13 +539,14 @@ func (r *Reconciler) writeRecord(ctx context.Context, hj *trainingv1alpha1.Hyper
 }
 
 // watchStart rolls the HyperJob back when its children were all released
-// but fewer than needed run within the start timeout.
+// but fewer than needed run within the start timeout (lifecycle.Start).
 func (r *Reconciler) watchStart(ctx context.Context, hj *trainingv1alpha1.HyperJob, rec *Record, children []batchv1alpha1.Job) (reconcile.Result, error) {
 	need := len(rec.Children)
 	if rec.MinAvailable > 0 {
 		need = rec.MinAvailable
 	}
-	if running(children) >= need {
+	states := lifecycle.Of(children)
+	if lifecycle.Running(states) >= need {
 		r.forget(rec.ID)
 		return reconcile.Result{}, nil
 	}
@@ -596,9 +564,9 @@ func (r *Reconciler) watchStart(ctx context.Context, hj *trainingv1alpha1.HyperJ
 		r.releasedAt[rec.ID] = at
 	}
 	r.mu.Unlock()
-	left := r.StartTimeout - r.Clock.Since(at)
-	if left > 0 {
-		return reconcile.Result{RequeueAfter: left}, nil
+	d := lifecycle.Start(need, states, r.Clock.Since(at), r.StartTimeout)
+	if !d.RollBack {
+		return reconcile.Result{RequeueAfter: d.Wait}, nil
 	}
 	// Roll back: every child goes, and the next plan starts over.
 	for _, c := range children {
@@ -607,13 +575,11 @@ func (r *Reconciler) watchStart(ctx context.Context, hj *trainingv1alpha1.HyperJ
 		}
 	}
 	r.forget(rec.ID)
-	msg := fmt.Sprintf("%d of %d child jobs ran within %s of their release; all were deleted and the HyperJob is planned again",
-		running(children), need, r.StartTimeout)
-	r.Recorder.Event(hj, corev1.EventTypeWarning, ReasonRolledBack, msg)
+	r.Recorder.Event(hj, corev1.EventTypeWarning, ReasonRolledBack, d.Message)
 	if err := r.writeRecord(ctx, hj, &Record{Generation: rec.Generation, Attempt: rec.Attempt}); err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{Requeue: true}, r.setPlanned(ctx, hj, metav1.ConditionFalse, ReasonRolledBack, msg)
+	return reconcile.Result{Requeue: true}, r.setPlanned(ctx, hj, metav1.ConditionFalse, ReasonRolledBack, d.Message)
 }
 
 func (r *Reconciler) forget(id string) {

@@ -10,6 +10,7 @@ import (
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
+	"github.com/caldera-sh/caldera/pkg/federation/hyperjob/lifecycle"
 )
 
 // Condition types the controller sets beside Completed and Failed.
@@ -29,18 +30,6 @@ const (
 	ReasonCompleted  = "Completed"
 	ReasonFailed     = "Failed"
 )
-
-// finished reports whether a child job's phase is final, and whether it
-// failed.
-func finished(phase batchv1alpha1.JobPhase) (done, failed bool) {
-	switch phase {
-	case batchv1alpha1.JobCompleted:
-		return true, false
-	case batchv1alpha1.JobFailed, batchv1alpha1.JobAborted, batchv1alpha1.JobTerminated:
-		return true, true
-	}
-	return false, false
-}
 
 // Aggregate is the HyperJob's status from its plan and the plan's
 // children: its phase; per replicated job, each child's cluster and state
@@ -91,7 +80,7 @@ func Aggregate(hj *trainingv1alpha1.HyperJob, rec *Record, children []batchv1alp
 		rs.Failed += c.Status.Failed
 		rs.Terminating += c.Status.Terminating
 		rs.Unknown += c.Status.Unknown
-		if d, f := finished(c.Status.State.Phase); d {
+		if d, f := lifecycle.Finished(c.Status.State.Phase); d {
 			done++
 			if f {
 				failedNames = append(failedNames, c.Name)
@@ -106,7 +95,7 @@ func Aggregate(hj *trainingv1alpha1.HyperJob, rec *Record, children []batchv1alp
 		needed = min(rec.MinAvailable, planned)
 	}
 	st.Phase = trainingv1alpha1.HyperJobPending
-	if needed > 0 && running(children) >= needed {
+	if needed > 0 && lifecycle.Running(lifecycle.Of(children)) >= needed {
 		st.Phase = trainingv1alpha1.HyperJobRunning
 	}
 	if planned > 0 && done == planned {
@@ -133,16 +122,4 @@ func Aggregate(hj *trainingv1alpha1.HyperJob, rec *Record, children []batchv1alp
 		}
 	}
 	return st
-}
-
-// running counts the children running or done well.
-func running(children []batchv1alpha1.Job) int {
-	n := 0
-	for _, c := range children {
-		switch c.Status.State.Phase {
-		case batchv1alpha1.JobRunning, batchv1alpha1.JobCompleted, batchv1alpha1.JobCompleting:
-			n++
-		}
-	}
-	return n
 }
