@@ -207,6 +207,13 @@ func (r *Resource) LessEqual(o *Resource) bool {
 	if r.MilliCPU > o.MilliCPU || r.Memory > o.Memory || r.MilliPods > o.MilliPods {
 		return false
 	}
+	return r.scalarsFitIn(o)
+}
+
+// scalarsFitIn reports whether each resource other than CPU, memory and
+// pods that r asks for (> 0) is at most o's, walking both sorted lists
+// once.
+func (r *Resource) scalarsFitIn(o *Resource) bool {
 	j := 0
 	for _, s := range r.scalars {
 		if s.milli <= 0 {
@@ -247,19 +254,7 @@ func (r *Resource) FitsIn(o *Resource) bool {
 	if (r.MilliCPU > 0 && r.MilliCPU > o.MilliCPU) || (r.Memory > 0 && r.Memory > o.Memory) || (r.MilliPods > 0 && r.MilliPods > o.MilliPods) {
 		return false
 	}
-	j := 0
-	for _, s := range r.scalars {
-		if s.milli <= 0 {
-			continue
-		}
-		for j < len(o.scalars) && o.scalars[j].name < s.name {
-			j++
-		}
-		if j == len(o.scalars) || o.scalars[j].name != s.name || s.milli > o.scalars[j].milli {
-			return false
-		}
-	}
-	return true
+	return r.scalarsFitIn(o)
 }
 
 // LessEqualIn is LessEqual restricted to the resources r requests (> 0) and
