@@ -79,6 +79,13 @@ func (n *NodeInfo) FitsNow(req *Resource) bool {
 	return req.LessEqual(n.Idle) && req.FitsIn(&n.future)
 }
 
+// AppendShortOf appends to dst the resources req asks for beyond what will
+// be free once releasing tasks are gone and pipelined tasks have taken
+// their share, sorted: why FitsFuture is false.
+func (n *NodeInfo) AppendShortOf(dst []corev1.ResourceName, req *Resource) []corev1.ResourceName {
+	return req.AppendInsufficient(dst, &n.future)
+}
+
 // FitsFuture reports whether req fits once releasing tasks are gone and
 // pipelined tasks have taken their share.
 func (n *NodeInfo) FitsFuture(req *Resource) bool { return req.FitsIn(&n.future) }

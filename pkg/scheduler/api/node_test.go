@@ -119,5 +119,8 @@ func TestFutureIdleFollowsTasks(t *testing.T) {
 		if got, want := n.FitsFuture(req), req.LessEqualWith(n.Idle, n.Releasing, n.Pipelined); got != want {
 			t.Fatalf("step %d: FitsFuture(%s) = %v with future idle %s, want %v", i, req, got, n.FutureIdle(), want)
 		}
+		if short := n.AppendShortOf(nil, req); (len(short) == 0) != n.FitsFuture(req) {
+			t.Fatalf("step %d: short of %v for %s with future idle %s, fits %v", i, short, req, n.FutureIdle(), n.FitsFuture(req))
+		}
 	}
 }

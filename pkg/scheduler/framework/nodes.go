@@ -54,7 +54,7 @@ func (ssn *Session) scan(t *api.TaskInfo, fitErrs *FitErrors) (fits, futureFits 
 		// over without running the predicates, and reported short of
 		// resources.
 		if !n.FitsFuture(t.Resreq) {
-			fitErrs.Add(ssn.insufficient(t.Resreq, n.Idle))
+			fitErrs.Add(ssn.insufficient(t.Resreq, n))
 			continue
 		}
 		if s := ssn.Predicate(t, n); s != nil {
@@ -70,10 +70,11 @@ func (ssn *Session) scan(t *api.TaskInfo, fitErrs *FitErrors) (fits, futureFits 
 	return fits, futureFits, fitErrs
 }
 
-// insufficient is the status of a node without room for req, with one
+// insufficient is the status of a node without room for req even once its
+// releasing tasks are gone: the resources it is short of then, with one
 // shared status per set of missing resources.
-func (ssn *Session) insufficient(req, idle *api.Resource) *Status {
-	ssn.shortNames = req.AppendInsufficient(ssn.shortNames[:0], idle)
+func (ssn *Session) insufficient(req *api.Resource, n *api.NodeInfo) *Status {
+	ssn.shortNames = n.AppendShortOf(ssn.shortNames[:0], req)
 	names := ssn.shortNames
 	ssn.shortKey = ssn.shortKey[:0]
 	for _, n := range names {
