@@ -10,6 +10,7 @@ package sim
 import (
 	"container/heap"
 	"context"
+	"maps"
 	"slices"
 	"time"
 
@@ -243,6 +244,13 @@ func (b binder) Bind(t *api.TaskInfo, node string) {
 	}
 	now := metav1.NewTime(c.Now())
 	p.Spec.NodeName = node
+	// As the API server copies a binding's annotations onto the pod.
+	if a := t.BindAnnotations(c.Now()); a != nil {
+		if p.Annotations == nil {
+			p.Annotations = map[string]string{}
+		}
+		maps.Copy(p.Annotations, a)
+	}
 	p.Status.Phase = corev1.PodRunning
 	p.Status.StartTime = &now
 	c.stats.Binds++

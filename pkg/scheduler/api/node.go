@@ -29,7 +29,11 @@ type NodeInfo struct {
 	// Pipelined is the request of tasks waiting for Releasing resources.
 	Pipelined *Resource
 	Tasks     map[TaskID]*TaskInfo
-	K8s       *k8sframework.NodeInfo
+	// GPUs are the node's cards for GPU sharing (volcano.sh/gpu-number and
+	// volcano.sh/gpu-memory), with what their tasks hold; nil on a node
+	// that advertises none.
+	GPUs []GPUDevice
+	K8s  *k8sframework.NodeInfo
 	// Version changes whenever the node or its tasks do, so that results
 	// computed for the node can be known to be stale.
 	Version uint64
@@ -61,6 +65,14 @@ func (n *NodeInfo) SetNode(node *corev1.Node) {
 	n.Idle = n.Allocatable.Clone().Sub(n.Used)
 	n.refreshFuture()
 	n.K8s.SetNode(node)
+	n.GPUs = gpuDevicesOf(node, n.Allocatable)
+	if n.GPUs != nil {
+		for _, t := range n.Tasks {
+			if t.Status.HoldsResources() {
+				n.accountGPUs(t, 1)
+			}
+		}
+	}
 }
 
 func (n *NodeInfo) refreshFuture() {
@@ -134,6 +146,9 @@ func (n *NodeInfo) account(t *TaskInfo, sign int64) {
 		addSigned(&n.future, t.Resreq, sign)
 	}
 	if t.Status.HoldsResources() {
+		if t.GPUIndex != nil {
+			n.accountGPUs(t, sign)
+		}
 		addSigned(n.Used, t.Resreq, sign)
 		addSigned(n.Idle, t.Resreq, -sign)
 		addSigned(&n.future, t.Resreq, -sign)
@@ -162,6 +177,7 @@ func (n *NodeInfo) Clone() *NodeInfo {
 		Releasing:   n.Releasing.Clone(),
 		Pipelined:   n.Pipelined.Clone(),
 		Tasks:       make(map[TaskID]*TaskInfo, len(n.Tasks)),
+		GPUs:        slices.Clone(n.GPUs),
 		K8s:         n.K8s.SnapshotConcrete(),
 		Version:     n.Version,
 		future:      *n.future.Clone(),

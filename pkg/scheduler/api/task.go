@@ -117,7 +117,13 @@ type TaskInfo struct {
 	// NoEvictUntil: an eviction of the pod was refused (a disruption
 	// budget); it is not chosen as a victim again before then.
 	NoEvictUntil time.Time
-	Pod          *corev1.Pod
+	// GPU is what the task asks of a node's cards (GPU sharing).
+	GPU GPURequest
+	// GPUIndex are the cards the task holds on its node: read from the pod's
+	// volcano.sh/gpu-index once bound, chosen by the scheduler when it
+	// places the task. Never changed in place: a new slice replaces it.
+	GPUIndex []int
+	Pod      *corev1.Pod
 }
 
 // NewTaskInfo builds the task of a pod that belongs to job.
@@ -140,6 +146,11 @@ func NewTaskInfo(pod *corev1.Pod, job JobID) *TaskInfo {
 	}
 	if pod.Spec.Priority != nil {
 		t.Priority = *pod.Spec.Priority
+	}
+	if t.GPU = gpuRequestOf(req); t.GPU.Any() && pod.Spec.NodeName != "" {
+		// A malformed list holds no card: the pod runs where the device
+		// plugin put it, unaccounted, rather than blocking the node.
+		t.GPUIndex, _ = ParseGPUIndex(pod.Annotations[GPUIndexAnnotation])
 	}
 	if v, ok := PreemptableOf(pod.Annotations, pod.Labels); ok {
 		t.Preemptable = &v

@@ -171,7 +171,9 @@ func (b *Binder) bindOne(ctx context.Context, req request) error {
 		}
 	}
 	binding := &corev1.Binding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: t.Namespace, Name: t.Name, UID: t.UID},
+		// The API server copies a binding's annotations onto the pod, so
+		// that the cards a task was given arrive with its node.
+		ObjectMeta: metav1.ObjectMeta{Namespace: t.Namespace, Name: t.Name, UID: t.UID, Annotations: t.BindAnnotations(time.Now())},
 		Target:     corev1.ObjectReference{Kind: "Node", Name: req.node},
 	}
 	if err := b.pods.Bind(ctx, binding); err != nil {

@@ -431,6 +431,7 @@ func (c *Cache) Assume(task *api.TaskInfo, node string) {
 	assumed := t.Clone()
 	assumed.Status = api.Binding
 	assumed.NodeName = node
+	assumed.GPUIndex = task.GPUIndex
 	e.info.AddTask(assumed)
 	n := c.nodeLocked(node)
 	n.info.AddTask(assumed)
@@ -451,6 +452,7 @@ func (c *Cache) Forget(uid types.UID) {
 				if t := e.info.Tasks[uid]; t != nil {
 					e.info.SetTaskStatus(t, api.Pending)
 					t.NodeName = ""
+					t.GPUIndex = nil
 					c.touchJob(id)
 				}
 			}

@@ -135,6 +135,18 @@ type VictimPredicatePlugin interface {
 	PredicateWithout(task *api.TaskInfo, node *api.NodeInfo, victims []*api.TaskInfo) *Status
 }
 
+// ReservePlugin chooses what a task takes on its node beyond the sums of
+// resources (which GPU cards), as the task is placed there (not when it is
+// pipelined: the choice is made once the room is free). Reserve runs after
+// the predicates passed and may still refuse the node; Unreserve undoes
+// the choice when the placement is undone. The choice is kept on the task
+// and the node's accounts follow it.
+type ReservePlugin interface {
+	Plugin
+	Reserve(task *api.TaskInfo, node *api.NodeInfo) *Status
+	Unreserve(task *api.TaskInfo, node *api.NodeInfo)
+}
+
 // NodeScorePlugin adds its weighted scores for the candidate nodes of a
 // task into scores (scores[i] belongs to nodes[i]).
 type NodeScorePlugin interface {

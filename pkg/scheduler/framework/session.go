@@ -102,6 +102,7 @@ type Session struct {
 
 	sessionPlugins []SessionPlugin
 	eventHandlers  []EventHandlerPlugin
+	reservers      []ReservePlugin
 	queueOrder     [][]QueueOrderPlugin
 	jobOrder       [][]JobOrderPlugin
 	namespaceOrder [][]NamespaceOrderPlugin
@@ -196,6 +197,7 @@ func OpenSession(ctx context.Context, snap *api.Snapshot, tiers []Tier, o Option
 	}
 	ssn.sessionPlugins = all[SessionPlugin](tiers)
 	ssn.eventHandlers = all[EventHandlerPlugin](tiers)
+	ssn.reservers = all[ReservePlugin](tiers)
 	ssn.jobEnqueued = all[JobEnqueuedPlugin](tiers)
 	ssn.queueOrder = enabled[QueueOrderPlugin](tiers, PointQueueOrder)
 	ssn.jobOrder = enabled[JobOrderPlugin](tiers, PointJobOrder)

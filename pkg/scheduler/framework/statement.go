@@ -58,6 +58,11 @@ func (s *Statement) place(kind opKind, status api.TaskStatus, t *api.TaskInfo, n
 		return fmt.Errorf("task %s/%s: job %s not in snapshot", t.Namespace, t.Name, t.Job)
 	}
 	o := op{kind: kind, task: t, node: n, was: t.Status}
+	if kind == opAllocate {
+		if err := s.ssn.reserve(t, n); err != nil {
+			return err
+		}
+	}
 	if t.Status == api.Pipelined {
 		// A nominated task placed at last (or elsewhere): its claim goes.
 		// Plugins counted the claim; they see it end before the placement.
@@ -78,6 +83,26 @@ func (s *Statement) place(kind opKind, status api.TaskStatus, t *api.TaskInfo, n
 	s.ssn.version++
 	s.ops = append(s.ops, o)
 	return nil
+}
+
+// reserve lets the reserve plugins choose what the task takes on the node;
+// when one refuses, the others' choices are undone.
+func (ssn *Session) reserve(t *api.TaskInfo, n *api.NodeInfo) error {
+	for i, p := range ssn.reservers {
+		if st := p.Reserve(t, n); st != nil {
+			for j := i - 1; j >= 0; j-- {
+				ssn.reservers[j].Unreserve(t, n)
+			}
+			return fmt.Errorf("task %s/%s on node %s: %w", t.Namespace, t.Name, n.Name, st)
+		}
+	}
+	return nil
+}
+
+func (ssn *Session) unreserve(t *api.TaskInfo, n *api.NodeInfo) {
+	for i := len(ssn.reservers) - 1; i >= 0; i-- {
+		ssn.reservers[i].Unreserve(t, n)
+	}
 }
 
 // Evict marks a bound or running task as Releasing, so that the room it
@@ -148,6 +173,9 @@ func (s *Statement) Discard() {
 			continue
 		}
 		o.node.RemoveTask(s.ssn.Logger, o.task)
+		if o.kind == opAllocate {
+			s.ssn.unreserve(o.task, o.node)
+		}
 		job := s.ssn.Snapshot.Jobs[o.task.Job]
 		if o.from != nil {
 			// Back to its claim, which plugins count again.

@@ -7,6 +7,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/capacity"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/cdp"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/conformance"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/deviceshare"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/drf"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/gang"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/networktopologyaware"
@@ -27,6 +28,7 @@ func NewRegistry() framework.Registry {
 		capacity.Name:             capacity.New,
 		cdp.Name:                  cdp.New,
 		conformance.Name:          conformance.New,
+		deviceshare.Name:          deviceshare.New,
 		drf.Name:                  drf.New,
 		gang.Name:                 gang.New,
 		networktopologyaware.Name: networktopologyaware.New,

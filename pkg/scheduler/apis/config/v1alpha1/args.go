@@ -34,6 +34,7 @@ var (
 	_ PluginArgs = &NodeGroupArgs{}
 	_ PluginArgs = &ResourceStrategyFitArgs{}
 	_ PluginArgs = &TaskTopologyArgs{}
+	_ PluginArgs = &DeviceShareArgs{}
 )
 
 // NewPluginArgs returns empty typed arguments for the plugin, or nil when
@@ -56,6 +57,8 @@ func NewPluginArgs(plugin string) PluginArgs {
 		return &ResourceStrategyFitArgs{}
 	case TaskTopologyPlugin:
 		return &TaskTopologyArgs{}
+	case DeviceSharePlugin:
+		return &DeviceShareArgs{}
 	}
 	return nil
 }
@@ -160,6 +163,28 @@ func (a *BinpackArgs) Validate(path *field.Path) field.ErrorList {
 		w := a.Resources[name]
 		errs = append(errs, validateWeight(&w, path.Child("resources").Key(string(name)))...)
 	}
+	return errs
+}
+
+// Default implements PluginArgs.
+func (a *DeviceShareArgs) Default() {
+	setBool(&a.GPUSharing, true)
+	setBool(&a.GPUNumber, true)
+	if a.SchedulePolicy == nil {
+		p := DeviceSharePolicyBinpack
+		a.SchedulePolicy = &p
+	}
+	setInt32(&a.Weight, 1)
+}
+
+// Validate implements PluginArgs.
+func (a *DeviceShareArgs) Validate(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	policies := []string{DeviceSharePolicyBinpack, DeviceSharePolicySpread, DeviceSharePolicyFGD}
+	if a.SchedulePolicy != nil && !slices.Contains(policies, *a.SchedulePolicy) {
+		errs = append(errs, field.NotSupported(path.Child("schedulePolicy"), *a.SchedulePolicy, policies))
+	}
+	errs = append(errs, validateWeight(a.Weight, path.Child("weight"))...)
 	return errs
 }
 

@@ -359,3 +359,45 @@ type ScarceResourceAvoidance struct {
 	// +optional
 	Proportional map[corev1.ResourceName]ResourceReservation `json:"proportional,omitempty"`
 }
+
+// DeviceShareArgs are the arguments of the deviceshare plugin, which places
+// pods on a node's individual GPU cards: a share of one card's memory
+// (volcano.sh/gpu-memory) or whole cards (volcano.sh/gpu-number), and
+// writes the chosen cards into the pod's volcano.sh/gpu-index annotation.
+type DeviceShareArgs struct {
+	// GPUSharing places pods asking for volcano.sh/gpu-memory on one card
+	// with that much memory free. Volcano's deviceshare.GPUSharingEnable.
+	// Default true.
+	// +optional
+	GPUSharing *bool `json:"gpuSharing,omitempty"`
+
+	// GPUNumber places pods asking for volcano.sh/gpu-number on that many
+	// idle cards. Volcano's deviceshare.GPUNumberEnable. Default true.
+	// Unlike Volcano, both may be on: a pod asks for one or the other, and
+	// a card taken whole is shared with nobody.
+	// +optional
+	GPUNumber *bool `json:"gpuNumber,omitempty"`
+
+	// SchedulePolicy chooses among nodes and cards: binpack (the fullest
+	// card that fits, nodes whose cards are most used), spread (the
+	// emptiest card, nodes whose cards are least used), or fgd
+	// (fragmentation gradient descent: the node and card where the placement
+	// leaves the fewest GPU resources that the cluster's typical tasks
+	// could not use). Volcano's deviceshare.SchedulePolicy. Default
+	// binpack.
+	// +optional
+	SchedulePolicy *string `json:"schedulePolicy,omitempty"`
+
+	// Weight of the plugin's score among all node scores; 0 turns scoring
+	// off (cards are still chosen by the policy). Volcano's
+	// deviceshare.ScheduleWeight. Default 1.
+	// +optional
+	Weight *int32 `json:"weight,omitempty"`
+}
+
+// Device-share scheduling policies.
+const (
+	DeviceSharePolicyBinpack = "binpack"
+	DeviceSharePolicySpread  = "spread"
+	DeviceSharePolicyFGD     = "fgd"
+)

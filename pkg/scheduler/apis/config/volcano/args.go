@@ -288,7 +288,7 @@ func translatePredicates(t *translator, args map[string]any, from, to *field.Pat
 			b, err := toBool(v, kp)
 			t.add(err)
 			if b {
-				t.add(field.Invalid(kp, display(v), "GPU sharing is the deviceshare plugin's job in current Volcano releases, and deviceshare is not available in this version of Caldera"))
+				t.add(field.Invalid(kp, display(v), "GPU sharing is the deviceshare plugin's job in current Volcano releases: list deviceshare with deviceshare.GPUSharingEnable or deviceshare.GPUNumberEnable instead"))
 			}
 		case key == volumeBindingTimeoutKey:
 			d, err := toSeconds(v, kp)
@@ -671,4 +671,75 @@ func (t *translator) resourceStrategies(v any, from, to *field.Path) map[string]
 		t.origins.record(tp, np)
 	}
 	return out
+}
+
+// Volcano argument keys of the deviceshare plugin.
+const (
+	deviceShareSharingKey       = "deviceshare.GPUSharingEnable"
+	deviceShareNumberKey        = "deviceshare.GPUNumberEnable"
+	deviceSharePolicyKey        = "deviceshare.SchedulePolicy"
+	deviceShareWeightKey        = "deviceshare.ScheduleWeight"
+	deviceShareNodeLockKey      = "deviceshare.NodeLockEnable"
+	deviceShareVGPUKey          = "deviceshare.VGPUEnable"
+	deviceShareVGPUSpreadKey    = "deviceshare.VGPUPodGroupDeviceSpread"
+	deviceShareAscendMindKey    = "deviceshare.AscendMindClusterVNPUEnable"
+	deviceShareAscendHAMiKey    = "deviceshare.AscendHAMiVNPUEnable"
+	deviceShareGeometriesCMKey  = "deviceshare.KnownGeometriesCMName"
+	deviceShareGeometriesNSKey  = "deviceshare.KnownGeometriesCMNamespace"
+	deviceShareNotAvailableText = "is not available in this version of Caldera, which shares NVIDIA GPUs by memory (deviceshare.GPUSharingEnable) and by whole cards (deviceshare.GPUNumberEnable)"
+)
+
+func translateDeviceShare(t *translator, args map[string]any, from, to *field.Path) v1alpha1.PluginArgs {
+	a := &v1alpha1.DeviceShareArgs{}
+	for _, key := range sortedKeys(args) {
+		v := args[key]
+		kp := from.Key(key)
+		switch key {
+		case deviceShareSharingKey:
+			a.GPUSharing = t.boolArg(v, kp, to.Child("gpuSharing"))
+		case deviceShareNumberKey:
+			a.GPUNumber = t.boolArg(v, kp, to.Child("gpuNumber"))
+		case deviceSharePolicyKey:
+			s, err := toString(v, kp)
+			if err != nil {
+				t.add(err)
+				continue
+			}
+			a.SchedulePolicy = &s
+			t.origins.record(to.Child("schedulePolicy"), kp)
+		case deviceShareWeightKey:
+			a.Weight = t.int32Arg(v, kp, to.Child("weight"))
+		case deviceShareNodeLockKey:
+			// Volcano locks a node while it writes a pod's cards before the
+			// bind; here the cards travel with the bind itself, so there is
+			// nothing to lock. Either value is accepted.
+			_, err := toBool(v, kp)
+			t.add(err)
+		case deviceShareGeometriesCMKey, deviceShareGeometriesNSKey:
+			// Read only by the device kinds below.
+			_, err := toString(v, kp)
+			t.add(err)
+		case deviceShareVGPUKey, deviceShareVGPUSpreadKey, deviceShareAscendMindKey, deviceShareAscendHAMiKey:
+			b, err := toBool(v, kp)
+			t.add(err)
+			if b {
+				t.add(field.Invalid(kp, display(v), strings.TrimPrefix(key, "deviceshare.")+" "+deviceShareNotAvailableText))
+			}
+		default:
+			t.unknownArg(v1alpha1.DeviceSharePlugin, key, from, []string{
+				deviceShareAscendHAMiKey, deviceShareAscendMindKey, deviceShareNumberKey, deviceShareSharingKey,
+				deviceShareGeometriesCMKey, deviceShareGeometriesNSKey, deviceShareNodeLockKey,
+				deviceSharePolicyKey, deviceShareWeightKey, deviceShareVGPUKey, deviceShareVGPUSpreadKey})
+		}
+	}
+	// Volcano turns each kind on only when asked: once either is named,
+	// the other is off unless named too.
+	off := false
+	switch {
+	case a.GPUSharing != nil && a.GPUNumber == nil:
+		a.GPUNumber = &off
+	case a.GPUNumber != nil && a.GPUSharing == nil:
+		a.GPUSharing = &off
+	}
+	return a
 }

@@ -110,6 +110,22 @@ tiers:
 				Resources: map[corev1.ResourceName]int32{"nvidia.com/gpu": 2, "example.com/foo": 1},
 			})})),
 		},
+		"deviceshare with Volcano's keys": {
+			in: `
+tiers:
+- plugins:
+  - name: deviceshare
+    arguments:
+      deviceshare.GPUSharingEnable: true
+      deviceshare.NodeLockEnable: false
+      deviceshare.SchedulePolicy: spread
+      deviceshare.ScheduleWeight: 10
+      deviceshare.VGPUEnable: false
+`,
+			want: config(tier(v1alpha1.PluginConfig{Name: "deviceshare", Args: rawArgs(t, &v1alpha1.DeviceShareArgs{
+				GPUSharing: new(true), GPUNumber: new(false), SchedulePolicy: new("spread"), Weight: new(int32(10)),
+			})})),
+		},
 		"nodeorder weights": {
 			in: `
 tiers:
@@ -467,6 +483,20 @@ tiers:
 `,
 			want: []string{`tiers[0].plugins[0].arguments[binpack.resources.example.com/foo]: Invalid value: "3": example.com/foo is not listed in binpack.resources, so this weight has no effect (Volcano ignores it); add it to binpack.resources`},
 		},
+		"deviceshare kinds that are not available": {
+			in: `
+tiers:
+- plugins:
+  - name: deviceshare
+    arguments:
+      deviceshare.VGPUEnable: true
+      deviceshare.GPUSharingEnabled: true
+`,
+			want: []string{
+				`tiers[0].plugins[0].arguments[deviceshare.GPUSharingEnabled]: Forbidden: unknown argument of plugin deviceshare; did you mean "deviceshare.GPUSharingEnable"?`,
+				`tiers[0].plugins[0].arguments[deviceshare.VGPUEnable]: Invalid value: true: VGPUEnable is not available in this version of Caldera, which shares NVIDIA GPUs by memory (deviceshare.GPUSharingEnable) and by whole cards (deviceshare.GPUNumberEnable)`,
+			},
+		},
 		"GPU sharing in predicates": {
 			in: `
 tiers:
@@ -475,7 +505,7 @@ tiers:
     arguments:
       predicate.GPUSharingEnable: true
 `,
-			want: []string{`tiers[0].plugins[0].arguments[predicate.GPUSharingEnable]: Invalid value: true: GPU sharing is the deviceshare plugin's job in current Volcano releases, and deviceshare is not available in this version of Caldera`},
+			want: []string{`tiers[0].plugins[0].arguments[predicate.GPUSharingEnable]: Invalid value: true: GPU sharing is the deviceshare plugin's job in current Volcano releases: list deviceshare with deviceshare.GPUSharingEnable or deviceshare.GPUNumberEnable instead`},
 		},
 		"action arguments": {
 			in: `

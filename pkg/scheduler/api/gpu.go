@@ -1,0 +1,190 @@
+package api
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// GPU sharing, as Volcano's device plugin for NVIDIA GPUs advertises it: a
+// node offers volcano.sh/gpu-number cards and volcano.sh/gpu-memory of
+// memory over all of them (each card has the total divided by the count); a
+// pod asks either for a share of one card's memory or for whole cards, and
+// the scheduler writes the cards it chose into the pod's
+// volcano.sh/gpu-index annotation, which the device plugin reads.
+const (
+	// ResourceGPUMemory is a pod's share of one card, or a node's memory over
+	// all its cards (in the device plugin's unit, MiB).
+	ResourceGPUMemory corev1.ResourceName = "volcano.sh/gpu-memory"
+	// ResourceGPUNumber is a pod's count of whole cards, or a node's count
+	// of cards.
+	ResourceGPUNumber corev1.ResourceName = "volcano.sh/gpu-number"
+	// GPUIndexAnnotation holds the cards a pod was given, as "0" or "0,3".
+	GPUIndexAnnotation = "volcano.sh/gpu-index"
+	// GPUPredicateTimeAnnotation is when the cards were chosen (Unix
+	// nanoseconds); the device plugin matches pending pods by it.
+	GPUPredicateTimeAnnotation = "volcano.sh/predicate-time"
+	// GPUUnhealthyAnnotation on a node lists cards the device plugin found
+	// unhealthy ("1,3"); nothing new is placed on them.
+	GPUUnhealthyAnnotation = "volcano.sh/gpu-unhealthy-ids"
+)
+
+// GPURequest is what a task asks of a node's cards: a share of one card's
+// memory, or whole cards. Volcano's API lets a pod ask for one or the
+// other; a pod asking for both can never be placed (DeviceConflict says why).
+type GPURequest struct {
+	// Memory is the share of one card.
+	Memory int64
+	// Cards is the count of whole cards.
+	Cards int
+}
+
+// Any reports whether the task asks for cards at all.
+func (r GPURequest) Any() bool { return r.Memory > 0 || r.Cards > 0 }
+
+// Conflict explains a request that no card can meet, or "".
+func (r GPURequest) Conflict() string {
+	if r.Memory > 0 && r.Cards > 0 {
+		return fmt.Sprintf("the pod asks for both %s and %s: a pod shares one card or takes whole cards, not both", ResourceGPUMemory, ResourceGPUNumber)
+	}
+	return ""
+}
+
+func gpuRequestOf(req *Resource) GPURequest {
+	return GPURequest{
+		Memory: req.Get(ResourceGPUMemory) / 1000,
+		Cards:  int(req.Get(ResourceGPUNumber) / 1000),
+	}
+}
+
+// GPUDevice is one card of a node.
+type GPUDevice struct {
+	// Memory is the card's memory; 0 for a card that is unhealthy.
+	Memory int64
+	// Used is the memory the card's tasks hold: their shares, or all of it
+	// for a task that took the card whole.
+	Used int64
+	// Tasks counts the tasks on the card.
+	Tasks int
+}
+
+// Free is the memory left on the card.
+func (d GPUDevice) Free() int64 { return d.Memory - d.Used }
+
+// Idle reports whether the card is healthy and nobody uses it: a task asking
+// for whole cards may take it.
+func (d GPUDevice) Idle() bool { return d.Memory > 0 && d.Tasks == 0 }
+
+// gpuDevicesOf lays out a node's cards from what it advertises.
+func gpuDevicesOf(node *corev1.Node, alloc *Resource) []GPUDevice {
+	count := alloc.Get(ResourceGPUNumber) / 1000
+	if count <= 0 {
+		return nil
+	}
+	per := alloc.Get(ResourceGPUMemory) / 1000 / count
+	devs := make([]GPUDevice, count)
+	unhealthy, _ := ParseGPUIndex(node.Annotations[GPUUnhealthyAnnotation])
+	for i := range devs {
+		devs[i].Memory = per
+	}
+	for _, i := range unhealthy {
+		if i < len(devs) {
+			devs[i].Memory = 0
+		}
+	}
+	return devs
+}
+
+// ParseGPUIndex reads a card list such as "0,3". An empty string is no
+// cards.
+func ParseGPUIndex(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	parts := strings.Split(s, ",")
+	out := make([]int, 0, len(parts))
+	for _, p := range parts {
+		i, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || i < 0 {
+			return nil, fmt.Errorf("card index %q is not a non-negative integer", p)
+		}
+		out = append(out, i)
+	}
+	return out, nil
+}
+
+// FormatGPUIndex writes a card list as ParseGPUIndex reads it.
+func FormatGPUIndex(cards []int) string {
+	var b strings.Builder
+	for i, c := range cards {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(c))
+	}
+	return b.String()
+}
+
+// BindAnnotations are the annotations a task's bind writes on its pod: the
+// cards it was given, and when (now), for the device plugin. Nil for a
+// task that holds no cards.
+func (t *TaskInfo) BindAnnotations(now time.Time) map[string]string {
+	if t.GPUIndex == nil {
+		return nil
+	}
+	return map[string]string{
+		GPUIndexAnnotation:         FormatGPUIndex(t.GPUIndex),
+		GPUPredicateTimeAnnotation: strconv.FormatInt(now.UnixNano(), 10),
+	}
+}
+
+// accountGPUs adds (sign 1) or removes (sign -1) a task's hold on the
+// node's cards. Cards the node does not have (its layout changed) are
+// skipped.
+func (n *NodeInfo) accountGPUs(t *TaskInfo, sign int64) {
+	for _, i := range t.GPUIndex {
+		if i >= len(n.GPUs) {
+			continue
+		}
+		d := &n.GPUs[i]
+		use := t.GPU.Memory
+		if t.GPU.Cards > 0 || use == 0 {
+			// A whole card, or a card given without a memory share.
+			use = d.Memory
+		}
+		d.Used += sign * use
+		d.Tasks += int(sign)
+	}
+}
+
+// GPUFit says whether a task's request fits the node's cards now, and if
+// not, why.
+func (n *NodeInfo) GPUFit(req GPURequest) (bool, string) {
+	if c := req.Conflict(); c != "" {
+		return false, c
+	}
+	switch {
+	case req.Cards > 0:
+		idle := 0
+		for _, d := range n.GPUs {
+			if d.Idle() {
+				idle++
+			}
+		}
+		if idle < req.Cards {
+			return false, fmt.Sprintf("Insufficient %s: %d idle cards of %d, %d asked", ResourceGPUNumber, idle, len(n.GPUs), req.Cards)
+		}
+	case req.Memory > 0:
+		var most int64
+		for _, d := range n.GPUs {
+			most = max(most, d.Free())
+		}
+		if most < req.Memory {
+			return false, fmt.Sprintf("Insufficient %s: at most %d free on one card, %d asked", ResourceGPUMemory, most, req.Memory)
+		}
+	}
+	return true, ""
+}

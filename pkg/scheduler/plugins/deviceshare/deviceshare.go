@@ -1,0 +1,323 @@
+// Package deviceshare places pods on a node's individual GPU cards: a pod
+// asking for volcano.sh/gpu-memory gets a share of one card with that much
+// memory free, a pod asking for volcano.sh/gpu-number gets that many idle
+// cards, and the chosen cards go into the pod's volcano.sh/gpu-index
+// annotation as it is bound. Nodes and cards are chosen by a policy:
+// binpack, spread, or fragmentation gradient descent (fgd).
+package deviceshare
+
+import (
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+)
+
+// Name is the plugin's name in the configuration.
+const Name = "deviceshare"
+
+// MaxNodeScore is the best score a node gets.
+const MaxNodeScore = 100
+
+// Plugin is the deviceshare plugin.
+type Plugin struct {
+	sharing, number bool
+	policy          string
+	weight          float64
+	// workload is the cluster's typical tasks in this cycle (fgd only).
+	workload Workload
+}
+
+var (
+	_ framework.PredicatePlugin       = &Plugin{}
+	_ framework.VictimPredicatePlugin = &Plugin{}
+	_ framework.ReservePlugin         = &Plugin{}
+	_ framework.NodeScorePlugin       = &Plugin{}
+	_ framework.ScoreKeeperPlugin     = &Plugin{}
+	_ framework.SignerPlugin          = &Plugin{}
+	_ framework.SessionPlugin         = &Plugin{}
+)
+
+// New builds the plugin from *DeviceShareArgs (nil means the defaults).
+func New(args any, _ *framework.Handle) (framework.Plugin, error) {
+	var a *configv1alpha1.DeviceShareArgs
+	switch v := args.(type) {
+	case nil:
+		a = &configv1alpha1.DeviceShareArgs{}
+	case *configv1alpha1.DeviceShareArgs:
+		a = v.DeepCopy()
+	default:
+		return nil, fmt.Errorf("plugin %s: arguments of type %T, want *DeviceShareArgs", Name, args)
+	}
+	a.Default()
+	if errs := a.Validate(field.NewPath("args")); len(errs) > 0 {
+		return nil, fmt.Errorf("plugin %s: %w", Name, errs.ToAggregate())
+	}
+	return &Plugin{sharing: *a.GPUSharing, number: *a.GPUNumber, policy: *a.SchedulePolicy, weight: float64(*a.Weight)}, nil
+}
+
+// Name returns the plugin's name.
+func (p *Plugin) Name() string { return Name }
+
+// OnSessionOpen takes the cluster's typical tasks for fgd: the shapes of
+// the live tasks of the snapshot, those waiting and those placed.
+func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
+	if p.policy != configv1alpha1.DeviceSharePolicyFGD {
+		return
+	}
+	counts := map[Shape]int{}
+	for _, j := range ssn.Snapshot.Jobs {
+		for _, t := range j.Tasks {
+			if t.Status.Live() {
+				counts[shapeOf(t)]++
+			}
+		}
+	}
+	p.workload = NewWorkload(counts)
+}
+
+// OnSessionClose drops the cycle's workload.
+func (p *Plugin) OnSessionClose(*framework.Session) { p.workload = nil }
+
+func shapeOf(t *api.TaskInfo) Shape {
+	return Shape{MilliCPU: t.Resreq.MilliCPU, Memory: t.Resreq.Memory, GPU: t.GPU}
+}
+
+// request is what the plugin places of a task's request: nothing for a
+// kind of request the configuration leaves to the pooled resource check.
+func (p *Plugin) request(t *api.TaskInfo) api.GPURequest {
+	r := t.GPU
+	if !p.sharing {
+		r.Memory = 0
+	}
+	if !p.number {
+		r.Cards = 0
+	}
+	return r
+}
+
+// Predicate implements framework.PredicatePlugin.
+func (p *Plugin) Predicate(t *api.TaskInfo, n *api.NodeInfo) *framework.Status {
+	req := p.request(t)
+	if !req.Any() {
+		return nil
+	}
+	return fit(req, n.GPUs)
+}
+
+// PredicateWithout implements framework.VictimPredicatePlugin: the victims'
+// cards count as free.
+func (p *Plugin) PredicateWithout(t *api.TaskInfo, n *api.NodeInfo, victims []*api.TaskInfo) *framework.Status {
+	req := p.request(t)
+	if !req.Any() {
+		return nil
+	}
+	cards := slices.Clone(n.GPUs)
+	for _, v := range victims {
+		release(cards, v)
+	}
+	return fit(req, cards)
+}
+
+// release takes a task's hold off cards, as the node's accounts do.
+func release(cards []api.GPUDevice, t *api.TaskInfo) {
+	for _, i := range t.GPUIndex {
+		if i >= len(cards) {
+			continue
+		}
+		use := t.GPU.Memory
+		if t.GPU.Cards > 0 || use == 0 {
+			use = cards[i].Memory
+		}
+		cards[i].Used -= use
+		cards[i].Tasks--
+	}
+}
+
+func fit(req api.GPURequest, cards []api.GPUDevice) *framework.Status {
+	if c := req.Conflict(); c != "" {
+		return &framework.Status{Plugin: Name, Reasons: []string{c}, Unresolvable: true}
+	}
+	if len(cards) == 0 {
+		return &framework.Status{Plugin: Name, Reasons: []string{"node has no GPU cards (" + string(api.ResourceGPUNumber) + ")"}, Unresolvable: true}
+	}
+	if req.Cards > 0 {
+		idle := 0
+		for _, d := range cards {
+			if d.Idle() {
+				idle++
+			}
+		}
+		if idle < req.Cards {
+			return framework.NewStatus(Name, "Insufficient idle GPU cards")
+		}
+		return nil
+	}
+	for _, d := range cards {
+		if d.Memory > 0 && d.Free() >= req.Memory {
+			return nil
+		}
+	}
+	return framework.NewStatus(Name, "Insufficient GPU memory on any one card")
+}
+
+// Reserve implements framework.ReservePlugin: the task takes the cards the
+// policy chooses.
+func (p *Plugin) Reserve(t *api.TaskInfo, n *api.NodeInfo) *framework.Status {
+	req := p.request(t)
+	if !req.Any() {
+		return nil
+	}
+	if st := fit(req, n.GPUs); st != nil {
+		return st
+	}
+	cards, _ := p.choose(t, req, n)
+	t.GPUIndex = cards
+	return nil
+}
+
+// Unreserve implements framework.ReservePlugin.
+func (p *Plugin) Unreserve(t *api.TaskInfo, _ *api.NodeInfo) {
+	if p.request(t).Any() {
+		t.GPUIndex = nil
+	}
+}
+
+// ScoreNodes implements framework.NodeScorePlugin: each node's score for
+// the cards the policy would choose there.
+func (p *Plugin) ScoreNodes(t *api.TaskInfo, nodes []*api.NodeInfo, scores []float64) {
+	req := p.request(t)
+	if !req.Any() || p.weight == 0 {
+		return
+	}
+	for i, n := range nodes {
+		if fit(req, n.GPUs) != nil {
+			continue
+		}
+		_, s := p.choose(t, req, n)
+		scores[i] += p.weight * s
+	}
+}
+
+// Signature implements framework.SignerPlugin: a node's verdict and score
+// depend on the task's request, which the session's signature holds, and
+// the node alone.
+func (p *Plugin) Signature(*api.TaskInfo) (string, bool) { return "", true }
+
+// KeepScores implements framework.ScoreKeeperPlugin.
+func (p *Plugin) KeepScores(t *api.TaskInfo, nodes []*api.NodeInfo) (framework.KeptScores, error) {
+	return framework.NodeLocalScores(p, t, nodes), nil
+}
+
+// choose picks the cards for a request that fits the node, and scores the
+// node for them, in [0, MaxNodeScore].
+func (p *Plugin) choose(t *api.TaskInfo, req api.GPURequest, n *api.NodeInfo) ([]int, float64) {
+	if p.policy == configv1alpha1.DeviceSharePolicyFGD && p.workload != nil {
+		return p.chooseFGD(t, req, n)
+	}
+	var cards []int
+	var cardFull float64
+	if req.Cards > 0 {
+		// Idle cards are alike: the first ones.
+		for i, d := range n.GPUs {
+			if len(cards) < req.Cards && d.Idle() {
+				cards = append(cards, i)
+			}
+		}
+		cardFull = 1
+	} else {
+		best := -1
+		for i, d := range n.GPUs {
+			if d.Memory == 0 || d.Free() < req.Memory {
+				continue
+			}
+			if best < 0 || p.better(d, n.GPUs[best]) {
+				best = i
+			}
+		}
+		cards = []int{best}
+		d := n.GPUs[best]
+		cardFull = float64(d.Used+req.Memory) / float64(d.Memory)
+	}
+	nodeFull := nodeFullness(n.GPUs, req, cards)
+	if p.policy == configv1alpha1.DeviceSharePolicySpread {
+		return cards, (1 - nodeFull) * MaxNodeScore
+	}
+	// Packing: the fullest card first, then the fullest node.
+	return cards, ((1-nodeWeight)*cardFull + nodeWeight*nodeFull) * MaxNodeScore
+}
+
+// nodeWeight is the share of a node's fullness in binpack's score, beside
+// the chosen card's: enough to prefer, among equally full cards, the node
+// whose other cards are used.
+const nodeWeight = 0.1
+
+// nodeFullness is the share of the node's healthy card memory that would be
+// held once the request takes the cards.
+func nodeFullness(devs []api.GPUDevice, req api.GPURequest, cards []int) float64 {
+	var total, used float64
+	for _, d := range devs {
+		total += float64(d.Memory)
+		used += float64(d.Used)
+	}
+	for _, i := range cards {
+		if req.Cards > 0 {
+			used += float64(devs[i].Memory)
+		} else {
+			used += float64(req.Memory)
+		}
+	}
+	if total == 0 {
+		return 0
+	}
+	return used / total
+}
+
+// better reports whether card a suits a share better than card b: the
+// fullest for binpack (and fgd without a workload), the emptiest for
+// spread; the first of equals.
+func (p *Plugin) better(a, b api.GPUDevice) bool {
+	fa := float64(a.Free()) / float64(a.Memory)
+	fb := float64(b.Free()) / float64(b.Memory)
+	if p.policy == configv1alpha1.DeviceSharePolicySpread {
+		return fa > fb
+	}
+	return fa < fb
+}
+
+// chooseFGD places the task where the node's fragmentation for the
+// workload grows least (falls most): for a share, the card that does so
+// best; whole cards are alike. The score is the sigmoid of the fall, in
+// cards.
+func (p *Plugin) chooseFGD(t *api.TaskInfo, req api.GPURequest, n *api.NodeInfo) ([]int, float64) {
+	shape := Shape{MilliCPU: t.Resreq.MilliCPU, Memory: t.Resreq.Memory, GPU: req}
+	before := StateOf(n)
+	f0 := before.Fragmentation(p.workload)
+	var cards []int
+	bestDelta := 0.0
+	if req.Cards > 0 {
+		for i, d := range n.GPUs {
+			if len(cards) < req.Cards && d.Idle() {
+				cards = append(cards, i)
+			}
+		}
+		bestDelta = f0 - before.Place(shape, cards).Fragmentation(p.workload)
+	} else {
+		best := -1
+		for i, d := range n.GPUs {
+			if d.Memory == 0 || d.Free() < req.Memory {
+				continue
+			}
+			delta := f0 - before.Place(shape, []int{i}).Fragmentation(p.workload)
+			if best < 0 || delta > bestDelta {
+				best, bestDelta = i, delta
+			}
+		}
+		cards = []int{best}
+	}
+	return cards, sigmoid(bestDelta) * MaxNodeScore
+}
