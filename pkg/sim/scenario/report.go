@@ -33,6 +33,10 @@ type Summary struct {
 	// cannot hold the workload's median GPU pod, averaged over the run;
 	// FragmentationAtEnd the same at its end.
 	Fragmentation, FragmentationAtEnd float64
+	// CardPlacements counts placements on GPU cards; CardOvercommits
+	// those that took more of a card than was free (none, unless the
+	// scheduler erred).
+	CardPlacements, CardOvercommits int
 }
 
 // QueueSummary is one queue's figures, in seconds.
@@ -51,7 +55,7 @@ type QueueSummary struct {
 // Summarize sums a run up.
 func Summarize(r *Result) Summary {
 	s := Summary{Name: r.Name, Simulated: r.End, Wall: r.Wall, Cycles: r.Stats.Cycles, Binds: r.Stats.Binds, Evictions: r.Stats.Evictions,
-		Utilization: map[string]float64{}, ModelUtilization: map[string]float64{}}
+		Utilization: map[string]float64{}, ModelUtilization: map[string]float64{}, CardPlacements: r.CardPlacements, CardOvercommits: r.CardOvercommits}
 	byQueue := map[string][]JobRecord{}
 	for _, j := range r.Jobs {
 		byQueue[j.Queue] = append(byQueue[j.Queue], j)
@@ -201,6 +205,9 @@ func WriteText(w io.Writer, s Summary) {
 	}
 	if s.Fragmentation > 0 || s.FragmentationAtEnd > 0 {
 		fmt.Fprintf(w, "  GPU fragmentation (free, unusable by the median GPU pod) %.1f%% on average, %.1f%% at the end\n", 100*s.Fragmentation, 100*s.FragmentationAtEnd)
+	}
+	if s.CardPlacements > 0 {
+		fmt.Fprintf(w, "  GPU cards: %d placements, %d over a card's memory\n", s.CardPlacements, s.CardOvercommits)
 	}
 	fmt.Fprintf(w, "  fairness (Jain, dominant shares) %.3f\n", s.Fairness)
 	fmt.Fprintln(w, "  queue          jobs  started  finished  wait p50/p90/p99 (s)        completion p50/p99 (s)  evictions")

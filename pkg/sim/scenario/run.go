@@ -21,6 +21,7 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
 	"github.com/caldera-sh/caldera/pkg/federation/split"
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/binder"
@@ -104,6 +105,12 @@ type Result struct {
 	// Unscheduled counts the trace's tasks it never scheduled (left out);
 	// Unplanned the HyperJobs that never fit the members.
 	Unscheduled, Unplanned int
+	// CardOvercommits counts placements on GPU cards (volcano.sh/gpu-index)
+	// that took more of a card than it had free, or a card whole that
+	// others used: none, unless the scheduler erred.
+	CardOvercommits int
+	// CardPlacements counts placements on GPU cards.
+	CardPlacements int
 	// End is the simulated time the run ended at, from its start; Wall
 	// how long it took.
 	End  time.Duration
@@ -163,16 +170,11 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 
 	r := &Result{Name: s.Name, Capacity: map[string]float64{}, ModelCapacity: map[string]float64{}}
 	st := &state{r: r, byName: map[string]int{}, models: map[string]string{}, allocated: map[string]float64{}, modelAlloc: map[string]float64{},
-		members: map[string]*member{}, free: map[string]dispatch.Resources{}}
+		members: map[string]*member{}, free: map[string]dispatch.Resources{}, cards: map[string][]card{}}
 	clusters := s.Clusters
 	if s.Cluster != nil {
 		clusters = []Cluster{*s.Cluster}
 	}
-	jobs, unscheduled, err := s.jobs()
-	if err != nil {
-		return nil, err
-	}
-	r.Unscheduled = unscheduled
 	for _, cl := range clusters {
 		m := &member{name: cl.Name, allocatable: dispatch.Resources{}, allocated: dispatch.Resources{}}
 		m.c = sim.New(sim.Options{
@@ -190,6 +192,14 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 			m.c.AddNode(n)
 			m.allocatable.Add(dispatch.ResourcesOf(n.Status.Allocatable))
 			st.free[n.Name] = dispatch.ResourcesOf(n.Status.Allocatable)
+			if count := n.Status.Allocatable[api.ResourceGPUNumber]; count.Value() > 0 {
+				mem := n.Status.Allocatable[api.ResourceGPUMemory]
+				cards := make([]card, count.Value())
+				for i := range cards {
+					cards[i].memory = mem.Value() / count.Value()
+				}
+				st.cards[n.Name] = cards
+			}
 			for name, q := range n.Status.Allocatable {
 				r.Capacity[string(name)] += float64(q.MilliValue()) / 1000
 			}
@@ -208,6 +218,11 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 		st.order = append(st.order, m)
 		st.members[m.name] = m
 	}
+	jobs, unscheduled, err := s.jobs(r.Capacity[trace.GPUMilli])
+	if err != nil {
+		return nil, err
+	}
+	r.Unscheduled = unscheduled
 	federated := len(s.Clusters) > 0
 	st.federated = federated
 	hjs := s.hyperJobs()
@@ -402,6 +417,15 @@ type state struct {
 	// their sum, kept as nodes' free resources change.
 	strandedOn    map[string]int64
 	strandedMilli int64
+	// cards is each node's GPU cards (volcano.sh/gpu-number) with what
+	// their pods hold, to check the placements on them.
+	cards map[string][]card
+}
+
+// card is a GPU card's memory and what its pods hold of it.
+type card struct {
+	memory, used int64
+	pods         int
 }
 
 // record starts a job's record.
@@ -547,7 +571,37 @@ func (st *state) jobOf(p *corev1.Pod) (int, bool) {
 	return i, ok
 }
 
+// useCards follows a pod's hold on its node's cards.
+func (st *state) useCards(p *corev1.Pod, node string, sign int) {
+	cards := st.cards[node]
+	idx, err := api.ParseGPUIndex(p.Annotations[api.GPUIndexAnnotation])
+	if len(cards) == 0 || len(idx) == 0 || err != nil {
+		return
+	}
+	if sign > 0 {
+		st.r.CardPlacements++
+	}
+	share := p.Spec.Containers[0].Resources.Requests[api.ResourceGPUMemory]
+	for _, i := range idx {
+		if i >= len(cards) {
+			st.r.CardOvercommits++
+			continue
+		}
+		c := &cards[i]
+		held := share.Value()
+		if held == 0 {
+			held = c.memory
+		}
+		if sign > 0 && (c.used+held > c.memory || (held == c.memory && c.pods > 0)) {
+			st.r.CardOvercommits++
+		}
+		c.used += int64(sign) * held
+		c.pods += sign
+	}
+}
+
 func (st *state) use(p *corev1.Pod, node string, sign float64) {
+	st.useCards(p, node, int(sign))
 	if f := st.free[node]; f != nil {
 		if sign > 0 {
 			f.Sub(dispatch.ResourcesOf(p.Spec.Containers[0].Resources.Requests))
@@ -730,6 +784,10 @@ func (s *Scenario) nodes(cl Cluster) ([]*corev1.Node, error) {
 			if n.GPUs > 0 {
 				extra[trace.GPUMilli] = n.GPUs * 1000
 				labels[trace.GPUModelLabel] = n.Model
+				if t.GPUCards {
+					extra[api.ResourceGPUNumber] = n.GPUs
+					extra[api.ResourceGPUMemory] = n.GPUs * 1000
+				}
 			}
 			rl := quantities(n.CPUMilli, n.MemoryMiB, extra)
 			out = append(out, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: labels},
@@ -740,8 +798,9 @@ func (s *Scenario) nodes(cl Cluster) ([]*corev1.Node, error) {
 }
 
 // jobs are the scenario's jobs in arrival order, and how many trace tasks
-// were left out as never scheduled.
-func (s *Scenario) jobs() ([]job, int, error) {
+// were left out as never scheduled; gpuCapacity is the cluster's GPUs, in
+// the trace's milli-GPUs, for a sample.
+func (s *Scenario) jobs(gpuCapacity float64) ([]job, int, error) {
 	var out []job
 	unscheduled := 0
 	if t := s.Workload.Trace; t != nil {
@@ -754,7 +813,9 @@ func (s *Scenario) jobs() ([]job, int, error) {
 		if err != nil {
 			return nil, 0, fmt.Errorf("workload.trace.tasks %s: %w", t.Tasks, err)
 		}
-		unscheduled = tasks.Unscheduled
+		if t.Sample == nil {
+			unscheduled = tasks.Unscheduled
+		}
 		list := tasks.Tasks
 		if t.Limit > 0 && len(list) > t.Limit {
 			list = list[:t.Limit]
@@ -772,13 +833,17 @@ func (s *Scenario) jobs() ([]job, int, error) {
 			span = list[n-1].Arrival + time.Second
 		}
 		var copies []trace.Task
-		for c := range max(t.Repeat, 1) {
-			for _, task := range list {
-				if c > 0 {
-					task.Name = fmt.Sprintf("%s-%d", task.Name, c)
-					task.Arrival += time.Duration(c) * span
+		if t.Sample != nil {
+			copies = s.sample(append(slices.Clone(list), tasks.Never...), t.Sample.GPULoad*gpuCapacity)
+		} else {
+			for c := range max(t.Repeat, 1) {
+				for _, task := range list {
+					if c > 0 {
+						task.Name = fmt.Sprintf("%s-%d", task.Name, c)
+						task.Arrival += time.Duration(c) * span
+					}
+					copies = append(copies, task)
 				}
-				copies = append(copies, task)
 			}
 		}
 		for _, task := range copies {
@@ -788,9 +853,16 @@ func (s *Scenario) jobs() ([]job, int, error) {
 			}
 			if task.GPUMilli > 0 {
 				req[trace.GPUMilli] = *resource.NewQuantity(task.GPUMilli, resource.DecimalSI)
+				if t.GPUCards {
+					if task.GPUMilli < 1000 {
+						req[api.ResourceGPUMemory] = *resource.NewQuantity(task.GPUMilli, resource.DecimalSI)
+					} else {
+						req[api.ResourceGPUNumber] = *resource.NewQuantity(task.GPUs, resource.DecimalSI)
+					}
+				}
 			}
 			arrival := time.Duration(float64(task.Arrival) / scale)
-			if t.AllAtOnce {
+			if t.AllAtOnce || t.Sample != nil {
 				arrival = 0
 			}
 			out = append(out, job{name: task.Name, queue: queue, arrival: arrival, runtime: task.Runtime, tasks: 1, min: 1, requests: req, models: task.Models})
@@ -826,6 +898,25 @@ func (s *Scenario) jobs() ([]job, int, error) {
 	}
 	slices.SortStableFunc(out, func(a, b job) int { return byArrival(a.arrival, b.arrival, a.name, b.name) })
 	return out, unscheduled, nil
+}
+
+// sample draws tasks from pool, with replacement, until their milli-GPUs
+// come to gpuMilli, named s<draw>-<task> so that name order is draw order.
+// An empty pool, or one without GPU tasks, draws nothing.
+func (s *Scenario) sample(pool []trace.Task, gpuMilli float64) []trace.Task {
+	if !slices.ContainsFunc(pool, func(t trace.Task) bool { return t.GPUMilli > 0 }) {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(s.Seed, 0x5a3b1e))
+	var out []trace.Task
+	var sum float64
+	for i := 0; sum < gpuMilli; i++ {
+		t := pool[rng.IntN(len(pool))]
+		t.Name = fmt.Sprintf("s%06d-%s", i, t.Name)
+		sum += float64(t.GPUMilli)
+		out = append(out, t)
+	}
+	return out
 }
 
 // hyperJobs are the scenario's HyperJobs in arrival order.

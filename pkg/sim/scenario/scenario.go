@@ -81,6 +81,12 @@ type NodeTrace struct {
 	Nodes  string `json:"nodes"`
 	// Limit keeps the first Limit nodes; 0 keeps all.
 	Limit int `json:"limit,omitempty"`
+	// GPUCards gives each node its GPU cards as Volcano's device plugin
+	// advertises them (volcano.sh/gpu-number, and volcano.sh/gpu-memory of
+	// 1000 per card, so that a card's memory counts its thousandths), for
+	// the deviceshare plugin to place tasks on cards. The milli-GPUs stay,
+	// for the accounts.
+	GPUCards bool `json:"gpuCards,omitempty"`
 }
 
 // Queue is a queue under root.
@@ -139,6 +145,24 @@ type TaskTrace struct {
 	// Repeat replays the list this many times (copies named
 	// <task>-<copy>), each copy after the last one ends; 0 means once.
 	Repeat int `json:"repeat,omitempty"`
+	// GPUCards asks for cards as Volcano's GPU sharing does: a task sharing
+	// a GPU asks for its gpu_milli of one card's volcano.sh/gpu-memory, a
+	// task of whole GPUs for volcano.sh/gpu-number, beside its milli-GPUs.
+	// The nodes need gpuCards too.
+	GPUCards bool `json:"gpuCards,omitempty"`
+	// Sample draws the tasks instead of replaying them in order.
+	Sample *TaskSample `json:"sample,omitempty"`
+}
+
+// TaskSample draws tasks at random from the list (with replacement, by the
+// scenario's seed; tasks the trace never scheduled included) until their
+// GPU requests come to GPULoad times the cluster's GPUs, and submits them
+// all at the start in the order drawn, none finishing: the "fill the
+// cluster" experiment of Weng et al. (USENIX ATC 2023).
+type TaskSample struct {
+	// GPULoad is the GPUs asked for, as a multiple of the cluster's; the
+	// paper uses 1.3.
+	GPULoad float64 `json:"gpuLoad"`
 }
 
 // Generator makes Count jobs of Tasks pods each (a gang of MinAvailable,
@@ -263,6 +287,17 @@ func (s *Scenario) validate() field.ErrorList {
 		if t.Repeat < 0 {
 			errs = append(errs, field.Invalid(p.Child("repeat"), t.Repeat, "must not be negative"))
 		}
+		if t.Sample != nil {
+			if !(t.Sample.GPULoad > 0) {
+				errs = append(errs, field.Invalid(p.Child("sample", "gpuLoad"), t.Sample.GPULoad, "must be positive"))
+			}
+			if t.Repeat > 1 {
+				errs = append(errs, field.Invalid(p.Child("repeat"), t.Repeat, "a sample draws as many tasks as its gpuLoad asks; repeat has no meaning with it"))
+			}
+		}
+		if t.GPUCards && !s.anyNodeCards() {
+			errs = append(errs, field.Invalid(p.Child("gpuCards"), true, "the tasks ask for GPU cards, and no cluster's trace nodes have them: set gpuCards in cluster.trace too"))
+		}
 	}
 	gens := map[string]bool{}
 	// common checks what every kind of generator has: a unique name, a
@@ -319,6 +354,19 @@ func (s *Scenario) validate() field.ErrorList {
 		errs = append(errs, field.Invalid(field.NewPath("until"), s.Until.Duration.String(), "must be positive"))
 	}
 	return errs
+}
+
+// anyNodeCards reports whether some cluster's trace nodes have cards.
+func (s *Scenario) anyNodeCards() bool {
+	if s.Cluster != nil && s.Cluster.Trace != nil && s.Cluster.Trace.GPUCards {
+		return true
+	}
+	for _, c := range s.Clusters {
+		if c.Trace != nil && c.Trace.GPUCards {
+			return true
+		}
+	}
+	return false
 }
 
 // validateCluster checks a cluster; named says whether it is a member,

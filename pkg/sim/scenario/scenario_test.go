@@ -182,3 +182,73 @@ func TestHyperJobs(t *testing.T) {
 		}
 	}
 }
+
+// TestFillCards: tasks drawn from the slice fill its GPU cards under each
+// deviceshare policy: every GPU task that starts holds cards, no card
+// holds more than its memory, the draw and the placements repeat, and the
+// draw asks for 1.3 times the cluster's GPUs.
+func TestFillCards(t *testing.T) {
+	for _, policy := range []string{"binpack", "spread", "fgd"} {
+		t.Run(policy, func(t *testing.T) {
+			load := func() *Scenario {
+				s, err := Load("testdata/fill-cards-slice.yaml")
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.Scheduler = strings.Replace(s.Scheduler, "schedulePolicy: fgd", "schedulePolicy: "+policy, 1)
+				return s
+			}
+			r, err := Run(t.Context(), load())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var asked float64
+			gpuStarted := 0
+			for _, j := range r.Jobs {
+				q := j.Requests[trace.GPUMilli]
+				asked += float64(q.Value())
+				if j.Start >= 0 && !q.IsZero() {
+					gpuStarted++
+				}
+			}
+			if c := r.Capacity[trace.GPUMilli]; asked < 1.3*c || asked > 1.3*c+8000 {
+				t.Errorf("the draw asks for %.0f milli-GPUs, want 1.3 x %.0f (and less than one more task)", asked, c)
+			}
+			s := Summarize(r)
+			if r.CardOvercommits != 0 || r.CardPlacements != gpuStarted || gpuStarted == 0 {
+				t.Errorf("%d card placements, %d over a card, for %d GPU tasks started", r.CardPlacements, r.CardOvercommits, gpuStarted)
+			}
+			if s.PeakGPUAllocation < 0.5 || s.PeakGPUAllocation > 1 {
+				t.Errorf("GPU allocation %.3f", s.PeakGPUAllocation)
+			}
+			again, err := Run(t.Context(), load())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var a, b bytes.Buffer
+			if err := WriteJobs(&a, r); err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteJobs(&b, again); err != nil {
+				t.Fatal(err)
+			}
+			if a.String() != b.String() {
+				t.Errorf("two runs differ")
+			}
+		})
+	}
+}
+
+// TestCardErrors: cards on tasks need cards on nodes; a sample has a load.
+func TestCardErrors(t *testing.T) {
+	base := "name: x\ncluster: {trace: {format: alibaba, nodes: n.csv}}\nworkload: {trace: {format: alibaba, tasks: t.csv, %s}}"
+	for in, want := range map[string]string{
+		"gpuCards: true":                   "workload.trace.gpuCards: Invalid value: true: the tasks ask for GPU cards, and no cluster's trace nodes have them: set gpuCards in cluster.trace too",
+		"sample: {gpuLoad: 0}":             "workload.trace.sample.gpuLoad: Invalid value: 0: must be positive",
+		"repeat: 2, sample: {gpuLoad: 1.3}": "workload.trace.repeat: Invalid value: 2: a sample draws as many tasks as its gpuLoad asks; repeat has no meaning with it",
+	} {
+		if _, err := Parse([]byte(strings.Replace(base, "%s", in, 1))); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+}

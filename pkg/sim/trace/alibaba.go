@@ -65,6 +65,10 @@ type Tasks struct {
 	Tasks []Task
 	// Unscheduled counts the tasks the trace never scheduled.
 	Unscheduled int
+	// Never are those tasks, without a runtime: a replay leaves them out,
+	// but an experiment that only places tasks (filling a cluster) may
+	// draw from them too.
+	Never []Task
 }
 
 // ReadNodes reads a node list.
@@ -105,10 +109,7 @@ func ReadTasks(r io.Reader) (*Tasks, error) {
 		if t.Name == "" {
 			return nil, fmt.Errorf("line %d: name is empty", row.line)
 		}
-		if row.get("scheduled_time") == "" {
-			out.Unscheduled++
-			continue
-		}
+		never := row.get("scheduled_time") == ""
 		var created, deleted, scheduled, gpuMilli int64
 		for _, f := range []struct {
 			col string
@@ -119,11 +120,13 @@ func ReadTasks(r io.Reader) (*Tasks, error) {
 				return nil, err
 			}
 		}
-		if deleted < scheduled {
+		if !never && deleted < scheduled {
 			return nil, fmt.Errorf("line %d: deletion_time %d is before scheduled_time %d", row.line, deleted, scheduled)
 		}
 		t.Arrival = time.Duration(created) * time.Second
-		t.Runtime = time.Duration(deleted-scheduled) * time.Second
+		if !never {
+			t.Runtime = time.Duration(deleted-scheduled) * time.Second
+		}
 		switch {
 		case t.GPUs == 1 && gpuMilli > 0 && gpuMilli < 1000:
 			t.GPUMilli = gpuMilli
@@ -133,9 +136,15 @@ func ReadTasks(r io.Reader) (*Tasks, error) {
 		if spec := row.get("gpu_spec"); spec != "" {
 			t.Models = strings.Split(spec, "|")
 		}
+		if never {
+			out.Unscheduled++
+			out.Never = append(out.Never, t)
+			continue
+		}
 		out.Tasks = append(out.Tasks, t)
 	}
 	sortTasks(out.Tasks)
+	sortTasks(out.Never)
 	return out, nil
 }
 
