@@ -243,8 +243,8 @@ func TestFillCards(t *testing.T) {
 func TestCardErrors(t *testing.T) {
 	base := "name: x\ncluster: {trace: {format: alibaba, nodes: n.csv}}\nworkload: {trace: {format: alibaba, tasks: t.csv, %s}}"
 	for in, want := range map[string]string{
-		"gpuCards: true":                   "workload.trace.gpuCards: Invalid value: true: the tasks ask for GPU cards, and no cluster's trace nodes have them: set gpuCards in cluster.trace too",
-		"sample: {gpuLoad: 0}":             "workload.trace.sample.gpuLoad: Invalid value: 0: must be positive",
+		"gpuCards: true":                    "workload.trace.gpuCards: Invalid value: true: the tasks ask for GPU cards, and no cluster's trace nodes have them: set gpuCards in cluster.trace too",
+		"sample: {gpuLoad: 0}":              "workload.trace.sample.gpuLoad: Invalid value: 0: must be positive",
 		"repeat: 2, sample: {gpuLoad: 1.3}": "workload.trace.repeat: Invalid value: 2: a sample draws as many tasks as its gpuLoad asks; repeat has no meaning with it",
 	} {
 		if _, err := Parse([]byte(strings.Replace(base, "%s", in, 1))); err == nil || !strings.Contains(err.Error(), want) {
