@@ -189,9 +189,23 @@ func (p *Plugin) Unreserve(t *api.TaskInfo, _ *api.NodeInfo) {
 
 // ScoreNodes implements framework.NodeScorePlugin: each node's score for
 // the cards the policy would choose there.
+//
+// Under fgd every task is scored, also one without GPUs: the CPU and
+// memory it takes on a node with cards may leave those cards to no task,
+// which is fragmentation too.
 func (p *Plugin) ScoreNodes(t *api.TaskInfo, nodes []*api.NodeInfo, scores []float64) {
 	req := p.request(t)
-	if !req.Any() || p.weight == 0 {
+	if p.weight == 0 {
+		return
+	}
+	if !req.Any() {
+		if p.policy != configv1alpha1.DeviceSharePolicyFGD || p.workload == nil {
+			return
+		}
+		for i, n := range nodes {
+			_, s := p.chooseFGD(t, req, n)
+			scores[i] += p.weight * s
+		}
 		return
 	}
 	for i, n := range nodes {
@@ -299,14 +313,17 @@ func (p *Plugin) chooseFGD(t *api.TaskInfo, req api.GPURequest, n *api.NodeInfo)
 	f0 := before.Fragmentation(p.workload)
 	var cards []int
 	bestDelta := 0.0
-	if req.Cards > 0 {
+	switch {
+	case !req.Any():
+		bestDelta = f0 - before.Place(shape, nil).Fragmentation(p.workload)
+	case req.Cards > 0:
 		for i, d := range n.GPUs {
 			if len(cards) < req.Cards && d.Idle() {
 				cards = append(cards, i)
 			}
 		}
 		bestDelta = f0 - before.Place(shape, cards).Fragmentation(p.workload)
-	} else {
+	default:
 		best := -1
 		for i, d := range n.GPUs {
 			if d.Memory == 0 || d.Free() < req.Memory {

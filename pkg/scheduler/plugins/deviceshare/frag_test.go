@@ -6,10 +6,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
+	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
 
 func TestFragmentationForOneShape(t *testing.T) {
@@ -74,5 +76,32 @@ func TestFGDKeepsRoomForTheCommonShare(t *testing.T) {
 	}
 	if fgd["first"] != "n0/1" {
 		t.Errorf("fgd placed the share on %s, want n0/1", fgd["first"])
+	}
+}
+
+func TestFGDKeepsCPUTasksOffGPUNodes(t *testing.T) {
+	// A CPU-only task would take the GPU node's last CPUs and leave its
+	// cards to no task; fgd sends it to the node without cards. (Without
+	// fgd the plugin scores only GPU tasks, and the first node wins.)
+	objects := func() api.Objects {
+		gpu := gpuNode("a-gpu", 2)
+		gpu.Status.Allocatable[corev1.ResourceCPU] = resource.MustParse("4")
+		cpu := st.MakeNode("b-cpu").Alloc("cpu", "64", "memory", "256Gi").Obj()
+		return api.Objects{
+			Nodes: []*corev1.Node{gpu, cpu},
+			Pods: []*corev1.Pod{
+				st.MakePod("ns", "cpu-task").Req("cpu", "4").Group("c").Created(at(0)).Obj(),
+				sharePod("share", "8000").Group("s").Created(at(1)).Obj(),
+			},
+			PodGroups: []*schedulingv1beta1.PodGroup{inqueue("c", 1), inqueue("s", 1)},
+		}
+	}
+	fgd, _ := place(t, args(configv1alpha1.DeviceSharePolicyFGD), objects())
+	if diff := cmp.Diff(map[string]string{"cpu-task": "b-cpu/", "share": "a-gpu/0"}, fgd); diff != "" {
+		t.Errorf("fgd placements (-want,+got):\n%s", diff)
+	}
+	binpack, _ := place(t, args(configv1alpha1.DeviceSharePolicyBinpack), objects())
+	if binpack["cpu-task"] != "a-gpu/" {
+		t.Errorf("binpack placed the CPU task on %q; the test expects the first node, to show fgd's choice is its own", binpack["cpu-task"])
 	}
 }
