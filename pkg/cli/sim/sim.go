@@ -19,6 +19,7 @@ import (
 // NewCommand returns `sim`.
 func NewCommand(out io.Writer) *cobra.Command {
 	var jobs, report, output string
+	var seed uint64
 	cmd := &cobra.Command{
 		Use:   "sim SCENARIO",
 		Short: "Run a scenario through the simulator: the real scheduler on simulated nodes and a simulated clock",
@@ -38,6 +39,9 @@ resource and GPU model, and fairness; --jobs writes a record per job,
 			s, err := scenario.Load(args[0])
 			if err != nil {
 				return err
+			}
+			if cmd.Flags().Changed("seed") {
+				s.Seed = seed
 			}
 			if os.Getenv("GOGC") == "" {
 				debug.SetGCPercent(scenario.GCPercent)
@@ -90,6 +94,7 @@ resource and GPU model, and fairness; --jobs writes a record per job,
 	}
 	cmd.Flags().StringVar(&jobs, "jobs", "", "write a record per job (CSV) to this file")
 	cmd.Flags().StringVar(&report, "report", "", "write an HTML report with plots (allocation over time, jobs waiting, waits per queue, GPU models) to this file")
+	cmd.Flags().Uint64Var(&seed, "seed", 0, "use this seed instead of the scenario's (generated workloads and sampled traces change with it)")
 	cmdutil.AddOutputFlag(cmd, &output, "text", cmdutil.OutputJSON)
 	return cmd
 }
