@@ -142,14 +142,18 @@ func (t *TaskInfo) BindAnnotations(now time.Time) map[string]string {
 }
 
 // accountGPUs adds (sign 1) or removes (sign -1) a task's hold on the
-// node's cards. Cards the node does not have (its layout changed) are
-// skipped.
-func (n *NodeInfo) accountGPUs(t *TaskInfo, sign int64) {
+// node's cards.
+func (n *NodeInfo) accountGPUs(t *TaskInfo, sign int64) { HoldGPUs(n.GPUs, t, sign) }
+
+// HoldGPUs adds (sign 1) or removes (sign -1) a task's hold on cards: its
+// share of each of its cards, or all of a card it took whole. Cards the
+// list does not have (the node's layout changed) are skipped.
+func HoldGPUs(cards []GPUDevice, t *TaskInfo, sign int64) {
 	for _, i := range t.GPUIndex {
-		if i >= len(n.GPUs) {
+		if i >= len(cards) {
 			continue
 		}
-		d := &n.GPUs[i]
+		d := &cards[i]
 		use := t.GPU.Memory
 		if t.GPU.Cards > 0 || use == 0 {
 			// A whole card, or a card given without a memory share.
@@ -158,33 +162,4 @@ func (n *NodeInfo) accountGPUs(t *TaskInfo, sign int64) {
 		d.Used += sign * use
 		d.Tasks += int(sign)
 	}
-}
-
-// GPUFit says whether a task's request fits the node's cards now, and if
-// not, why.
-func (n *NodeInfo) GPUFit(req GPURequest) (bool, string) {
-	if c := req.Conflict(); c != "" {
-		return false, c
-	}
-	switch {
-	case req.Cards > 0:
-		idle := 0
-		for _, d := range n.GPUs {
-			if d.Idle() {
-				idle++
-			}
-		}
-		if idle < req.Cards {
-			return false, fmt.Sprintf("Insufficient %s: %d idle cards of %d, %d asked", ResourceGPUNumber, idle, len(n.GPUs), req.Cards)
-		}
-	case req.Memory > 0:
-		var most int64
-		for _, d := range n.GPUs {
-			most = max(most, d.Free())
-		}
-		if most < req.Memory {
-			return false, fmt.Sprintf("Insufficient %s: at most %d free on one card, %d asked", ResourceGPUMemory, most, req.Memory)
-		}
-	}
-	return true, ""
 }

@@ -118,24 +118,9 @@ func (p *Plugin) PredicateWithout(t *api.TaskInfo, n *api.NodeInfo, victims []*a
 	}
 	cards := slices.Clone(n.GPUs)
 	for _, v := range victims {
-		release(cards, v)
+		api.HoldGPUs(cards, v, -1)
 	}
 	return fit(req, cards)
-}
-
-// release takes a task's hold off cards, as the node's accounts do.
-func release(cards []api.GPUDevice, t *api.TaskInfo) {
-	for _, i := range t.GPUIndex {
-		if i >= len(cards) {
-			continue
-		}
-		use := t.GPU.Memory
-		if t.GPU.Cards > 0 || use == 0 {
-			use = cards[i].Memory
-		}
-		cards[i].Used -= use
-		cards[i].Tasks--
-	}
 }
 
 func fit(req api.GPURequest, cards []api.GPUDevice) *framework.Status {
