@@ -28,8 +28,11 @@ type Plugin struct {
 	sharing, number bool
 	policy          string
 	weight          float64
-	// workload is the cluster's typical tasks in this cycle (fgd only).
+	// workload is the cluster's typical tasks in this cycle (fgd only);
+	// scratch and picks are fgd's reused buffers.
 	workload Workload
+	scratch  NodeState
+	picks    []int
 }
 
 var (
@@ -160,8 +163,12 @@ func (p *Plugin) Reserve(t *api.TaskInfo, n *api.NodeInfo) *framework.Status {
 	if st := fit(req, n.GPUs); st != nil {
 		return st
 	}
-	cards, _ := p.choose(t, req, n)
-	t.GPUIndex = cards
+	if req.Cards > 0 {
+		t.GPUIndex = idleCardsInto(make([]int, 0, req.Cards), n.GPUs, req.Cards)
+		return nil
+	}
+	share, _ := p.choose(t, req, n)
+	t.GPUIndex = []int{share}
 	return nil
 }
 
@@ -212,42 +219,36 @@ func (p *Plugin) KeepScores(t *api.TaskInfo, nodes []*api.NodeInfo) (framework.K
 	return framework.NodeLocalScores(p, t, nodes), nil
 }
 
-// choose picks the cards for a request that fits the node, and scores the
-// node for them, in [0, MaxNodeScore].
-func (p *Plugin) choose(t *api.TaskInfo, req api.GPURequest, n *api.NodeInfo) ([]int, float64) {
+// choose scores the node for a request that fits it, in [0,
+// MaxNodeScore], and for a share picks its card (-1 for whole cards, which
+// are the first idle ones).
+func (p *Plugin) choose(t *api.TaskInfo, req api.GPURequest, n *api.NodeInfo) (int, float64) {
 	if p.policy == configv1alpha1.DeviceSharePolicyFGD && p.workload != nil {
 		return p.chooseFGD(t, req, n)
 	}
-	var cards []int
-	var cardFull float64
+	share := -1
+	var cardFull, nodeFull float64
 	if req.Cards > 0 {
-		// Idle cards are alike: the first ones.
-		for i, d := range n.GPUs {
-			if len(cards) < req.Cards && d.Idle() {
-				cards = append(cards, i)
-			}
-		}
 		cardFull = 1
+		nodeFull = nodeFullness(n.GPUs, req.Cards, 0)
 	} else {
-		best := -1
 		for i, d := range n.GPUs {
 			if d.Memory == 0 || d.Free() < req.Memory {
 				continue
 			}
-			if best < 0 || p.better(d, n.GPUs[best]) {
-				best = i
+			if share < 0 || p.better(d, n.GPUs[share]) {
+				share = i
 			}
 		}
-		cards = []int{best}
-		d := n.GPUs[best]
+		d := n.GPUs[share]
 		cardFull = float64(d.Used+req.Memory) / float64(d.Memory)
+		nodeFull = nodeFullness(n.GPUs, 0, req.Memory)
 	}
-	nodeFull := nodeFullness(n.GPUs, req, cards)
 	if p.policy == configv1alpha1.DeviceSharePolicySpread {
-		return cards, (1 - nodeFull) * MaxNodeScore
+		return share, (1 - nodeFull) * MaxNodeScore
 	}
 	// Packing: the fullest card first, then the fullest node.
-	return cards, ((1-nodeWeight)*cardFull + nodeWeight*nodeFull) * MaxNodeScore
+	return share, ((1-nodeWeight)*cardFull + nodeWeight*nodeFull) * MaxNodeScore
 }
 
 // nodeWeight is the share of a node's fullness in binpack's score, beside
@@ -256,24 +257,20 @@ func (p *Plugin) choose(t *api.TaskInfo, req api.GPURequest, n *api.NodeInfo) ([
 const nodeWeight = 0.1
 
 // nodeFullness is the share of the node's healthy card memory that would be
-// held once the request takes the cards.
-func nodeFullness(devs []api.GPUDevice, req api.GPURequest, cards []int) float64 {
-	var total, used float64
+// held once whole cards are taken, or a share of one card.
+func nodeFullness(devs []api.GPUDevice, wholeCards int, share int64) float64 {
+	var total, used, per float64
 	for _, d := range devs {
 		total += float64(d.Memory)
 		used += float64(d.Used)
-	}
-	for _, i := range cards {
-		if req.Cards > 0 {
-			used += float64(devs[i].Memory)
-		} else {
-			used += float64(req.Memory)
+		if d.Memory > 0 {
+			per = float64(d.Memory)
 		}
 	}
 	if total == 0 {
 		return 0
 	}
-	return used / total
+	return (used + float64(wholeCards)*per + float64(share)) / total
 }
 
 // better reports whether card a suits a share better than card b: the
@@ -292,34 +289,38 @@ func (p *Plugin) better(a, b api.GPUDevice) bool {
 // workload grows least (falls most): for a share, the card that does so
 // best; whole cards are alike. The score is the sigmoid of the fall, in
 // cards.
-func (p *Plugin) chooseFGD(t *api.TaskInfo, req api.GPURequest, n *api.NodeInfo) ([]int, float64) {
+func (p *Plugin) chooseFGD(t *api.TaskInfo, req api.GPURequest, n *api.NodeInfo) (int, float64) {
 	shape := Shape{MilliCPU: t.Resreq.MilliCPU, Memory: t.Resreq.Memory, GPU: req}
-	before := StateOf(n)
-	f0 := before.Fragmentation(p.workload)
-	var cards []int
-	bestDelta := 0.0
+	p.scratch.Read(n)
+	f0 := p.scratch.Fragmentation(p.workload)
+	share := -1
+	var delta float64
 	switch {
-	case !req.Any():
-		bestDelta = f0 - before.Place(shape, nil).Fragmentation(p.workload)
 	case req.Cards > 0:
-		for i, d := range n.GPUs {
-			if len(cards) < req.Cards && d.Idle() {
-				cards = append(cards, i)
-			}
-		}
-		bestDelta = f0 - before.Place(shape, cards).Fragmentation(p.workload)
-	default:
-		best := -1
+		delta = f0 - p.scratch.FragmentationAfter(p.workload, shape, idleCardsInto(p.picks[:0], n.GPUs, req.Cards))
+	case req.Memory > 0:
 		for i, d := range n.GPUs {
 			if d.Memory == 0 || d.Free() < req.Memory {
 				continue
 			}
-			delta := f0 - before.Place(shape, []int{i}).Fragmentation(p.workload)
-			if best < 0 || delta > bestDelta {
-				best, bestDelta = i, delta
+			p.picks = append(p.picks[:0], i)
+			if dd := f0 - p.scratch.FragmentationAfter(p.workload, shape, p.picks); share < 0 || dd > delta {
+				share, delta = i, dd
 			}
 		}
-		cards = []int{best}
+	default:
+		delta = f0 - p.scratch.FragmentationAfter(p.workload, shape, nil)
 	}
-	return cards, sigmoid(bestDelta) * MaxNodeScore
+	return share, sigmoid(delta) * MaxNodeScore
+}
+
+// idleCardsInto appends the first count idle cards to dst: idle cards are
+// alike.
+func idleCardsInto(dst []int, devs []api.GPUDevice, count int) []int {
+	for i, d := range devs {
+		if len(dst) < count && d.Idle() {
+			dst = append(dst, i)
+		}
+	}
+	return dst
 }

@@ -97,11 +97,17 @@ type Card struct{ Memory, Free int64 }
 
 // StateOf reads a node's state.
 func StateOf(n *api.NodeInfo) NodeState {
-	s := NodeState{MilliCPU: n.Idle.MilliCPU, Memory: n.Idle.Memory, Cards: make([]Card, 0, len(n.GPUs))}
+	var s NodeState
+	s.Read(n)
+	return s
+}
+
+// Read reads a node's state into s, reusing its cards.
+func (s *NodeState) Read(n *api.NodeInfo) {
+	s.MilliCPU, s.Memory, s.Cards = n.Idle.MilliCPU, n.Idle.Memory, s.Cards[:0]
 	for _, d := range n.GPUs {
 		s.Cards = append(s.Cards, Card{Memory: d.Memory, Free: d.Free()})
 	}
-	return s
 }
 
 // Fragmentation is the node's fragmentation for the workload, in cards.
@@ -156,15 +162,31 @@ func (s NodeState) fragmentationFor(m Shape) float64 {
 
 // Place returns the state after a task of shape t takes the given cards.
 func (s NodeState) Place(t Shape, cards []int) NodeState {
-	out := NodeState{MilliCPU: s.MilliCPU - t.MilliCPU, Memory: s.Memory - t.Memory, Cards: slices.Clone(s.Cards)}
+	out := NodeState{MilliCPU: s.MilliCPU, Memory: s.Memory, Cards: slices.Clone(s.Cards)}
+	out.place(t, cards, 1)
+	return out
+}
+
+// FragmentationAfter is the fragmentation once a task of shape t takes the
+// given cards; s is changed on the way and put back.
+func (s *NodeState) FragmentationAfter(w Workload, t Shape, cards []int) float64 {
+	s.place(t, cards, 1)
+	f := s.Fragmentation(w)
+	s.place(t, cards, -1)
+	return f
+}
+
+// place takes (sign 1) or gives back (sign -1) a task's resources.
+func (s *NodeState) place(t Shape, cards []int, sign int64) {
+	s.MilliCPU -= sign * t.MilliCPU
+	s.Memory -= sign * t.Memory
 	for _, i := range cards {
 		if t.GPU.Cards > 0 {
-			out.Cards[i].Free = 0
+			s.Cards[i].Free -= sign * s.Cards[i].Memory
 		} else {
-			out.Cards[i].Free -= t.GPU.Memory
+			s.Cards[i].Free -= sign * t.GPU.Memory
 		}
 	}
-	return out
 }
 
 // sigmoid maps a change of fragmentation, in cards, into (0, 1).
