@@ -8,11 +8,12 @@
 // gpu_milli, gpu_spec, qos, pod_phase, creation_time, deletion_time,
 // scheduled_time; times in seconds). A task arrives at creation_time and
 // runs for deletion_time − scheduled_time; a task the trace never
-// scheduled (no scheduled_time) is skipped and counted. GPUs are counted
-// in milli-GPUs (GPUMilli): a node of 8 GPUs holds 8000, a task asks
-// num_gpu × 1000, or gpu_milli when it shares one GPU — sharing is
-// modelled per node, not per device. gpu_spec, the GPU models a task may
-// use, becomes a required node affinity on GPUModelLabel.
+// scheduled (no scheduled_time) is set apart (Never) and counted. GPUs
+// are counted in milli-GPUs (GPUMilli): a node of 8 GPUs holds 8000, a
+// task asks num_gpu × 1000, or gpu_milli when it shares one GPU; whether
+// a share must fit one card is the scenario's choice (gpuCards).
+// gpu_spec, the GPU models a task may use, becomes a required node
+// affinity on GPUModelLabel.
 package trace
 
 import (
