@@ -153,7 +153,7 @@ func (n *NodeInfo) account(t *TaskInfo, sign int64) {
 		addSigned(n.Idle, t.Resreq, -sign)
 		addSigned(&n.future, t.Resreq, -sign)
 		if sign > 0 {
-			n.K8s.AddPod(t.Pod)
+			n.K8s.AddPodInfo(t.PodInfo())
 		}
 	}
 }
