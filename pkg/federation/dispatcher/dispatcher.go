@@ -286,7 +286,7 @@ func (d *Dispatcher) once(ctx context.Context) (*dispatch.Snapshot, *dispatch.De
 	// Releases go out in parallel: each is one patch, and the decision
 	// already accounted for all of them.
 	errs := make([]error, len(dec.Releases))
-	parallel(len(dec.Releases), patchWorkers, func(i int) {
+	parallel(len(dec.Releases), PatchWorkers, func(i int) {
 		r := dec.Releases[i]
 		rb := byID[r.ID].rb
 		patched := rb.DeepCopy()
@@ -322,7 +322,7 @@ func (d *Dispatcher) once(ctx context.Context) (*dispatch.Snapshot, *dispatch.De
 	}
 	heldSince := d.clock.Now().UTC().Format(time.RFC3339)
 	errs = make([]error, len(unmarked))
-	parallel(len(unmarked), patchWorkers, func(i int) {
+	parallel(len(unmarked), PatchWorkers, func(i int) {
 		rb := byID[unmarked[i]].rb
 		patched := rb.DeepCopy()
 		if patched.Annotations == nil {
@@ -375,8 +375,8 @@ func pin(rb *workv1alpha2.ResourceBinding, cluster string) {
 // to be gone.
 const claimGrace = 30 * time.Second
 
-// patchWorkers bounds the patches in flight.
-const patchWorkers = 16
+// PatchWorkers bounds the patches in flight.
+const PatchWorkers = 16
 
 // parallel runs f(0..n-1) on at most workers goroutines.
 func parallel(n, workers int, f func(i int)) {

@@ -23,6 +23,7 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/federation/dispatcher"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
+	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
 )
 
@@ -44,6 +45,12 @@ func latest(a, b time.Time) time.Time {
 // Stream: with room, 1,000 more bindings are created at 100 per second,
 // beside the 10,000 released ones. It reports the p50 and p99 time from a
 // creation returning to the release being seen by a watch.
+//
+// Ceiling: beforehand, 10,000 bindings of work outside any queue (which the
+// dispatcher leaves alone) are changed as a release changes a binding, by a
+// plain client with as many patches in flight as the dispatcher: the API
+// server's own rate for such patches on this machine, api-patches/s, the
+// most the dispatcher could reach.
 func BenchmarkDispatchOnAPIServer(b *testing.B) {
 	const backlog, stream, clusters, queues = 10000, 1000, 100, 10
 	const streamEvery = 10 * time.Millisecond
@@ -135,6 +142,33 @@ func BenchmarkDispatchOnAPIServer(b *testing.B) {
 		return rb
 	}
 
+	// The ceiling: plain patches of bindings the dispatcher does not track.
+	ceilingNS := ns + "-ceiling"
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ceilingNS}}); err != nil {
+		b.Fatal(err)
+	}
+	plain := make([]*workv1alpha2.ResourceBinding, backlog)
+	parallelDo(backlog, 8, func(i int) {
+		rb := binding(ceilingNS, fmt.Sprintf("d%05d", i))
+		rb.Spec.Resource = workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ceilingNS, Name: rb.Name}
+		if err := c.Create(ctx, rb); err != nil {
+			b.Error(err)
+		}
+		plain[i] = rb
+	})
+	ceilingStart := time.Now()
+	parallelDo(backlog, dispatcher.PatchWorkers, func(i int) {
+		rb := plain[i]
+		patched := rb.DeepCopy()
+		patched.Spec.Suspension.Scheduling = new(false)
+		patched.Spec.Placement = &policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{members[i%clusters].Name}}}
+		if err := c.Patch(ctx, patched, client.MergeFrom(rb)); err != nil {
+			b.Error(err)
+		}
+	})
+	// Reported after ResetTimer, which drops metrics reported before it.
+	ceiling := float64(backlog) / time.Since(ceilingStart).Seconds()
+
 	// The backlog, held while no cluster is Ready.
 	var wg sync.WaitGroup
 	for w := range 8 {
@@ -167,6 +201,7 @@ func BenchmarkDispatchOnAPIServer(b *testing.B) {
 	}
 	mu.Unlock()
 	b.ReportMetric(float64(backlog)/last.Sub(start).Seconds(), "backlog-releases/s")
+	b.ReportMetric(ceiling, "api-patches/s")
 
 	// The stream, at a steady rate.
 	created := map[string]time.Time{}
