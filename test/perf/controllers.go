@@ -61,6 +61,10 @@ type ControllerResult struct {
 	ControllerPeakRSS int64   `json:"controllerPeakRSSBytes"`
 	SchedulerCPUSecs  float64 `json:"schedulerCPUSeconds"`
 	APIServerCPUSecs  float64 `json:"apiServerCPUSeconds"`
+	// ControllerWrites and SchedulerWrites are each component's write
+	// requests, from the API server's audit log.
+	ControllerWrites WriteCounts `json:"controllerWrites"`
+	SchedulerWrites  WriteCounts `json:"schedulerWrites"`
 }
 
 // RunControllers submits the Jobs at once to a cluster running
@@ -175,6 +179,10 @@ func RunControllers(ctx context.Context, o ControllerOptions) (_ *ControllerResu
 	for i := range names {
 		names[i] = i
 	}
+	offset, err := auditOffset(env.AuditLog)
+	if err != nil {
+		return nil, err
+	}
 	o.Logf("creating %d jobs of %d pods", o.Jobs, o.PodsPerJob)
 	start := time.Now()
 	follow.setStart(start)
@@ -207,6 +215,12 @@ wait:
 	}
 	if u, err := readProcessUsage(env.apiServerPID()); err == nil {
 		res.APIServerCPUSecs = u.CPUSeconds
+	}
+	if res.ControllerWrites, err = countWrites(env.AuditLog, offset, "caldera-controller-manager"); err != nil {
+		return nil, err
+	}
+	if res.SchedulerWrites, err = countWrites(env.AuditLog, offset, "caldera-scheduler"); err != nil {
+		return nil, err
 	}
 	return res, nil
 }

@@ -41,6 +41,9 @@ func TestControllerPerf(t *testing.T) {
 		r.Jobs, r.Pods/r.Jobs, r.Nodes, r.SubmitSecs, r.AllPodsSecs, r.PodsCreatedPerSec, r.AllInqueueSecs, r.AllBoundSecs, r.PodsBoundPerSec)
 	t.Logf("controller: %.1f CPU s, peak RSS %d MiB; scheduler %.1f CPU s; API server %.1f CPU s",
 		r.ControllerCPUSecs, r.ControllerPeakRSS>>20, r.SchedulerCPUSecs, r.APIServerCPUSecs)
+	t.Logf("controller writes: %d %v (failed %d %v); scheduler writes: %d %v",
+		r.ControllerWrites.Total, r.ControllerWrites.ByKind, r.ControllerWrites.Failed, r.ControllerWrites.FailedByKind,
+		r.SchedulerWrites.Total, r.SchedulerWrites.ByKind)
 	if *resultsFlag != "" {
 		if err := WriteControllerResult(*resultsFlag, r); err != nil {
 			t.Error(err)

@@ -38,8 +38,23 @@ type Writer struct {
 	writtenAt map[string]time.Time
 	// reasons is the reason type last announced in events, per job.
 	reasons map[api.JobID]string
-	now     func() time.Time
+	// shortSince is when each job was first seen short of pods and
+	// blocked by nothing else (PodArrivalGrace).
+	shortSince map[api.JobID]time.Time
+	now        func() time.Time
 }
+
+// PodArrivalGrace is how long a gang that is short of pods, and blocked by
+// nothing else, goes unreported: a job controller creates a gang's pods
+// once its PodGroup is admitted, so every gang is short of pods for a
+// moment, and reporting it (a condition and an event on every pod) would
+// be noise, and writes, for nothing. A gang still short after the grace
+// is reported as NotEnoughPods.
+const PodArrivalGrace = 10 * time.Second
+
+// notEnoughPods is the gang plugin's reason for a job with fewer pods than
+// its minimum.
+const notEnoughPods = "NotEnoughPods"
 
 // MessageInterval is how often a PodGroup whose Unschedulable condition
 // changed only in its message (the counts of a waiting gang move with every
@@ -53,11 +68,12 @@ func NewWriter(c client.Client, recorder events.EventRecorder) *Writer {
 		recorder: recorder,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "status"}),
-		pending:   map[string]func(context.Context) error{},
-		written:   map[string]any{},
-		writtenAt: map[string]time.Time{},
-		reasons:   map[api.JobID]string{},
-		now:       time.Now,
+		pending:    map[string]func(context.Context) error{},
+		written:    map[string]any{},
+		writtenAt:  map[string]time.Time{},
+		reasons:    map[api.JobID]string{},
+		shortSince: map[api.JobID]time.Time{},
+		now:        time.Now,
 	}
 }
 
@@ -144,7 +160,7 @@ func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.Job
 		if job == nil || job.PodGroup == nil {
 			return
 		}
-		outcome := outcomes[id]
+		outcome := w.withinPodArrival(id, outcomes[id])
 		desired := DesiredPodGroupStatus(job, outcome, now)
 		if equality.Semantic.DeepEqual(desired, job.PodGroup.Status) {
 			w.mu.Lock()
@@ -168,6 +184,11 @@ func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.Job
 			delete(w.reasons, id)
 		}
 	}
+	for id := range w.shortSince {
+		if _, ok := snap.Jobs[id]; !ok {
+			delete(w.shortSince, id)
+		}
+	}
 	w.mu.Unlock()
 	for id := range outcomes {
 		apply(id)
@@ -185,6 +206,27 @@ func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.Job
 			return w.patchStatus(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: name}}, patch)
 		})
 	}
+}
+
+// withinPodArrival returns the outcome to report for a job: none while
+// the job has been short of pods, and blocked by nothing else, for less
+// than PodArrivalGrace.
+func (w *Writer) withinPodArrival(id api.JobID, outcome *framework.JobOutcome) *framework.JobOutcome {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if outcome == nil || len(outcome.Blockers) != 1 || outcome.Blockers[0].Type != notEnoughPods {
+		delete(w.shortSince, id)
+		return outcome
+	}
+	since, ok := w.shortSince[id]
+	if !ok {
+		since = w.now()
+		w.shortSince[id] = since
+	}
+	if w.now().Sub(since) < PodArrivalGrace {
+		return nil
+	}
+	return outcome
 }
 
 // recordUnschedulable emits an Unschedulable event on the job's PodGroup

@@ -70,3 +70,62 @@ func TestEventsFollowReasonsNotNumbers(t *testing.T) {
 		t.Errorf("new reason: %d events, want 3", n)
 	}
 }
+
+// TestGangsShortOfPodsAreGivenTimeForThem: a gang short of pods, and
+// blocked by nothing else, is not reported (no condition, no event) for
+// PodArrivalGrace; after it, or at once for any other reason, it is.
+func TestGangsShortOfPodsAreGivenTimeForThem(t *testing.T) {
+	rec := events.NewFakeRecorder(100)
+	w := NewWriter(nil, rec)
+	now := time.Unix(1000, 0)
+	w.now = func() time.Time { return now }
+	pg := schedtesting.MakePodGroup("pg", "ns").MinMember(3).Phase(schedulingv1beta1.PodGroupInqueue).Obj()
+	snap := api.Build(api.Objects{
+		Pods:      []*corev1.Pod{st.MakePod("ns", "a").Group("pg").Obj(), st.MakePod("ns", "b").Group("pg").Obj()},
+		PodGroups: []*schedulingv1beta1.PodGroup{pg},
+	})
+	cycle := func(reasons ...string) (condition string, events int) {
+		var blockers []*framework.Reason
+		for _, r := range reasons {
+			blockers = append(blockers, framework.Reasonf(r, "%s", r))
+		}
+		w.Apply(snap, map[api.JobID]*framework.JobOutcome{"ns/pg": {Blockers: blockers}}, nil, metav1.NewTime(now))
+		if d, ok := w.written["podgroup/ns/pg"].(schedulingv1beta1.PodGroupStatus); ok {
+			snap.Jobs["ns/pg"].PodGroup.Status = d
+		}
+		for _, c := range snap.Jobs["ns/pg"].PodGroup.Status.Conditions {
+			if c.Type == schedulingv1beta1.PodGroupUnschedulableType {
+				condition = c.Reason
+			}
+		}
+		for {
+			select {
+			case <-rec.Events:
+				events++
+			default:
+				return condition, events
+			}
+		}
+	}
+	if c, n := cycle("NotEnoughPods"); c != "" || n != 0 {
+		t.Errorf("just short of pods: condition %q, %d events; want none", c, n)
+	}
+	now = now.Add(PodArrivalGrace - time.Second)
+	if c, n := cycle("NotEnoughPods"); c != "" || n != 0 {
+		t.Errorf("short of pods within the grace: condition %q, %d events; want none", c, n)
+	}
+	now = now.Add(time.Second)
+	if c, n := cycle("NotEnoughPods"); c != "NotEnoughPods" || n != 3 {
+		t.Errorf("short of pods after the grace: condition %q, %d events; want NotEnoughPods and 3", c, n)
+	}
+
+	// Another job: short of pods and over its queue's share is reported at once.
+	w2 := NewWriter(nil, events.NewFakeRecorder(100))
+	w2.now = w.now
+	snap.Jobs["ns/pg"].PodGroup.Status = pg.Status
+	w = w2
+	rec = w2.recorder.(*events.FakeRecorder)
+	if c, n := cycle("QueueOverused", "NotEnoughPods"); c != "QueueOverused" || n != 3 {
+		t.Errorf("short of pods and over its share: condition %q, %d events; want QueueOverused and 3", c, n)
+	}
+}
