@@ -50,6 +50,8 @@ func apiServerArgs(dir string) []string {
 		"--max-requests-inflight=2000",
 		"--max-mutating-requests-inflight=1000",
 		"--enable-priority-and-fairness=false",
+		// /debug/pprof, to see where the API server's time goes.
+		"--profiling=true",
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 	corev1 "k8s.io/api/core/v1"
@@ -54,14 +55,26 @@ type Reconciler struct {
 	schedulerNames sets.Set[string]
 	clock          clock.PassiveClock
 	keys           core.KeyPair
+	// expected are the writes the cache has yet to show, per Job.
+	expected *expectations
 }
+
+// expectationTimeout bounds how long a reconcile waits for the cache to
+// show the controller's own writes, should a watch event be lost; the
+// wait is checked again every expectationRecheck, and at once on any
+// event of the Job or its pods.
+const (
+	expectationTimeout = 15 * time.Second
+	expectationRecheck = time.Second
+)
 
 var _ reconcile.Reconciler = &Reconciler{}
 
 // NewReconciler returns a reconciler. schedulerNames are the schedulers
 // that admit PodGroups before pods are created.
 func NewReconciler(c client.Client, recorder record.EventRecorder, schedulerNames []string, clk clock.PassiveClock) *Reconciler {
-	return &Reconciler{client: c, recorder: recorder, schedulerNames: sets.New(schedulerNames...), clock: clk, keys: generateKeyPair}
+	return &Reconciler{client: c, recorder: recorder, schedulerNames: sets.New(schedulerNames...), clock: clk, keys: generateKeyPair,
+		expected: newExpectations(expectationTimeout)}
 }
 
 // SetupWithManager registers the controller, its indexes and watches.
@@ -140,6 +153,12 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	if !r.expected.satisfied(job.UID, job.ResourceVersion, pods, r.clock.Now()) {
+		// The cache is behind this controller's own writes; their events
+		// bring the Job back.
+		logger.V(5).Info("Waiting for the cache to show the job's writes", "job", klog.KObj(&job))
+		return reconcile.Result{RequeueAfter: expectationRecheck}, nil
+	}
 	pg, err := r.podGroup(ctx, &job)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -174,7 +193,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, err
 		}
 	}
-	if err := r.createPods(ctx, d.CreatePods); err != nil {
+	if err := r.createPods(ctx, job.UID, d.CreatePods); err != nil {
 		return reconcile.Result{}, err
 	}
 	for _, p := range d.DeletePods {
@@ -206,6 +225,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, job *batchv1alpha1.Job, st
 	if err := r.client.Status().Update(ctx, updated); err != nil {
 		return fmt.Errorf("updating status of job %s: %w", job.Name, err)
 	}
+	r.expected.statusWritten(job.UID, job.ResourceVersion, r.clock.Now())
 	job.ResourceVersion = updated.ResourceVersion
 	job.Status = st
 	return nil
@@ -315,28 +335,34 @@ func (r *Reconciler) syncObject(ctx context.Context, job *batchv1alpha1.Job, d c
 	return r.client.Update(ctx, updated)
 }
 
-func (r *Reconciler) createPods(ctx context.Context, pods []*corev1.Pod) error {
+// createPods creates the Job's pods, in parallel, and expects to see those
+// that were made (or already existed).
+func (r *Reconciler) createPods(ctx context.Context, uid types.UID, pods []*corev1.Pod) error {
 	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-		slots = make(chan struct{}, createParallelism)
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		first   error
+		created []string
+		slots   = make(chan struct{}, createParallelism)
 	)
 	for _, p := range pods {
 		wg.Add(1)
 		slots <- struct{}{}
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			if err := r.client.Create(ctx, p); err != nil && !apierrors.IsAlreadyExists(err) {
-				mu.Lock()
-				if first == nil {
-					first = fmt.Errorf("creating pod %s: %w", p.Name, err)
-				}
-				mu.Unlock()
+			err := r.client.Create(ctx, p)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil || apierrors.IsAlreadyExists(err):
+				created = append(created, p.Name)
+			case first == nil:
+				first = fmt.Errorf("creating pod %s: %w", p.Name, err)
 			}
 		}()
 	}
 	wg.Wait()
+	r.expected.podsCreated(uid, created, r.clock.Now())
 	return first
 }
 
