@@ -1,3 +1,6 @@
+// Package explain implements `calderactl explain`: it gathers what is
+// known of a job from the API server (the Job, its PodGroup, queue, binding
+// and events) and prints the sentences package core makes of it.
 package explain
 
 import (
@@ -16,7 +19,8 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/cli/cmdutil"
-	"github.com/caldera-sh/caldera/pkg/controllers/job/core"
+	"github.com/caldera-sh/caldera/pkg/cli/explain/core"
+	jobcore "github.com/caldera-sh/caldera/pkg/controllers/job/core"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
 )
 
@@ -51,20 +55,20 @@ HyperJob's plan and children.`,
 				if err != nil {
 					return err
 				}
-				lines = Job(facts)
+				lines = core.Job(facts)
 			case "podgroup", "podgroups", "pg":
 				pg := &schedulingv1beta1.PodGroup{}
 				if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: args[1]}, pg); err != nil {
 					return fmt.Errorf("reading PodGroup %s/%s: %w", ns, args[1], err)
 				}
-				facts := &Facts{Now: f.Now(), PodGroup: pg}
+				facts := &core.Facts{Now: f.Now(), PodGroup: pg}
 				if facts.Queue, err = queueOf(ctx, c, pg.Spec.Queue); err != nil {
 					return err
 				}
 				if facts.Events, err = events(ctx, c, ns, []types.UID{pg.UID}, ""); err != nil {
 					return err
 				}
-				lines = Job(facts)
+				lines = core.Job(facts)
 			case "hyperjob", "hyperjobs", "hj":
 				hj := &trainingv1alpha1.HyperJob{}
 				if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: args[1]}, hj); err != nil {
@@ -74,7 +78,7 @@ HyperJob's plan and children.`,
 				if err := c.List(ctx, &kids, client.InNamespace(ns), client.MatchingLabels{trainingv1alpha1.HyperJobNameLabel: hj.Name}); err != nil {
 					return fmt.Errorf("listing the children of HyperJob %s: %w", hj.Name, err)
 				}
-				var children []*Facts
+				var children []*core.Facts
 				for _, k := range kids.Items {
 					facts, err := jobFacts(ctx, f, c, ns, k.Name)
 					if err != nil {
@@ -82,7 +86,7 @@ HyperJob's plan and children.`,
 					}
 					children = append(children, facts)
 				}
-				lines = HyperJob(f.Now(), hj, children)
+				lines = core.HyperJob(f.Now(), hj, children)
 			default:
 				return fmt.Errorf("cannot explain %q: give job, podgroup or hyperjob", args[0])
 			}
@@ -96,14 +100,14 @@ HyperJob's plan and children.`,
 }
 
 // jobFacts gathers what is known of a job.
-func jobFacts(ctx context.Context, f *cmdutil.Factory, c client.Client, ns, name string) (*Facts, error) {
+func jobFacts(ctx context.Context, f *cmdutil.Factory, c client.Client, ns, name string) (*core.Facts, error) {
 	job := &batchv1alpha1.Job{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
 		return nil, fmt.Errorf("reading job %s/%s: %w", ns, name, err)
 	}
-	facts := &Facts{Now: f.Now(), Job: job}
+	facts := &core.Facts{Now: f.Now(), Job: job}
 	pg := &schedulingv1beta1.PodGroup{}
-	err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: core.PodGroupName(job)}, pg)
+	err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: jobcore.PodGroupName(job)}, pg)
 	switch {
 	case err == nil:
 		facts.PodGroup = pg
