@@ -4,16 +4,15 @@
 package binpack
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/internal/pluginargs"
 )
 
 // Name is the plugin's name in the configuration.
@@ -54,20 +53,7 @@ func New(args any, _ *framework.Handle) (framework.Plugin, error) {
 }
 
 func argsOf(args any) (*configv1alpha1.BinpackArgs, error) {
-	var a *configv1alpha1.BinpackArgs
-	switch v := args.(type) {
-	case nil:
-		a = &configv1alpha1.BinpackArgs{}
-	case *configv1alpha1.BinpackArgs:
-		a = v.DeepCopy()
-	default:
-		return nil, fmt.Errorf("plugin %s: arguments of type %T, want *BinpackArgs", Name, args)
-	}
-	a.Default()
-	if errs := a.Validate(field.NewPath("args")); len(errs) > 0 {
-		return nil, fmt.Errorf("plugin %s: %w", Name, errs.ToAggregate())
-	}
-	return a, nil
+	return pluginargs.Typed[configv1alpha1.BinpackArgs](Name, args)
 }
 
 // Name returns the plugin's name.

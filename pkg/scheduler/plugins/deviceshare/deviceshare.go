@@ -7,14 +7,12 @@
 package deviceshare
 
 import (
-	"fmt"
 	"slices"
-
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/internal/pluginargs"
 )
 
 // Name is the plugin's name in the configuration.
@@ -47,18 +45,9 @@ var (
 
 // New builds the plugin from *DeviceShareArgs (nil means the defaults).
 func New(args any, _ *framework.Handle) (framework.Plugin, error) {
-	var a *configv1alpha1.DeviceShareArgs
-	switch v := args.(type) {
-	case nil:
-		a = &configv1alpha1.DeviceShareArgs{}
-	case *configv1alpha1.DeviceShareArgs:
-		a = v.DeepCopy()
-	default:
-		return nil, fmt.Errorf("plugin %s: arguments of type %T, want *DeviceShareArgs", Name, args)
-	}
-	a.Default()
-	if errs := a.Validate(field.NewPath("args")); len(errs) > 0 {
-		return nil, fmt.Errorf("plugin %s: %w", Name, errs.ToAggregate())
+	a, err := pluginargs.Typed[configv1alpha1.DeviceShareArgs](Name, args)
+	if err != nil {
+		return nil, err
 	}
 	return &Plugin{sharing: *a.GPUSharing, number: *a.GPUNumber, policy: *a.SchedulePolicy, weight: float64(*a.Weight)}, nil
 }

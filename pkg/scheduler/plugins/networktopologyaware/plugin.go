@@ -22,12 +22,12 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/internal/pluginargs"
 	"github.com/caldera-sh/caldera/pkg/topology"
 )
 
@@ -65,18 +65,9 @@ var (
 
 // New builds the plugin from *NetworkTopologyAwareArgs (nil: defaults).
 func New(args any, _ *framework.Handle) (framework.Plugin, error) {
-	var a *configv1alpha1.NetworkTopologyAwareArgs
-	switch v := args.(type) {
-	case nil:
-		a = &configv1alpha1.NetworkTopologyAwareArgs{}
-	case *configv1alpha1.NetworkTopologyAwareArgs:
-		a = v.DeepCopy()
-	default:
-		return nil, fmt.Errorf("plugin %s: arguments of type %T, want *NetworkTopologyAwareArgs", Name, args)
-	}
-	a.Default()
-	if errs := a.Validate(field.NewPath("args")); len(errs) > 0 {
-		return nil, fmt.Errorf("plugin %s: %w", Name, errs.ToAggregate())
+	a, err := pluginargs.Typed[configv1alpha1.NetworkTopologyAwareArgs](Name, args)
+	if err != nil {
+		return nil, err
 	}
 	p := &Plugin{
 		weight: float64(*a.Weight),

@@ -6,14 +6,12 @@
 package overcommit
 
 import (
-	"fmt"
-
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/internal/pluginargs"
 )
 
 // Name is the plugin's name in the configuration.
@@ -36,18 +34,9 @@ var (
 
 // New builds the plugin from *OvercommitArgs (nil means the defaults).
 func New(args any, _ *framework.Handle) (framework.Plugin, error) {
-	var a *configv1alpha1.OvercommitArgs
-	switch v := args.(type) {
-	case nil:
-		a = &configv1alpha1.OvercommitArgs{}
-	case *configv1alpha1.OvercommitArgs:
-		a = v.DeepCopy()
-	default:
-		return nil, fmt.Errorf("plugin %s: arguments of type %T, want *OvercommitArgs", Name, args)
-	}
-	a.Default()
-	if errs := a.Validate(field.NewPath("args")); len(errs) > 0 {
-		return nil, fmt.Errorf("plugin %s: %w", Name, errs.ToAggregate())
+	a, err := pluginargs.Typed[configv1alpha1.OvercommitArgs](Name, args)
+	if err != nil {
+		return nil, err
 	}
 	return &Plugin{factor: *a.Factor, factors: a.ResourceFactors}, nil
 }

@@ -30,11 +30,11 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/internal/pluginargs"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/internal/proportional"
 )
 
@@ -128,18 +128,9 @@ var (
 // New builds the plugin from *ResourceStrategyFitArgs (nil means the
 // defaults).
 func New(args any, _ *framework.Handle) (framework.Plugin, error) {
-	var a *configv1alpha1.ResourceStrategyFitArgs
-	switch v := args.(type) {
-	case nil:
-		a = &configv1alpha1.ResourceStrategyFitArgs{}
-	case *configv1alpha1.ResourceStrategyFitArgs:
-		a = v.DeepCopy()
-	default:
-		return nil, fmt.Errorf("plugin %s: arguments of type %T, want *ResourceStrategyFitArgs", Name, args)
-	}
-	a.Default()
-	if errs := a.Validate(field.NewPath("args")); len(errs) > 0 {
-		return nil, fmt.Errorf("plugin %s: %w", Name, errs.ToAggregate())
+	a, err := pluginargs.Typed[configv1alpha1.ResourceStrategyFitArgs](Name, args)
+	if err != nil {
+		return nil, err
 	}
 	p := &Plugin{weight: float64(*a.Weight), global: &strategies{exact: map[corev1.ResourceName]strategy{}}}
 	for name, rs := range a.Resources {

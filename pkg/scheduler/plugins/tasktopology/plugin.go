@@ -14,17 +14,16 @@ package tasktopology
 
 import (
 	"cmp"
-	"fmt"
 	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/internal/pluginargs"
 )
 
 // Name is the plugin's name in the configuration.
@@ -77,17 +76,9 @@ var (
 
 // New builds the plugin from *TaskTopologyArgs (nil means the defaults).
 func New(args any, _ *framework.Handle) (framework.Plugin, error) {
-	a := &configv1alpha1.TaskTopologyArgs{}
-	switch v := args.(type) {
-	case nil:
-	case *configv1alpha1.TaskTopologyArgs:
-		a = v.DeepCopy()
-	default:
-		return nil, fmt.Errorf("plugin %s: arguments of type %T, want *TaskTopologyArgs", Name, args)
-	}
-	a.Default()
-	if errs := a.Validate(field.NewPath("args")); len(errs) > 0 {
-		return nil, fmt.Errorf("plugin %s: %w", Name, errs.ToAggregate())
+	a, err := pluginargs.Typed[configv1alpha1.TaskTopologyArgs](Name, args)
+	if err != nil {
+		return nil, err
 	}
 	return &Plugin{weight: float64(*a.Weight)}, nil
 }
