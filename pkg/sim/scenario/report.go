@@ -37,6 +37,8 @@ type Summary struct {
 	// those that took more of a card than was free (none, unless the
 	// scheduler erred).
 	CardPlacements, CardOvercommits int
+	// RollBacks counts HyperJob plans rolled back after the start timeout.
+	RollBacks int
 }
 
 // QueueSummary is one queue's figures, in seconds.
@@ -55,7 +57,7 @@ type QueueSummary struct {
 // Summarize sums a run up.
 func Summarize(r *Result) Summary {
 	s := Summary{Name: r.Name, Simulated: r.End, Wall: r.Wall, Cycles: r.Stats.Cycles, Binds: r.Stats.Binds, Evictions: r.Stats.Evictions,
-		Utilization: map[string]float64{}, ModelUtilization: map[string]float64{}, CardPlacements: r.CardPlacements, CardOvercommits: r.CardOvercommits}
+		Utilization: map[string]float64{}, ModelUtilization: map[string]float64{}, CardPlacements: r.CardPlacements, CardOvercommits: r.CardOvercommits, RollBacks: r.RollBacks}
 	byQueue := map[string][]JobRecord{}
 	for _, j := range r.Jobs {
 		byQueue[j.Queue] = append(byQueue[j.Queue], j)
@@ -162,7 +164,7 @@ func jain(x []float64) float64 {
 // run's start, -1 for what did not happen.
 func WriteJobs(w io.Writer, r *Result) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write([]string{"name", "queue", "cluster", "tasks", "min_available", "requests", "submit_s", "released_s", "start_s", "end_s", "wait_s", "evictions"}); err != nil {
+	if err := cw.Write([]string{"name", "queue", "cluster", "tasks", "min_available", "requests", "submit_s", "released_s", "start_s", "end_s", "wait_s", "evictions", "rolled_back"}); err != nil {
 		return err
 	}
 	secs := func(d time.Duration) string {
@@ -182,7 +184,7 @@ func WriteJobs(w io.Writer, r *Result) error {
 			req = append(req, string(name)+"="+q.String())
 		}
 		if err := cw.Write([]string{j.Name, j.Queue, j.Cluster, strconv.Itoa(int(j.Tasks)), strconv.Itoa(int(j.MinAvailable)), strings.Join(req, ";"),
-			secs(j.Submit), secs(j.Released), secs(j.Start), secs(j.End), secs(wait), strconv.Itoa(j.Evictions)}); err != nil {
+			secs(j.Submit), secs(j.Released), secs(j.Start), secs(j.End), secs(wait), strconv.Itoa(j.Evictions), strconv.FormatBool(j.RolledBack)}); err != nil {
 			return err
 		}
 	}
@@ -205,6 +207,9 @@ func WriteText(w io.Writer, s Summary) {
 	}
 	if s.Fragmentation > 0 || s.FragmentationAtEnd > 0 {
 		fmt.Fprintf(w, "  GPU fragmentation (free, unusable by the median GPU pod) %.1f%% on average, %.1f%% at the end\n", 100*s.Fragmentation, 100*s.FragmentationAtEnd)
+	}
+	if s.RollBacks > 0 {
+		fmt.Fprintf(w, "  HyperJob plans rolled back (children not started in time): %d\n", s.RollBacks)
 	}
 	if s.CardPlacements > 0 {
 		fmt.Fprintf(w, "  GPU cards: %d placements, %d over a card's memory\n", s.CardPlacements, s.CardOvercommits)

@@ -18,8 +18,10 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 
+	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
+	"github.com/caldera-sh/caldera/pkg/federation/hyperjob/lifecycle"
 	"github.com/caldera-sh/caldera/pkg/federation/split"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
@@ -78,8 +80,10 @@ type hyperJob struct {
 	name, queue string
 	arrival     time.Duration
 	runtime     time.Duration
-	in          *split.Input
-	pod         corev1.ResourceList
+	// attempt counts the plans rolled back.
+	attempt int
+	in      *split.Input
+	pod     corev1.ResourceList
 }
 
 // Result is what a run did.
@@ -103,8 +107,9 @@ type Result struct {
 	StrandedGPUSeconds, StrandedGPUAtEnd float64
 	Stats                                sim.Stats
 	// Unscheduled counts the trace's tasks it never scheduled (left out);
-	// Unplanned the HyperJobs that never fit the members.
-	Unscheduled, Unplanned int
+	// Unplanned the HyperJobs that never fit the members; RollBacks the
+	// plans of HyperJobs rolled back after the start timeout.
+	Unscheduled, Unplanned, RollBacks int
 	// CardOvercommits counts placements on GPU cards (volcano.sh/gpu-index)
 	// that took more of a card than it had free, or a card whole that
 	// others used: none, unless the scheduler erred.
@@ -133,6 +138,10 @@ type JobRecord struct {
 	// the run's start; negative when it did not get there.
 	Submit, Released, Start, End time.Duration
 	Evictions                    int
+	// RolledBack: a HyperJob's child deleted because it and its siblings
+	// did not all start within the start timeout; the HyperJob was
+	// planned again, with new children.
+	RolledBack bool
 }
 
 // Sample is what was allocated at a time, per resource and per GPU model.
@@ -230,8 +239,12 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 	st.strandAll()
 	// The simulator acts on the releases alone: hold messages go unformatted.
 	opts := dispatch.Options{OmitMessages: true}
+	startTimeout := DefaultHyperJobStartTimeout
 	if s.Federation != nil {
 		opts.StarvationWait = s.Federation.StarvationWait.Duration
+		if t := s.Federation.HyperJobStartTimeout.Duration; t > 0 {
+			startTimeout = t
+		}
 	}
 
 	until := time.Duration(math.MaxInt64)
@@ -255,6 +268,9 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 				at, ok = due.Sub(start), true
 			}
 		}
+		if due, has := st.nextStartDeadline(startTimeout); has && due < at {
+			at, ok = due, true
+		}
 		if !ok || at > until {
 			break
 		}
@@ -275,6 +291,7 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 			nextHJ++
 		}
 		if federated {
+			st.checkStarts(at, startTimeout)
 			st.plan()
 			st.dispatch(at, s.Queues, opts)
 		}
@@ -390,6 +407,8 @@ type state struct {
 	held []int
 	// waiting are the HyperJobs not split yet.
 	waiting []hyperJob
+	// planned are the HyperJobs whose children are not all started yet.
+	planned []plannedHyperJob
 	// members are the clusters, in the scenario's order; federated says
 	// the global dispatcher releases jobs to them.
 	federated bool
@@ -420,6 +439,14 @@ type state struct {
 	// cards is each node's GPU cards (volcano.sh/gpu-number) with what
 	// their pods hold, to check the placements on them.
 	cards map[string][]card
+}
+
+// plannedHyperJob is a HyperJob split into children (their records'
+// indices), in its attempt-th plan (0 for the first).
+type plannedHyperJob struct {
+	h        hyperJob
+	children []int
+	attempt  int
 }
 
 // card is a GPU card's memory and what its pods hold of it.
@@ -557,12 +584,115 @@ func (st *state) plan() {
 			kept = append(kept, h)
 			continue
 		}
+		ph := plannedHyperJob{h: h, attempt: h.attempt}
+		gang := h.name
 		for _, c := range p.Children {
-			st.hold(job{name: c.Name, queue: h.queue, arrival: h.arrival, runtime: h.runtime, tasks: c.Pods, min: c.Pods, requests: h.pod,
-				gang: h.name, gangSize: len(p.Children), clusters: []string{c.Cluster}})
+			name := c.Name
+			if h.attempt > 0 {
+				// A new plan's children are new jobs.
+				name = fmt.Sprintf("%s-a%d", c.Name, h.attempt)
+				gang = fmt.Sprintf("%s-a%d", h.name, h.attempt)
+			}
+			st.hold(job{name: name, queue: h.queue, arrival: h.arrival, runtime: h.runtime, tasks: c.Pods, min: c.Pods, requests: h.pod,
+				gang: gang, gangSize: len(p.Children), clusters: []string{c.Cluster}})
+			ph.children = append(ph.children, st.byName[name])
 		}
+		st.planned = append(st.planned, ph)
 	}
 	st.waiting = kept
+}
+
+// startDeadline is when the planned HyperJob's children must have started:
+// the start timeout after the last was released; ok is false while one
+// waits to be released.
+func (st *state) startDeadline(ph plannedHyperJob, timeout time.Duration) (deadline time.Duration, ok bool) {
+	for _, i := range ph.children {
+		rel := st.r.Jobs[i].Released
+		if rel < 0 {
+			return 0, false
+		}
+		deadline = max(deadline, rel+timeout)
+	}
+	return deadline, true
+}
+
+// checkStarts applies the HyperJob controller's start decision
+// (lifecycle.Start) to the planned HyperJobs at at: a plan whose children
+// all started is done with; one whose children did not within the timeout
+// of their release is rolled back, its children deleted, and the HyperJob
+// waits to be planned again.
+func (st *state) checkStarts(at, timeout time.Duration) {
+	kept := st.planned[:0]
+	for _, ph := range st.planned {
+		deadline, released := st.startDeadline(ph, timeout)
+		if !released {
+			kept = append(kept, ph)
+			continue
+		}
+		children := make([]lifecycle.Child, len(ph.children))
+		for k, i := range ph.children {
+			children[k] = lifecycle.Child{Name: st.r.Jobs[i].Name, Phase: batchv1alpha1.JobPending}
+			if st.r.Jobs[i].Start >= 0 {
+				children[k].Phase = batchv1alpha1.JobRunning
+			}
+		}
+		d := lifecycle.Start(len(children), children, at-(deadline-timeout), timeout)
+		switch {
+		case d.Started:
+		case d.RollBack:
+			for _, i := range ph.children {
+				st.rollBack(i)
+			}
+			st.r.RollBacks++
+			h := ph.h
+			h.attempt++
+			st.waiting = append(st.waiting, h)
+		default:
+			kept = append(kept, ph)
+		}
+	}
+	st.planned = kept
+}
+
+// nextStartDeadline is the earliest start deadline of the planned
+// HyperJobs, for the run to wake up at.
+func (st *state) nextStartDeadline(timeout time.Duration) (time.Duration, bool) {
+	next, ok := time.Duration(math.MaxInt64), false
+	for _, ph := range st.planned {
+		if d, released := st.startDeadline(ph, timeout); released && d < next {
+			next, ok = d, true
+		}
+	}
+	return next, ok
+}
+
+// rollBack deletes a released child job from its member: its pods (those
+// placed give their resources back), its PodGroup and what the dispatcher
+// counted on the member for it.
+func (st *state) rollBack(i int) {
+	rec := &st.r.Jobs[i]
+	m := st.members[rec.Cluster]
+	if m == nil {
+		return
+	}
+	for _, p := range m.c.Pods() {
+		if p.Annotations[schedulingv1beta1.KubeGroupNameAnnotation] != rec.Name {
+			continue
+		}
+		if p.Spec.NodeName != "" && p.Status.Phase == corev1.PodRunning {
+			st.use(p, p.Spec.NodeName, -1)
+		}
+		m.c.DeletePod(p.Namespace, p.Name)
+	}
+	m.c.ForgetPodGroup(namespace, rec.Name)
+	m.allocated.Sub(dispatch.ResourcesOf(st.jobs[i].requests).Times(int64(rec.Tasks) - int64(st.done[i])))
+	if k, found := slices.BinarySearch(st.running, i); found {
+		st.running = slices.Delete(st.running, k, k+1)
+	}
+	if rec.Start < 0 {
+		st.pending--
+	}
+	rec.RolledBack = true
 }
 
 // jobOf is the index of a pod's job.

@@ -53,7 +53,14 @@ type Federation struct {
 	// StarvationWait is how long a job that fits no cluster may be passed
 	// over before it reserves the one closest to holding it; 0 never.
 	StarvationWait metav1.Duration `json:"starvationWait,omitempty"`
+	// HyperJobStartTimeout is how long a HyperJob's released children may
+	// take to start before all are deleted and it is planned again, as
+	// caldera-global's --hyperjob-start-timeout; 0 means its default, 10m.
+	HyperJobStartTimeout metav1.Duration `json:"hyperJobStartTimeout,omitempty"`
 }
+
+// DefaultHyperJobStartTimeout is caldera-global's default start timeout.
+const DefaultHyperJobStartTimeout = 10 * time.Minute
 
 // Cluster is the nodes.
 type Cluster struct {
@@ -264,8 +271,8 @@ func (s *Scenario) validate() field.ErrorList {
 		queues[q.Name] = true
 	}
 	wp := field.NewPath("workload")
-	if s.Workload.Trace == nil && len(s.Workload.Generators) == 0 {
-		errs = append(errs, field.Required(wp, "trace or generators: nothing would be submitted"))
+	if s.Workload.Trace == nil && len(s.Workload.Generators) == 0 && len(s.Workload.HyperJobs) == 0 {
+		errs = append(errs, field.Required(wp, "trace, generators or hyperJobs: nothing would be submitted"))
 	}
 	if t := s.Workload.Trace; t != nil {
 		p := wp.Child("trace")
@@ -349,6 +356,9 @@ func (s *Scenario) validate() field.ErrorList {
 		if h.Accelerators < 1 {
 			errs = append(errs, field.Invalid(p.Child("accelerators"), h.Accelerators, "must be at least 1"))
 		}
+	}
+	if f := s.Federation; f != nil && (f.StarvationWait.Duration < 0 || f.HyperJobStartTimeout.Duration < 0) {
+		errs = append(errs, field.Invalid(field.NewPath("federation"), fmt.Sprintf("starvationWait %s, hyperJobStartTimeout %s", f.StarvationWait.Duration, f.HyperJobStartTimeout.Duration), "durations must not be negative"))
 	}
 	if s.Until != nil && s.Until.Duration <= 0 {
 		errs = append(errs, field.Invalid(field.NewPath("until"), s.Until.Duration.String(), "must be positive"))

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/csv"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	gocmp "github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/caldera-sh/caldera/pkg/sim/trace"
@@ -156,8 +158,8 @@ func TestFederation(t *testing.T) {
 // the same time.
 func TestHyperJobs(t *testing.T) {
 	r := run(t, "testdata/hyperjobs.yaml")
-	if r.Unplanned != 0 {
-		t.Fatalf("%d HyperJobs never planned", r.Unplanned)
+	if r.Unplanned != 0 || r.RollBacks != 0 {
+		t.Fatalf("%d HyperJobs never planned, %d plans rolled back", r.Unplanned, r.RollBacks)
 	}
 	children := map[string][]JobRecord{}
 	for _, j := range r.Jobs {
@@ -249,6 +251,50 @@ func TestCardErrors(t *testing.T) {
 	} {
 		if _, err := Parse([]byte(strings.Replace(base, "%s", in, 1))); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+}
+
+// TestHyperJobRollBack: a HyperJob whose child cannot start in its member
+// (the summary has room, no node does) is rolled back every start timeout
+// and planned again with a new child, released as the last is deleted.
+func TestHyperJobRollBack(t *testing.T) {
+	r := run(t, "testdata/hyperjob-rollback.yaml")
+	if r.RollBacks != 5 || len(r.Jobs) != 6 {
+		t.Fatalf("%d roll backs, %d child jobs; want 5 and 6", r.RollBacks, len(r.Jobs))
+	}
+	for i, j := range r.Jobs {
+		if want := time.Duration(i) * 10 * time.Minute; j.Released != want || j.Start >= 0 {
+			t.Errorf("%s: released at %s, started at %s; want released at %s, never started", j.Name, j.Released, j.Start, want)
+		}
+		if j.RolledBack != (i < 5) {
+			t.Errorf("%s: rolled back %v", j.Name, j.RolledBack)
+		}
+	}
+}
+
+// TestHyperJobRollBackOfAStartedChild: rolling back deletes a child that
+// started too, which gives its GPUs back: the next plan's child starts on
+// the same node at once, and the GPUs counted allocated never exceed the
+// node's 8.
+func TestHyperJobRollBackOfAStartedChild(t *testing.T) {
+	r := run(t, "testdata/hyperjob-rollback-started.yaml")
+	got := map[string]string{}
+	for _, j := range r.Jobs {
+		got[j.Name] = fmt.Sprintf("%s start=%s rolledBack=%v", j.Cluster, j.Start, j.RolledBack)
+	}
+	want := map[string]string{
+		"big-00000-train-0":    "east start=-1ns rolledBack=true",
+		"big-00000-train-1":    "west start=0s rolledBack=true",
+		"big-00000-train-0-a1": "east start=-1ns rolledBack=false",
+		"big-00000-train-1-a1": "west start=10m0s rolledBack=false",
+	}
+	if diff := gocmp.Diff(want, got); diff != "" {
+		t.Errorf("children (-want,+got):\n%s", diff)
+	}
+	for _, s := range r.Usage {
+		if g := s.Allocated["nvidia.com/gpu"]; g > 8 {
+			t.Errorf("at %s, %v GPUs allocated on a cluster whose only 8-GPU node holds one child", s.At, g)
 		}
 	}
 }
