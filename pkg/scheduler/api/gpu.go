@@ -7,6 +7,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 )
 
 // GPU sharing, as Volcano's device plugin for NVIDIA GPUs advertises it: a
@@ -16,25 +18,16 @@ import (
 // the scheduler writes the cards it chose into the pod's
 // volcano.sh/gpu-index annotation, which the device plugin reads.
 const (
-	// ResourceGPUMemory is a pod's share of one card, or a node's memory over
-	// all its cards (in the device plugin's unit, MiB).
-	ResourceGPUMemory corev1.ResourceName = "volcano.sh/gpu-memory"
-	// ResourceGPUNumber is a pod's count of whole cards, or a node's count
-	// of cards.
-	ResourceGPUNumber corev1.ResourceName = "volcano.sh/gpu-number"
-	// GPUIndexAnnotation holds the cards a pod was given, as "0" or "0,3".
-	GPUIndexAnnotation = "volcano.sh/gpu-index"
-	// GPUPredicateTimeAnnotation is when the cards were chosen (Unix
-	// nanoseconds); the device plugin matches pending pods by it.
-	GPUPredicateTimeAnnotation = "volcano.sh/predicate-time"
-	// GPUUnhealthyAnnotation on a node lists cards the device plugin found
-	// unhealthy ("1,3"); nothing new is placed on them.
-	GPUUnhealthyAnnotation = "volcano.sh/gpu-unhealthy-ids"
+	ResourceGPUMemory          = schedulingv1beta1.GPUMemoryResource
+	ResourceGPUNumber          = schedulingv1beta1.GPUNumberResource
+	GPUIndexAnnotation         = schedulingv1beta1.GPUIndexAnnotation
+	GPUPredicateTimeAnnotation = schedulingv1beta1.GPUPredicateTimeAnnotation
+	GPUUnhealthyAnnotation     = schedulingv1beta1.GPUUnhealthyAnnotation
 )
 
 // GPURequest is what a task asks of a node's cards: a share of one card's
 // memory, or whole cards. Volcano's API lets a pod ask for one or the
-// other; a pod asking for both can never be placed (DeviceConflict says why).
+// other; a pod asking for both can never be placed (Conflict says why).
 type GPURequest struct {
 	// Memory is the share of one card.
 	Memory int64

@@ -19,6 +19,7 @@ import (
 	batchvalidation "github.com/caldera-sh/caldera/apis/batch/v1alpha1/validation"
 	"github.com/caldera-sh/caldera/pkg/webhooks/admit"
 	"github.com/caldera-sh/caldera/pkg/webhooks/lookup"
+	"github.com/caldera-sh/caldera/pkg/webhooks/pod"
 	"github.com/caldera-sh/caldera/pkg/webhooks/podtemplate"
 	"github.com/caldera-sh/caldera/pkg/webhooks/priorityclass"
 	"github.com/caldera-sh/caldera/pkg/webhooks/queueref"
@@ -125,7 +126,9 @@ func ValidatePlugins(plugins map[string][]string, known sets.Set[string], fldPat
 func ValidateTemplates(spec *batchv1alpha1.JobSpec, specPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i := range spec.Tasks {
-		errs = append(errs, podtemplate.Validate(&spec.Tasks[i].Template, specPath.Child("tasks").Index(i).Child("template"))...)
+		tp := specPath.Child("tasks").Index(i).Child("template")
+		errs = append(errs, podtemplate.Validate(&spec.Tasks[i].Template, tp)...)
+		errs = append(errs, pod.ValidateGPURequests(&spec.Tasks[i].Template.Spec, tp.Child("spec"))...)
 	}
 	return errs
 }

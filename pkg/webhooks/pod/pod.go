@@ -51,6 +51,7 @@ func (w *Webhook) ValidateCreate(ctx context.Context, pod *corev1.Pod) (admissio
 	errs := ValidateBudgetAnnotations(pod.Annotations, field.NewPath("metadata", "annotations"))
 	errs = append(errs, ValidatePreemptionKeys(pod.Annotations, field.NewPath("metadata", "annotations"))...)
 	errs = append(errs, ValidatePreemptionKeys(pod.Labels, field.NewPath("metadata", "labels"))...)
+	errs = append(errs, ValidateGPURequests(&pod.Spec, field.NewPath("spec"))...)
 	queueErrs, err := w.reader.Confirmed(ctx, func(ctx context.Context, c client.Reader) (field.ErrorList, error) {
 		return validateQueue(ctx, c, pod)
 	})
@@ -162,4 +163,36 @@ func ValidatePreemptionKeys(values map[string]string, fldPath *field.Path) field
 		}
 	}
 	return errs
+}
+
+// ValidateGPURequests checks a pod's GPU-sharing requests: a pod shares one
+// card (volcano.sh/gpu-memory) or takes whole cards (volcano.sh/gpu-number),
+// not both, which no scheduler could place. fldPath is the pod spec's.
+func ValidateGPURequests(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
+	var memory, number *field.Path
+	var cards string
+	for _, part := range []struct {
+		name       string
+		containers []corev1.Container
+	}{{"initContainers", spec.InitContainers}, {"containers", spec.Containers}} {
+		for i, c := range part.containers {
+			for _, list := range []struct {
+				name string
+				rl   corev1.ResourceList
+			}{{"limits", c.Resources.Limits}, {"requests", c.Resources.Requests}} {
+				p := fldPath.Child(part.name).Index(i).Child("resources", list.name)
+				if q, ok := list.rl[schedulingv1beta1.GPUMemoryResource]; ok && !q.IsZero() && memory == nil {
+					memory = p.Key(string(schedulingv1beta1.GPUMemoryResource))
+				}
+				if q, ok := list.rl[schedulingv1beta1.GPUNumberResource]; ok && !q.IsZero() && number == nil {
+					number, cards = p.Key(string(schedulingv1beta1.GPUNumberResource)), q.String()
+				}
+			}
+		}
+	}
+	if memory == nil || number == nil {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(number, cards, fmt.Sprintf(
+		"the pod also asks for %s (%s): a pod shares one GPU card or takes whole cards, not both", schedulingv1beta1.GPUMemoryResource, memory))}
 }

@@ -46,6 +46,14 @@ func TestValidateCreate(t *testing.T) {
 		"pod of a PodGroup in an open queue": {
 			pod: wt.MakePod("p", "ns").Annotation(groupKey, "pg").Obj(),
 		},
+		"pod sharing a GPU card in one container and taking whole cards in another": {
+			pod: wt.MakePod("p", "ns").Container("share", "volcano.sh/gpu-memory", "4000").Container("whole", "volcano.sh/gpu-number", "1").Obj(),
+			want: []metav1.StatusCause{wt.Cause(wt.Invalid, "spec.containers[2].resources.limits[volcano.sh/gpu-number]",
+				`Invalid value: "1": the pod also asks for volcano.sh/gpu-memory (spec.containers[1].resources.limits[volcano.sh/gpu-memory]): a pod shares one GPU card or takes whole cards, not both`)},
+		},
+		"pod sharing a GPU card": {
+			pod: wt.MakePod("p", "ns").Container("share", "volcano.sh/gpu-memory", "4000").Obj(),
+		},
 		"pod of a PodGroup that does not exist": {
 			pod:  wt.MakePod("p", "ns").Annotation(groupKey, "nope").Obj(),
 			want: []metav1.StatusCause{wt.Cause(wt.Invalid, "metadata.annotations[scheduling.k8s.io/group-name]", `Invalid value: "nope": PodGroup does not exist in namespace ns`)},

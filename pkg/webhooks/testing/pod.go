@@ -2,6 +2,7 @@ package testing
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -45,5 +46,16 @@ func (w *PodWrapper) Label(key, value string) *PodWrapper {
 		w.pod.Labels = map[string]string{}
 	}
 	w.pod.Labels[key] = value
+	return w
+}
+
+// Container adds a busybox container with the given limits (name, value
+// pairs), which Kubernetes also takes as its requests.
+func (w *PodWrapper) Container(name string, limits ...string) *PodWrapper {
+	rl := corev1.ResourceList{}
+	for i := 0; i+1 < len(limits); i += 2 {
+		rl[corev1.ResourceName(limits[i])] = resource.MustParse(limits[i+1])
+	}
+	w.pod.Spec.Containers = append(w.pod.Spec.Containers, corev1.Container{Name: name, Image: "busybox", Resources: corev1.ResourceRequirements{Limits: rl}})
 	return w
 }

@@ -154,6 +154,13 @@ func invalidJobs() map[string]invalidCase {
 			obj:  withTemplate("j-image", func(p *corev1.PodSpec) { p.Containers[0].Image = "" }),
 			want: `spec.tasks[0].template.spec.containers[0].image: Required value`,
 		},
+		"job/GPU share and whole cards": {
+			obj: withTemplate("j-gpu", func(p *corev1.PodSpec) {
+				p.Containers[0].Resources.Limits = corev1.ResourceList{
+					"volcano.sh/gpu-memory": resource.MustParse("4000"), "volcano.sh/gpu-number": resource.MustParse("1")}
+			}),
+			want: `spec.tasks[0].template.spec.containers[0].resources.limits[volcano.sh/gpu-number]: Invalid value: "1": the pod also asks for volcano.sh/gpu-memory`,
+		},
 		"job/container name not a label": {
 			obj:  withTemplate("j-cname", func(p *corev1.PodSpec) { p.Containers[0].Name = "Main_1" }),
 			want: `spec.tasks[0].template.spec.containers[0].name: Invalid value: "Main_1"`,
@@ -483,6 +490,10 @@ func invalidPods() map[string]invalidCase {
 		"pod/PodGroup in a closed queue": {
 			obj:  wt.MakePod("p-group-closed", ns).Annotation(group, "pg-closing").Obj(),
 			want: `metadata.annotations[scheduling.k8s.io/group-name]: Invalid value: "pg-closing": the PodGroup's queue "closing": queue is Closed`,
+		},
+		"pod/GPU share and whole cards": {
+			obj:  wt.MakePod("p-gpu", ns).Container("gpu", "volcano.sh/gpu-memory", "4000", "volcano.sh/gpu-number", "1").Obj(),
+			want: `spec.containers[1].resources.limits[volcano.sh/gpu-number]: Invalid value: "1": the pod also asks for volcano.sh/gpu-memory (spec.containers[1].resources.limits[volcano.sh/gpu-memory]): a pod shares one GPU card or takes whole cards, not both`,
 		},
 		"pod/disruption budget of zero": {
 			obj:  wt.MakePod("p-jdb-zero", ns).Annotation(schedulingv1beta1.JDBMinAvailableKey, "0").Obj(),
