@@ -72,6 +72,7 @@ FUZZ_TARGETS := \
 	FuzzValidatePodTemplate:./pkg/webhooks/podtemplate \
 	FuzzValidateBudgetAnnotations:./pkg/webhooks/pod \
 	FuzzValidatePreemptionKeys:./pkg/webhooks/pod \
+	FuzzValidateGPURequests:./pkg/webhooks/pod \
 	FuzzQueueWebhook:./pkg/webhooks/queue \
 	FuzzJobWebhook:./pkg/webhooks/job
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
@@ -77,6 +79,49 @@ func FuzzValidatePreemptionKeys(f *testing.F) {
 		}
 		if len(errs) != want {
 			t.Fatalf("preemptable %q, cooldown %q: %d errors (%v), want %d", preemptable, cooldown, len(errs), errs, want)
+		}
+	})
+}
+
+// FuzzValidateGPURequests checks pods of two containers with arbitrary
+// GPU-sharing quantities in limits or requests: nothing panics, the verdict
+// is deterministic, and a pod is refused exactly when some container asks
+// for a share of a card and some (the same or another) for whole cards.
+func FuzzValidateGPURequests(f *testing.F) {
+	for _, q := range []string{"", "0", "1", "4000", "0.5", "1k", "-1", "x"} {
+		f.Add(q, "", true, false)
+		f.Add(q, "1", false, true)
+	}
+	path := field.NewPath("spec")
+	f.Fuzz(func(t *testing.T, memory, number string, memoryInLimits, numberInFirst bool) {
+		memQ, memErr := resource.ParseQuantity(memory)
+		numQ, numErr := resource.ParseQuantity(number)
+		spec := &corev1.PodSpec{Containers: []corev1.Container{{Name: "a"}, {Name: "b"}}}
+		if memErr == nil {
+			rl := corev1.ResourceList{schedulingv1beta1.GPUMemoryResource: memQ}
+			if memoryInLimits {
+				spec.Containers[0].Resources.Limits = rl
+			} else {
+				spec.Containers[0].Resources.Requests = rl
+			}
+		}
+		if numErr == nil {
+			c := &spec.Containers[1]
+			if numberInFirst {
+				c = &spec.Containers[0]
+			}
+			if c.Resources.Limits == nil {
+				c.Resources.Limits = corev1.ResourceList{}
+			}
+			c.Resources.Limits[schedulingv1beta1.GPUNumberResource] = numQ
+		}
+		first := pod.ValidateGPURequests(spec, path)
+		if second := pod.ValidateGPURequests(spec, path); !reflect.DeepEqual(first, second) {
+			t.Fatalf("not deterministic:\n%v\n%v", first, second)
+		}
+		both := memErr == nil && !memQ.IsZero() && numErr == nil && !numQ.IsZero()
+		if got := len(first) > 0; got != both {
+			t.Fatalf("memory %q, number %q: refused=%v, want %v (%v)", memory, number, got, both, first)
 		}
 	})
 }
