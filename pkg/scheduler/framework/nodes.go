@@ -6,9 +6,9 @@ import (
 
 // Candidates filters the snapshot's nodes for a task: fits are nodes whose
 // idle resources hold it and every predicate accepts; futureFits hold it
-// only once releasing resources are free. fitErrs counts the rejections: a
-// node short of resources is counted as such, whatever the predicates
-// would say.
+// only once releasing resources are free. fitErrs counts the rejections
+// when no node fits now (it is incomplete otherwise): a node short of
+// resources is counted as such, whatever the predicates would say.
 // With node sampling, filtering stops once enough nodes fit, and the next
 // search starts where this one stopped.
 // The returned slices are reused: they are valid until the next call.
@@ -26,7 +26,11 @@ func (ssn *Session) Candidates(t *api.TaskInfo) (fits, futureFits []*api.NodeInf
 // scan is Candidates after PrePredicate.
 func (ssn *Session) scan(t *api.TaskInfo, fitErrs *FitErrors) (fits, futureFits []*api.NodeInfo, _ *FitErrors) {
 	fits, futureFits = ssn.fitsBuf[:0], ssn.futureBuf[:0]
-	defer func() { ssn.fitsBuf, ssn.futureBuf = fits, futureFits }()
+	short := ssn.shortBuf[:0]
+	defer func() {
+		clear(short)
+		ssn.fitsBuf, ssn.futureBuf, ssn.shortBuf = fits, futureFits, short[:0]
+	}()
 	nodes := ssn.SearchNodes()
 	total := len(nodes)
 	enough := total
@@ -52,9 +56,10 @@ func (ssn *Session) scan(t *api.TaskInfo, fitErrs *FitErrors) (fits, futureFits 
 		// Resources first, as Volcano checks them: a node without room
 		// for the task even once its releasing tasks are gone is passed
 		// over without running the predicates, and reported short of
-		// resources.
+		// resources (below, and only when no node fits: callers read the
+		// reasons only then).
 		if !n.FitsFuture(t.Resreq) {
-			fitErrs.Add(ssn.insufficient(t.Resreq, n))
+			short = append(short, n)
 			continue
 		}
 		if s := ssn.Predicate(t, n); s != nil {
@@ -65,6 +70,11 @@ func (ssn *Session) scan(t *api.TaskInfo, fitErrs *FitErrors) (fits, futureFits 
 			fits = append(fits, n)
 		} else {
 			futureFits = append(futureFits, n)
+		}
+	}
+	if len(fits) == 0 {
+		for _, n := range short {
+			fitErrs.Add(ssn.insufficient(t.Resreq, n))
 		}
 	}
 	return fits, futureFits, fitErrs

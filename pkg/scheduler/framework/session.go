@@ -146,6 +146,9 @@ type Session struct {
 	state map[any]any
 	// fitsBuf and futureBuf are Candidates' reused results.
 	fitsBuf, futureBuf []*api.NodeInfo
+	// shortBuf is scan's list of nodes without room, whose reasons are
+	// counted only when no node fits.
+	shortBuf []*api.NodeInfo
 	// resourceStatus shares the statuses of nodes short of resources.
 	resourceStatus map[string]*Status
 	// shortNames and shortKey are insufficient's scratch space.
