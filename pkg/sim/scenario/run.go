@@ -345,7 +345,10 @@ func (s *Scenario) profile(ctx context.Context) (*profile.Profile, *configv1alph
 		fctx, cancel := context.WithCancel(ctx)
 		cs := fake.NewClientset()
 		factory := informers.NewSharedInformerFactory(cs, 0)
-		e, err := podfit.New(fctx, podfit.Options{InformerFactory: factory, ClientSet: cs, Profile: fitOpts})
+		// One goroutine scores: the simulation is one thread of work,
+		// and fanning 50 nodes out to 16 goroutines costs more than it
+		// saves.
+		e, err := podfit.New(fctx, podfit.Options{InformerFactory: factory, ClientSet: cs, Profile: fitOpts, Parallelism: 1})
 		if err != nil {
 			cancel()
 			return nil, nil, nil, fmt.Errorf("scheduler: %w", err)
