@@ -74,6 +74,9 @@ type Evaluator struct {
 	// KeptScores.
 	scorers map[string]fwk.ScorePlugin
 	weights map[string]int64
+	// parallelism is Options.Parallelism: with 1, nodes are scored on the
+	// caller's goroutine.
+	parallelism int
 }
 
 // New builds the plugins. ctx bounds the framework's background work
@@ -103,7 +106,7 @@ func New(ctx context.Context, o Options) (*Evaluator, error) {
 	// component-base's legacy registry, where Caldera may expose them.
 	schedmetrics.Register()
 
-	e := &Evaluator{lister: &lister{}}
+	e := &Evaluator{lister: &lister{}, parallelism: parallelism}
 	captured := &signers{}
 	e.fw, err = frameworkruntime.NewFramework(ctx, captured.wrap(newRegistry(plfeature.NewSchedulerFeaturesFromGates(gate))), profile,
 		frameworkruntime.WithClientSet(o.ClientSet),
@@ -253,6 +256,16 @@ func (e *Evaluator) FilterWithout(ctx context.Context, s *PodState, node *api.No
 // across the given nodes as kube-scheduler does: pass the nodes that passed
 // Filter.
 func (e *Evaluator) Score(ctx context.Context, s *PodState, nodes []*api.NodeInfo) ([]int64, error) {
+	if e.parallelism == 1 {
+		// The framework's RunScorePlugins starts goroutines even for
+		// one worker; the same plugins, normalisers and weights run here
+		// node by node.
+		k, err := e.KeepScores(ctx, s, nodes)
+		if err != nil {
+			return nil, err
+		}
+		return k.Totals(ctx, make([]int64, 0, len(nodes)))
+	}
 	infos := make([]fwk.NodeInfo, len(nodes))
 	for i, n := range nodes {
 		infos[i] = n.K8s

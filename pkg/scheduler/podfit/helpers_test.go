@@ -19,11 +19,19 @@ import (
 // test here, only what the plugins read.
 func newTestEvaluator(t testing.TB, objs ...runtime.Object) (*Evaluator, *fake.Clientset) {
 	t.Helper()
+	return newTestEvaluatorWith(t, Options{}, objs...)
+}
+
+// newTestEvaluatorWith is newTestEvaluator with options (the informer
+// factory and clientset are set here).
+func newTestEvaluatorWith(t testing.TB, o Options, objs ...runtime.Object) (*Evaluator, *fake.Clientset) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	cs := fake.NewClientset(objs...)
 	factory := informers.NewSharedInformerFactory(cs, 0)
-	e, err := New(ctx, Options{InformerFactory: factory, ClientSet: cs})
+	o.InformerFactory, o.ClientSet = factory, cs
+	e, err := New(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package podfit
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -67,31 +68,35 @@ func TestScore(t *testing.T) {
 			pod:   st.MakePod(ns, "p").Image("registry/big:1").Obj(),
 		},
 	}
+	// Scores are the same whether the framework scores nodes on its
+	// goroutines or the evaluator scores them one by one.
 	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			e, _ := newTestEvaluator(t)
-			nodes := nodeInfos(tc.nodes, tc.pods)
-			e.SetNodes(nodes)
-			s, status := e.PreFilter(t.Context(), tc.pod)
-			if status != nil {
-				t.Fatalf("PreFilter: %v", status)
-			}
-			scores, err := e.Score(t.Context(), s, nodes)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := rank(nodes, scores)
-			if tc.want == nil {
-				// Only the order is asserted.
-				if got[0].Node != "warm" || got[0].Score <= got[1].Score {
-					t.Errorf("ranking = %v, want warm strictly first", got)
+		for _, parallelism := range []int{0, 1} {
+			t.Run(fmt.Sprintf("%s/parallelism=%d", name, parallelism), func(t *testing.T) {
+				e, _ := newTestEvaluatorWith(t, Options{Parallelism: parallelism})
+				nodes := nodeInfos(tc.nodes, tc.pods)
+				e.SetNodes(nodes)
+				s, status := e.PreFilter(t.Context(), tc.pod)
+				if status != nil {
+					t.Fatalf("PreFilter: %v", status)
 				}
-				return
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("ranking (-want,+got):\n%s", diff)
-			}
-		})
+				scores, err := e.Score(t.Context(), s, nodes)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := rank(nodes, scores)
+				if tc.want == nil {
+					// Only the order is asserted.
+					if got[0].Node != "warm" || got[0].Score <= got[1].Score {
+						t.Errorf("ranking = %v, want warm strictly first", got)
+					}
+					return
+				}
+				if diff := cmp.Diff(tc.want, got); diff != "" {
+					t.Errorf("ranking (-want,+got):\n%s", diff)
+				}
+			})
+		}
 	}
 }
 

@@ -183,17 +183,25 @@ func (e *Evaluator) KeepScores(ctx context.Context, s *PodState, nodes []*api.No
 		return nil, fmt.Errorf("scoring pod %s/%s: %w", s.pod.Namespace, s.pod.Name, st.AsError())
 	}
 	k := &KeptScores{e: e, pod: s.pod, state: state, nodes: make([]string, len(nodes))}
-	// Score the nodes in parallel, as RunScorePlugins does.
+	// Score the nodes in parallel, as RunScorePlugins does, unless the
+	// evaluator runs on one goroutine.
 	raws := make([][]fwk.PluginScore, len(nodes))
 	errs := make([]error, len(nodes))
-	e.fw.Parallelizer().Until(ctx, len(nodes), func(i int) {
+	score := func(i int) {
 		raw, st := e.fw.RunRawScorePlugins(ctx, state, s.pod, nodes[i].K8s)
 		if !st.IsSuccess() {
 			errs[i] = fmt.Errorf("scoring pod %s/%s on %s: %w", s.pod.Namespace, s.pod.Name, nodes[i].Name, st.AsError())
 			return
 		}
 		raws[i] = raw
-	}, "KeepScores")
+	}
+	if e.parallelism == 1 {
+		for i := range nodes {
+			score(i)
+		}
+	} else {
+		e.fw.Parallelizer().Until(ctx, len(nodes), score, "KeepScores")
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -290,7 +298,12 @@ func (k *KeptScores) Totals(ctx context.Context, out []int64) ([]int64, error) {
 	for i := range k.nodes {
 		var total int64
 		for p, w := range k.weights {
-			total += k.normed[p][i] * w
+			v := k.normed[p][i]
+			if v < fwk.MinNodeScore || v > fwk.MaxNodeScore {
+				// As RunScorePlugins refuses it.
+				return nil, fmt.Errorf("plugin %s returned an invalid score %d for pod %s/%s on %s; it must be in [%d, %d]", k.names[p], v, k.pod.Namespace, k.pod.Name, k.nodes[i], fwk.MinNodeScore, fwk.MaxNodeScore)
+			}
+			total += v * w
 		}
 		out = append(out, total)
 	}
