@@ -13,6 +13,7 @@ var (
 	controllerJobsFlag  = flag.Int("controller-jobs", 1000, "TestControllerPerf: Volcano Jobs created at once")
 	controllerPodsFlag  = flag.Int("controller-pods-per-job", 10, "TestControllerPerf: pods per Job")
 	controllerNodesFlag = flag.Int("controller-nodes", 1000, "TestControllerPerf: simulated nodes (32 cores each)")
+	controllerAdmitOnly = flag.Bool("controller-admit-only", false, "TestControllerPerf: run the scheduler's enqueue action alone (PodGroups admitted, pods created, nothing bound)")
 )
 
 // TestControllerPerf creates many Volcano Jobs at once on a cluster running
@@ -32,6 +33,7 @@ func TestControllerPerf(t *testing.T) {
 		PodsPerJob: *controllerPodsFlag,
 		Limits:     ClientLimits{QPS: float32(*qpsFlag), Burst: int32(*burstFlag)},
 		WorkDir:    *workDirFlag,
+		AdmitOnly:  *controllerAdmitOnly,
 		Logf:       t.Logf,
 	})
 	if err != nil {

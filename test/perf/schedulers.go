@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 )
@@ -41,6 +42,8 @@ type schedulerSpec struct {
 
 type startOptions struct {
 	Limits ClientLimits
+	// Actions, when set, replaces the default actions.
+	Actions []string
 	// ProfileAddr, when set, is where caldera-scheduler serves pprof.
 	ProfileAddr string
 }
@@ -69,7 +72,7 @@ leaderElection:
 healthzBindAddress: %s
 metricsBindAddress: %s
 enableProfiling: %t
-`
+%s`
 
 func startCaldera(ctx context.Context, env *Environment, dir string, o startOptions) (schedulerProcess, error) {
 	addr := o.ProfileAddr
@@ -81,7 +84,11 @@ func startCaldera(ctx context.Context, env *Environment, dir string, o startOpti
 		addr = fmt.Sprintf("127.0.0.1:%d", port)
 	}
 	cfgPath := filepath.Join(dir, "caldera-scheduler.yaml")
-	cfg := fmt.Sprintf(calderaConfig, env.Kubeconfig(), o.Limits.QPS, o.Limits.Burst, addr, addr, o.ProfileAddr != "")
+	actions := ""
+	if len(o.Actions) > 0 {
+		actions = fmt.Sprintf("actions: [%s]\n", strings.Join(o.Actions, ", "))
+	}
+	cfg := fmt.Sprintf(calderaConfig, env.Kubeconfig(), o.Limits.QPS, o.Limits.Burst, addr, addr, o.ProfileAddr != "", actions)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		return nil, err
 	}
