@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -185,6 +186,15 @@ func RunControllers(ctx context.Context, o ControllerOptions) (_ *ControllerResu
 		return nil, errors.New("the benchmark's informers did not sync")
 	}
 
+	// A Job whose PodGroup appears shows the controller's caches synced
+	// and its workers running: Jobs it lists at start-up are queued
+	// behind every later event (controller-runtime's low priority for an
+	// informer's initial list), which would make a start-up race of the
+	// measurement.
+	if err := warmUp(ctx, env); err != nil {
+		return nil, err
+	}
+
 	names := make([]int, o.Jobs)
 	for i := range names {
 		names[i] = i
@@ -233,6 +243,26 @@ wait:
 		return nil, err
 	}
 	return res, nil
+}
+
+// warmUp creates a one-pod Job in a namespace of its own and waits for its
+// PodGroup.
+func warmUp(ctx context.Context, env *Environment) error {
+	const ns = "perf-warmup"
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return err
+	}
+	job := benchJob(ns, "warmup", 1)
+	if err := env.Client.Create(ctx, job); err != nil {
+		return err
+	}
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		var l schedulingv1beta1.PodGroupList
+		if err := env.Client.List(ctx, &l, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		return len(l.Items) > 0, nil
+	})
 }
 
 func benchJob(ns, name string, pods int32) *batchv1alpha1.Job {
