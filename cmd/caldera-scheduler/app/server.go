@@ -234,7 +234,7 @@ func Run(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master
 		broadcaster.StartRecordingToSink(ctx.Done())
 		go b.Run(ctx)
 		go ev.Run(ctx)
-		go writer.Run(ctx, 4)
+		go writer.Run(ctx, statusWorkers)
 		ready.Store(true)
 		logger.Info("Scheduling", "schedulerNames", cfg.SchedulerNames, "actions", cfg.Actions)
 		sched.Notify()
@@ -482,3 +482,10 @@ func lead(ctx context.Context, le configv1alpha1.LeaderElectionConfiguration, cl
 	}
 	return nil
 }
+
+// statusWorkers bounds the PodGroup and Queue status writes in flight. A
+// job controller creates a gang's pods once its PodGroup shows Inqueue, so
+// admissions must not wait behind each other: with 4 writers, a burst of
+// 1,000 Jobs was admitted at about 12 PodGroups a second while binds
+// loaded the API server.
+const statusWorkers = 16
