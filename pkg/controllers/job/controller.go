@@ -64,7 +64,7 @@ type Reconciler struct {
 // wait is checked again every expectationRecheck, and at once on any
 // event of the Job or its pods.
 const (
-	expectationTimeout = 15 * time.Second
+	expectationTimeout = 60 * time.Second
 	expectationRecheck = time.Second
 )
 
