@@ -2,10 +2,18 @@ package app
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 
 	"github.com/caldera-sh/caldera/cmd/caldera-controller-manager/app/options"
 	"github.com/caldera-sh/caldera/pkg/controllers/hypernode"
@@ -18,6 +26,9 @@ import (
 type controller struct {
 	name  string
 	setup func(mgr ctrl.Manager, o *options.Options) error
+	// watches is the kind of object whose events drive the controller:
+	// the manager is ready once its informer has synced.
+	watches client.Object
 }
 
 // controllers lists every controller, in the order they are set up.
@@ -26,15 +37,15 @@ func controllers() []controller {
 		{name: job.Name, setup: func(mgr ctrl.Manager, o *options.Options) error {
 			return job.NewReconciler(mgr.GetClient(), mgr.GetEventRecorderFor("caldera-job-controller"), o.SchedulerNames, clock.RealClock{}).
 				SetupWithManager(mgr, o.Workers)
-		}},
+		}, watches: &batchv1alpha1.Job{}},
 		{name: podgroup.ControllerName, setup: func(mgr ctrl.Manager, o *options.Options) error {
 			return podgroup.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("caldera-podgroup-controller"), o.SchedulerNames).
 				SetupWithManager(mgr)
-		}},
+		}, watches: &corev1.Pod{}},
 		{name: queue.ControllerName, setup: func(mgr ctrl.Manager, _ *options.Options) error {
 			return queue.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("caldera-queue-controller"), clock.RealClock{}, queue.DefaultCommandWait).
 				SetupWithManager(mgr)
-		}},
+		}, watches: &schedulingv1beta1.Queue{}},
 		{name: hypernode.ControllerName, setup: func(mgr ctrl.Manager, o *options.Options) error {
 			var cfg *hypernode.Config
 			if o.HyperNodeDiscoveryConfig != "" {
@@ -47,7 +58,7 @@ func controllers() []controller {
 				}
 			}
 			return hypernode.NewReconciler(mgr.GetClient(), cfg, clock.RealClock{}).SetupWithManager(mgr)
-		}},
+		}, watches: &topologyv1alpha1.HyperNode{}},
 	}
 }
 
@@ -57,4 +68,30 @@ func controllerNames() []string {
 		names = append(names, c.name)
 	}
 	return names
+}
+
+// informersSynced is the manager's readiness: a replica waiting to be
+// elected is ready (it serves nothing until then, and a rollout must not
+// wait for it); the leader is ready once the informers driving its
+// controllers have delivered their initial lists. Objects listed at
+// start-up are handled after every later event, so a client that waits
+// for readiness before a burst of Jobs sees them handled in order.
+func informersSynced(mgr ctrl.Manager, watched []client.Object) func(*http.Request) error {
+	return func(req *http.Request) error {
+		select {
+		case <-mgr.Elected():
+		default:
+			return nil
+		}
+		for _, obj := range watched {
+			inf, err := mgr.GetCache().GetInformer(req.Context(), obj, cache.BlockUntilSynced(false))
+			if err != nil {
+				return fmt.Errorf("informer for %T: %w", obj, err)
+			}
+			if !inf.HasSynced() {
+				return fmt.Errorf("informer for %T has not synced", obj)
+			}
+		}
+		return nil
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -71,9 +72,7 @@ func Run(ctx context.Context, o *options.Options) error {
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
-		return err
-	}
+	var watched []client.Object
 	for _, c := range controllers() {
 		if !o.Enabled(c.name) {
 			continue
@@ -81,6 +80,10 @@ func Run(ctx context.Context, o *options.Options) error {
 		if err := c.setup(mgr, o); err != nil {
 			return fmt.Errorf("setting up the %s controller: %w", c.name, err)
 		}
+		watched = append(watched, c.watches)
+	}
+	if err := mgr.AddReadyzCheck("informers", informersSynced(mgr, watched)); err != nil {
+		return err
 	}
 	klog.FromContext(ctx).Info("Starting controllers", "controllers", o.Controllers)
 	return mgr.Start(ctx)
