@@ -294,3 +294,12 @@ type DependsOn struct {
 	// +optional
 	Iteration Iteration `json:"iteration,omitempty"`
 }
+
+// TotalReplicas is the number of pods the job's tasks ask for.
+func (s *JobSpec) TotalReplicas() int32 {
+	var n int32
+	for _, t := range s.Tasks {
+		n += t.Replicas
+	}
+	return n
+}

@@ -58,7 +58,7 @@ func Job(f *Facts) []string {
 		}
 		out = append(out, line+".")
 		out = append(out, fmt.Sprintf("Of its %d pods (%d needed to start), %d are pending, %d running, %d succeeded, %d failed.",
-			pods(f.Job), f.Job.Spec.MinAvailable, st.Pending, st.Running, st.Succeeded, st.Failed))
+			f.Job.Spec.TotalReplicas(), f.Job.Spec.MinAvailable, st.Pending, st.Running, st.Succeeded, st.Failed))
 		if st.RetryCount > 0 {
 			out = append(out, fmt.Sprintf("It was restarted %d times (maxRetry %d).", st.RetryCount, f.Job.Spec.MaxRetry))
 		}
@@ -78,14 +78,6 @@ func Job(f *Facts) []string {
 	}
 	out = append(out, failedScheduling(f.Events)...)
 	return out
-}
-
-func pods(j *batchv1alpha1.Job) int32 {
-	var n int32
-	for _, t := range j.Spec.Tasks {
-		n += t.Replicas
-	}
-	return n
 }
 
 // federation explains a binding on the Karmada API server.

@@ -150,7 +150,7 @@ func Decide(in Input) Decision {
 	case batchv1alpha1.JobPending, batchv1alpha1.JobRunning:
 		sync(in, refs, &d)
 		alive := st.Running + st.Succeeded + st.Failed
-		total := totalReplicas(job)
+		total := job.Spec.TotalReplicas()
 		switch {
 		case phase == batchv1alpha1.JobPending && job.Spec.MinAvailable <= alive && alive > 0:
 			setPhase(batchv1alpha1.JobRunning, "")
@@ -216,14 +216,6 @@ func pluginObjects(job *batchv1alpha1.Job, plugins []JobPlugin) []Desired {
 		out = append(out, p.Objects(job)...)
 	}
 	return out
-}
-
-func totalReplicas(job *batchv1alpha1.Job) int32 {
-	var n int32
-	for _, ts := range job.Spec.Tasks {
-		n += ts.Replicas
-	}
-	return n
 }
 
 // finished says whether a Running job is done and how: minSuccess pods
