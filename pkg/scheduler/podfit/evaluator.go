@@ -236,19 +236,21 @@ func (e *Evaluator) Filter(ctx context.Context, s *PodState, node *api.NodeInfo)
 	if s.allowed != nil && !s.allowed.Has(node.Name) {
 		return s.notAllowed
 	}
-	if s.changed || e.freshFilters {
-		return fromUpstream(e.fw.RunFilterPlugins(ctx, s.state, s.pod, node.K8s))
+	keeping := !s.changed && !e.freshFilters
+	if keeping {
+		s.memoOnce.Do(func() { s.memo = e.filterMemoFor(ctx, s) })
+		keeping = s.memo != nil
 	}
-	s.memoOnce.Do(func() { s.memo = e.filterMemoFor(ctx, s) })
-	if s.memo == nil {
-		return fromUpstream(e.fw.RunFilterPlugins(ctx, s.state, s.pod, node.K8s))
-	}
-	if st, ok := e.keptFilter(s, node); ok {
-		return st
+	if keeping {
+		if st, ok := e.keptFilter(s, node); ok {
+			return st
+		}
 	}
 	generation := node.K8s.Generation
 	st := fromUpstream(e.fw.RunFilterPlugins(ctx, s.state, s.pod, node.K8s))
-	e.keepFilter(s, node, generation, st)
+	if keeping {
+		e.keepFilter(s, node, generation, st)
+	}
 	return st
 }
 
