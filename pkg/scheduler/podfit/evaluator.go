@@ -236,21 +236,19 @@ func (e *Evaluator) Filter(ctx context.Context, s *PodState, node *api.NodeInfo)
 	if s.allowed != nil && !s.allowed.Has(node.Name) {
 		return s.notAllowed
 	}
-	keeping := !s.changed && !e.freshFilters
-	if keeping {
-		s.memoOnce.Do(func() { s.memo = e.filterMemoFor(ctx, s) })
-		keeping = s.memo != nil
+	if s.changed || e.freshFilters {
+		return fromUpstream(e.fw.RunFilterPlugins(ctx, s.state, s.pod, node.K8s))
 	}
-	if keeping {
-		if st, ok := e.keptFilter(s, node); ok {
-			return st
-		}
+	s.memoOnce.Do(func() { s.memo = e.filterMemoFor(ctx, s) })
+	if s.memo == nil {
+		return fromUpstream(e.fw.RunFilterPlugins(ctx, s.state, s.pod, node.K8s))
+	}
+	if st, ok := e.keptFilter(s, node); ok {
+		return st
 	}
 	generation := node.K8s.Generation
 	st := fromUpstream(e.fw.RunFilterPlugins(ctx, s.state, s.pod, node.K8s))
-	if keeping {
-		e.keepFilter(s, node, generation, st)
-	}
+	e.keepFilter(s, node, generation, st)
 	return st
 }
 
