@@ -102,7 +102,10 @@ func (k *kernel) run() {
 		select {
 		case <-k.stop:
 			return
-		case now := <-tick.C:
+		case <-tick.C:
+			// The time of writing, not of the tick: a late tick must
+			// not leave the counters behind the clock the agent reads.
+			now := time.Now()
 			dt := now.Sub(last).Microseconds()
 			last = now
 			k.mu.Lock()
