@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -48,6 +49,10 @@ type Options struct {
 	Parallelism int
 	// Profile changes kube-scheduler's default profile.
 	Profile ProfileOptions
+	// FreshFilters runs the filters for every Filter call, keeping no
+	// verdicts across calls (filtermemo.go); tests compare kept verdicts
+	// with it.
+	FreshFilters bool
 }
 
 // Evaluator runs kube-scheduler's pod-level plugins over the scheduler's
@@ -77,6 +82,10 @@ type Evaluator struct {
 	// parallelism is Options.Parallelism: with 1, nodes are scored on the
 	// caller's goroutine.
 	parallelism int
+	// filterMemos are Filter verdicts kept across cycles (filtermemo.go),
+	// unless freshFilters.
+	filterMemos  filterMemos
+	freshFilters bool
 }
 
 // New builds the plugins. ctx bounds the framework's background work
@@ -106,7 +115,7 @@ func New(ctx context.Context, o Options) (*Evaluator, error) {
 	// component-base's legacy registry, where Caldera may expose them.
 	schedmetrics.Register()
 
-	e := &Evaluator{lister: &lister{}, parallelism: parallelism}
+	e := &Evaluator{lister: &lister{}, parallelism: parallelism, freshFilters: o.FreshFilters}
 	captured := &signers{}
 	e.fw, err = frameworkruntime.NewFramework(ctx, captured.wrap(newRegistry(plfeature.NewSchedulerFeaturesFromGates(gate))), profile,
 		frameworkruntime.WithClientSet(o.ClientSet),
@@ -159,7 +168,19 @@ type PodState struct {
 	notAllowed *Status
 	// assumed is the pod with its node set, once reserved.
 	assumed *corev1.Pod
+	// memo is the pod's kept Filter verdicts by node (nil when the pod
+	// does not qualify), looked up once; changed is set when AddPod or
+	// RemovePod changed the state.
+	memoOnce sync.Once
+	memo     map[string]keptVerdict
+	changed  bool
+	// sign, when set, gives the pod's signature (a caller's cached one).
+	sign func() (string, bool)
 }
+
+// SignWith gives the state the pod's signature as the caller already
+// computes it (see Signature), so that Filter does not sign the pod again.
+func (s *PodState) SignWith(sign func() (string, bool)) { s.sign = sign }
 
 // Pod returns the pod the state is for.
 func (s *PodState) Pod() *corev1.Pod { return s.pod }
@@ -215,11 +236,22 @@ func (e *Evaluator) Filter(ctx context.Context, s *PodState, node *api.NodeInfo)
 	if s.allowed != nil && !s.allowed.Has(node.Name) {
 		return s.notAllowed
 	}
-	st := e.fw.RunFilterPlugins(ctx, s.state, s.pod, node.K8s)
-	if st == nil {
-		return nil
+	keeping := !s.changed && !e.freshFilters
+	if keeping {
+		s.memoOnce.Do(func() { s.memo = e.filterMemoFor(ctx, s) })
+		keeping = s.memo != nil
 	}
-	return fromUpstream(st)
+	if keeping {
+		if st, ok := e.keptFilter(s, node); ok {
+			return st
+		}
+	}
+	generation := node.K8s.Generation
+	st := fromUpstream(e.fw.RunFilterPlugins(ctx, s.state, s.pod, node.K8s))
+	if keeping {
+		e.keepFilter(s, node, generation, st)
+	}
+	return st
 }
 
 // FilterWithout reports whether the pod would fit the node if the victims
@@ -341,6 +373,7 @@ func (e *Evaluator) AddPod(ctx context.Context, s *PodState, other *corev1.Pod, 
 	if err != nil {
 		return errorStatus("", err)
 	}
+	s.changed = true
 	return fromUpstream(e.fw.RunPreFilterExtensionAddPod(ctx, s.state, s.pod, info, node.K8s))
 }
 
@@ -351,6 +384,7 @@ func (e *Evaluator) RemovePod(ctx context.Context, s *PodState, other *corev1.Po
 	if err != nil {
 		return errorStatus("", err)
 	}
+	s.changed = true
 	return fromUpstream(e.fw.RunPreFilterExtensionRemovePod(ctx, s.state, s.pod, info, node.K8s))
 }
 

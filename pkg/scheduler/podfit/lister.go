@@ -24,6 +24,11 @@ type lister struct {
 	nodes  []*k8sframework.NodeInfo
 	list   []fwk.NodeInfo
 	byName map[string]*k8sframework.NodeInfo
+	// affinitySet: a node held a pod with inter-pod affinity terms when
+	// the list was set; affinityPlaced: such a pod was placed since
+	// (notePlaced). Together they bound anyWithAffinity from above
+	// without a pass over the nodes.
+	affinitySet, affinityPlaced bool
 }
 
 var (
@@ -37,6 +42,9 @@ var (
 // replaced, and their indices returned with same true; otherwise the lists
 // are rebuilt.
 func (l *lister) set(nodes []*api.NodeInfo) (changed []int, same bool) {
+	defer func() {
+		l.affinitySet, l.affinityPlaced = l.anyWithAffinity(), false
+	}()
 	if len(nodes) == len(l.prev) {
 		same = true
 		for i, n := range nodes {
@@ -99,6 +107,17 @@ func (l *lister) anyWithAffinity() bool {
 		}
 	}
 	return false
+}
+
+// mayHaveAffinity is anyWithAffinity or more: false only when no placed
+// pod has inter-pod affinity terms.
+func (l *lister) mayHaveAffinity() bool { return l.affinitySet || l.affinityPlaced }
+
+// notePlaced is told of a pod placed on one of the nodes after set.
+func (l *lister) notePlaced(pod *corev1.Pod) {
+	if a := pod.Spec.Affinity; a != nil && (a.PodAffinity != nil || a.PodAntiAffinity != nil) {
+		l.affinityPlaced = true
+	}
 }
 
 // filter scans the nodes; it runs once per PreFilter or PreScore of a pod,

@@ -14,6 +14,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit/evaluatortest"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
@@ -32,11 +33,16 @@ tiers:
 // memoProfile builds memoConfig's plugins over kube-scheduler's.
 func memoProfile(t *testing.T) *Profile {
 	t.Helper()
+	return memoProfileWith(t, podfit.Options{})
+}
+
+func memoProfileWith(t *testing.T, o podfit.Options) *Profile {
+	t.Helper()
 	cfg, err := config.Load([]byte(memoConfig), NameRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
-	prof, err := Build(cfg, &framework.Handle{PodFit: evaluatortest.NewEvaluator(t)})
+	prof, err := Build(cfg, &framework.Handle{PodFit: evaluatortest.NewEvaluatorWith(t, o)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,10 +163,11 @@ func (discardSink) Bind(*api.TaskInfo, string) {}
 
 // TestFindNodeReusesAlikeTasksExactly: over random clusters and random
 // sequences of alike pods, placing each pod with FindNode (which reuses
-// the last alike pod's filtering and scoring) chooses exactly the nodes
-// that filtering and scoring every node afresh for each pod chooses.
+// the last alike pod's filtering and scoring, and kube-scheduler's filter
+// verdicts kept for alike pods) chooses exactly the nodes that filtering
+// (every filter run) and scoring every node afresh for each pod chooses.
 func TestFindNodeReusesAlikeTasksExactly(t *testing.T) {
-	prof := memoProfile(t)
+	prof, freshProf := memoProfile(t), memoProfileWith(t, podfit.Options{FreshFilters: true})
 	reused := 0
 	for seed := range uint64(100) {
 		r := rand.New(rand.NewPCG(seed, 7))
@@ -200,7 +207,7 @@ func TestFindNodeReusesAlikeTasksExactly(t *testing.T) {
 				ends[name] = "commit"
 			}
 		}
-		fresh := place(t, prof.Tiers, objects, order, ends, func(ssn *framework.Session, task *api.TaskInfo) *api.NodeInfo {
+		fresh := place(t, freshProf.Tiers, objects, order, ends, func(ssn *framework.Session, task *api.TaskInfo) *api.NodeInfo {
 			fits, _, _ := ssn.Candidates(task)
 			return ssn.BestNode(task, fits)
 		})

@@ -110,6 +110,7 @@ func PodState(ssn *framework.Session, fit *podfit.Evaluator, t *api.TaskInfo) (*
 	}
 	s, st := fit.PreFilter(ssn.Ctx, t.Pod)
 	if st == nil {
+		s.SignWith(func() (string, bool) { return Signature(ssn, fit, t) })
 		states[t.UID] = s
 	}
 	return s, st
@@ -188,6 +189,7 @@ func (p *Plugin) PredicateWithout(t *api.TaskInfo, n *api.NodeInfo, victims []*a
 // OnAllocate reserves the placed pod's volumes on its node, so the next
 // pods see them taken.
 func (p *Plugin) OnAllocate(t *api.TaskInfo) {
+	p.fit.NotePlaced(t.Pod)
 	s, st := PodState(p.ssn, p.fit, t)
 	if st != nil {
 		return

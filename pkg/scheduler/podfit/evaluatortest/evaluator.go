@@ -18,11 +18,19 @@ import (
 // is closed when tb ends.
 func NewEvaluator(tb testing.TB) *podfit.Evaluator {
 	tb.Helper()
+	return NewEvaluatorWith(tb, podfit.Options{})
+}
+
+// NewEvaluatorWith is NewEvaluator with options (the informer factory and
+// clientset are set here).
+func NewEvaluatorWith(tb testing.TB, o podfit.Options) *podfit.Evaluator {
+	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
 	cs := fake.NewClientset()
 	factory := informers.NewSharedInformerFactory(cs, 0)
-	e, err := podfit.New(ctx, podfit.Options{InformerFactory: factory, ClientSet: cs})
+	o.InformerFactory, o.ClientSet = factory, cs
+	e, err := podfit.New(ctx, o)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,0 +1,203 @@
+package podfit
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/klog/v2"
+
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	st "github.com/caldera-sh/caldera/pkg/scheduler/podfit/testing"
+)
+
+// TestKeptFiltersMatchFreshOnes runs cycles over a small cluster that
+// changes between them (pods placed and removed, nodes relabelled, tainted
+// and cordoned, nodes copied as snapshots copy them, a pod with
+// anti-affinity coming and going) and checks, for pods of a few kinds made
+// anew each cycle, that every Filter verdict equals a fresh run of the
+// filters, and that kept verdicts were used.
+func TestKeptFiltersMatchFreshOnes(t *testing.T) {
+	for seed := range uint64(20) {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 7))
+			e, _ := newTestEvaluator(t)
+			var objs []*corev1.Node
+			for i := range 12 {
+				objs = append(objs, st.MakeNode(fmt.Sprintf("n%02d", i)).Zone([]string{"a", "b", "c"}[i%3]).
+					Alloc("cpu", "8", "memory", "16Gi", "pods", "6", "nvidia.com/gpu", "4").Obj())
+			}
+			nodes := nodeInfos(objs, nil)
+			var placed []*api.TaskInfo
+			var anti *api.TaskInfo
+			shapes := []func(name string) *corev1.Pod{
+				func(n string) *corev1.Pod { return st.MakePod(ns, n).Req("cpu", "1", "memory", "1Gi").Obj() },
+				func(n string) *corev1.Pod { return st.MakePod(ns, n).Req("cpu", "6", "nvidia.com/gpu", "3").Obj() },
+				func(n string) *corev1.Pod {
+					return st.MakePod(ns, n).Req("cpu", "1").NodeSelector(corev1.LabelTopologyZone, "a").Obj()
+				},
+				func(n string) *corev1.Pod {
+					return st.MakePod(ns, n).Req("cpu", "1").Toleration("dedicated", "gpu", corev1.TaintEffectNoSchedule).Obj()
+				},
+				func(n string) *corev1.Pod { return st.MakePod(ns, n).Req("cpu", "1").HostPort(8080).Obj() },
+				func(n string) *corev1.Pod { return st.MakePod(ns, n).Label("app", "web").Req("cpu", "1").Obj() },
+			}
+			var checked int
+			for cycle := range 40 {
+				// Change the cluster.
+				for range rng.IntN(4) {
+					i := rng.IntN(len(nodes))
+					if rng.IntN(2) == 0 {
+						nodes[i] = nodes[i].Clone()
+					}
+					n := nodes[i]
+					switch rng.IntN(7) {
+					case 0, 1:
+						pod := shapes[rng.IntN(len(shapes))](fmt.Sprintf("placed-%d-%d", cycle, rng.IntN(1000)))
+						pod.Spec.NodeName = n.Name
+						pod.Status.Phase = corev1.PodRunning
+						placed = append(placed, place(n, pod, api.Running))
+					case 2:
+						if len(placed) > 0 {
+							k := rng.IntN(len(placed))
+							task := placed[k]
+							nodeByName(nodes, task.NodeName).RemoveTask(klog.Background(), task)
+							placed = append(placed[:k], placed[k+1:]...)
+						}
+					case 3:
+						node := n.Node.DeepCopy()
+						node.Labels[corev1.LabelTopologyZone] = []string{"a", "b", "c"}[rng.IntN(3)]
+						n.SetNode(node)
+					case 4:
+						node := n.Node.DeepCopy()
+						if len(node.Spec.Taints) == 0 {
+							node.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}
+						} else {
+							node.Spec.Taints = nil
+						}
+						n.SetNode(node)
+					case 5:
+						node := n.Node.DeepCopy()
+						node.Spec.Unschedulable = !node.Spec.Unschedulable
+						n.SetNode(node)
+					case 6:
+						// What a node lends moves (as batch resources do).
+						node := n.Node.DeepCopy()
+						node.Status.Allocatable["nvidia.com/gpu"] = *resource.NewQuantity(int64(rng.IntN(5)), resource.DecimalSI)
+						n.SetNode(node)
+					}
+				}
+				if rng.IntN(5) == 0 {
+					if anti == nil {
+						n := nodes[rng.IntN(len(nodes))]
+						pod := st.MakePod(ns, fmt.Sprintf("anti-%d", cycle)).PodAntiAffinity(corev1.LabelTopologyZone, "app", "web").
+							Node(n.Name).Phase(corev1.PodRunning).Obj()
+						anti = place(n, pod, api.Running)
+					} else {
+						nodeByName(nodes, anti.NodeName).RemoveTask(klog.Background(), anti)
+						anti = nil
+					}
+				}
+				e.SetNodes(nodes)
+				// A cycle: pods of every kind, made anew.
+				for k, shape := range shapes {
+					pod := shape(fmt.Sprintf("p-%d-%d", cycle, k))
+					s, status := e.PreFilter(t.Context(), pod)
+					if status != nil {
+						t.Fatalf("cycle %d, pod kind %d: PreFilter: %v", cycle, k, status)
+					}
+					for _, n := range nodes {
+						got := e.Filter(t.Context(), s, n)
+						want := fromUpstream(e.fw.RunFilterPlugins(t.Context(), s.state, s.pod, n.K8s))
+						if diff := cmp.Diff(want, got); diff != "" {
+							t.Fatalf("cycle %d, pod kind %d, node %s (-fresh,+kept):\n%s", cycle, k, n.Name, diff)
+						}
+						checked++
+					}
+				}
+			}
+			if hits := e.FilterHits(); hits < checked/20 {
+				t.Errorf("%d of %d verdicts were kept ones; want at least one in twenty", hits, checked)
+			}
+		})
+	}
+}
+
+// TestWhichPodsKeepFilterVerdicts: pods mounting claims, ephemeral or
+// CSI volumes, and every pod while a placed pod has affinity terms, are
+// judged afresh each time.
+func TestWhichPodsKeepFilterVerdicts(t *testing.T) {
+	e, _ := newTestEvaluator(t)
+	nodes := nodeInfos([]*corev1.Node{st.MakeNode("n").Alloc("cpu", "4", "memory", "4Gi", "pods", "10").Obj()}, nil)
+	e.SetNodes(nodes)
+	plain := st.MakePod(ns, "plain").Req("cpu", "1").Obj()
+	withVolume := func(v corev1.VolumeSource) *corev1.Pod {
+		p := plain.DeepCopy()
+		p.Spec.Volumes = []corev1.Volume{{Name: "v", VolumeSource: v}}
+		return p
+	}
+	cases := map[string]struct {
+		pod  *corev1.Pod
+		keep bool
+	}{
+		"plain":        {plain, true},
+		"config map":   {withVolume(corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{}}), true},
+		"empty dir":    {withVolume(corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}), true},
+		"claim":        {withVolume(corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}), false},
+		"ephemeral":    {withVolume(corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{}}), false},
+		"csi":          {withVolume(corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{Driver: "d"}}), false},
+		"own affinity": {st.MakePod(ns, "aff").Req("cpu", "1").PodAntiAffinity(hostKey, "app", "a").Obj(), false},
+	}
+	for name, tc := range cases {
+		if got := e.filterMemoFor(t.Context(), &PodState{pod: tc.pod}) != nil; got != tc.keep {
+			t.Errorf("%s: kept = %v, want %v", name, got, tc.keep)
+		}
+	}
+	// A pod with anti-affinity placed in the cycle, then found in the
+	// next cycle's nodes.
+	anti := st.MakePod(ns, "anti").PodAntiAffinity(hostKey, "app", "a").Node("n").Phase(corev1.PodRunning).Obj()
+	place(nodes[0], anti, api.Running)
+	e.NotePlaced(anti)
+	if e.filterMemoFor(t.Context(), &PodState{pod: plain}) != nil {
+		t.Error("plain pod after a pod with anti-affinity was placed: verdicts kept, want judged afresh")
+	}
+	e.SetNodes(nodes)
+	if e.filterMemoFor(t.Context(), &PodState{pod: plain}) != nil {
+		t.Error("plain pod beside a placed pod with anti-affinity: verdicts kept, want judged afresh")
+	}
+}
+
+// TestNoVerdictIsKeptOnceAPodWithAffinityIsPlaced: a pod with
+// anti-affinity placed in the cycle changes verdicts on the other nodes of
+// its zone, whose generations do not move; a pod signed before that
+// placement (its signature cached for the cycle) must be judged afresh.
+func TestNoVerdictIsKeptOnceAPodWithAffinityIsPlaced(t *testing.T) {
+	e, _ := newTestEvaluator(t)
+	nodes := nodeInfos([]*corev1.Node{
+		st.MakeNode("a").Zone("z").Alloc("cpu", "4", "memory", "4Gi", "pods", "10").Obj(),
+		st.MakeNode("b").Zone("z").Alloc("cpu", "4", "memory", "4Gi", "pods", "10").Obj(),
+	}, nil)
+	e.SetNodes(nodes)
+	// The signature the cycle cached before the placement below.
+	sig, ok := e.Signature(t.Context(), st.MakePod(ns, "web").Label("app", "web").Req("cpu", "1").Obj())
+	web := func(name string) *PodState {
+		s, status := e.PreFilter(t.Context(), st.MakePod(ns, name).Label("app", "web").Req("cpu", "1").Obj())
+		if status != nil {
+			t.Fatal(status)
+		}
+		s.SignWith(func() (string, bool) { return sig, ok })
+		return s
+	}
+	if st := e.Filter(t.Context(), web("web-0"), nodes[1]); st != nil {
+		t.Fatalf("web-0 on b: %v, want it to fit", st)
+	}
+	anti := st.MakePod(ns, "anti").PodAntiAffinity(corev1.LabelTopologyZone, "app", "web").Node("a").Phase(corev1.PodRunning).Obj()
+	place(nodes[0], anti, api.Running)
+	e.NotePlaced(anti)
+	if st := e.Filter(t.Context(), web("web-1"), nodes[1]); st == nil {
+		t.Fatal("web-1 on b fits, want it refused: b is in the zone of a pod that avoids app=web")
+	}
+}
