@@ -49,10 +49,10 @@ type Options struct {
 	Parallelism int
 	// Profile changes kube-scheduler's default profile.
 	Profile ProfileOptions
-	// FreshFilters runs the filters for every Filter call, keeping no
-	// verdicts across calls (filtermemo.go); tests compare kept verdicts
-	// with it.
-	FreshFilters bool
+	// Fresh keeps no filter verdicts or raw scores across calls
+	// (kept.go): every Filter and Score runs the plugins. Tests compare
+	// kept results with it.
+	Fresh bool
 }
 
 // Evaluator runs kube-scheduler's pod-level plugins over the scheduler's
@@ -82,10 +82,12 @@ type Evaluator struct {
 	// parallelism is Options.Parallelism: with 1, nodes are scored on the
 	// caller's goroutine.
 	parallelism int
-	// filterMemos are Filter verdicts kept across cycles (filtermemo.go),
-	// unless freshFilters.
-	filterMemos  filterMemos
-	freshFilters bool
+	// scoreOrder names the score plugins in the order they run.
+	scoreOrder []string
+	// kept are filter verdicts and raw scores kept across cycles
+	// (kept.go), unless fresh.
+	kept  keptResults
+	fresh bool
 }
 
 // New builds the plugins. ctx bounds the framework's background work
@@ -115,7 +117,7 @@ func New(ctx context.Context, o Options) (*Evaluator, error) {
 	// component-base's legacy registry, where Caldera may expose them.
 	schedmetrics.Register()
 
-	e := &Evaluator{lister: &lister{}, parallelism: parallelism, freshFilters: o.FreshFilters}
+	e := &Evaluator{lister: &lister{}, parallelism: parallelism, fresh: o.Fresh}
 	captured := &signers{}
 	e.fw, err = frameworkruntime.NewFramework(ctx, captured.wrap(newRegistry(plfeature.NewSchedulerFeaturesFromGates(gate))), profile,
 		frameworkruntime.WithClientSet(o.ClientSet),
@@ -168,11 +170,11 @@ type PodState struct {
 	notAllowed *Status
 	// assumed is the pod with its node set, once reserved.
 	assumed *corev1.Pod
-	// memo is the pod's kept Filter verdicts by node (nil when the pod
-	// does not qualify), looked up once; changed is set when AddPod or
-	// RemovePod changed the state.
-	memoOnce sync.Once
-	memo     map[string]keptVerdict
+	// kept are the results kept for the pod's signature (nil when the
+	// pod does not qualify), looked up once; changed is set when AddPod
+	// or RemovePod changed the state.
+	keptOnce sync.Once
+	kept     *sigResults
 	changed  bool
 	// sign, when set, gives the pod's signature (a caller's cached one).
 	sign func() (string, bool)
@@ -236,20 +238,16 @@ func (e *Evaluator) Filter(ctx context.Context, s *PodState, node *api.NodeInfo)
 	if s.allowed != nil && !s.allowed.Has(node.Name) {
 		return s.notAllowed
 	}
-	keeping := !s.changed && !e.freshFilters
-	if keeping {
-		s.memoOnce.Do(func() { s.memo = e.filterMemoFor(ctx, s) })
-		keeping = s.memo != nil
-	}
-	if keeping {
-		if st, ok := e.keptFilter(s, node); ok {
+	r := e.keptFor(ctx, s)
+	if r != nil {
+		if st, ok := e.keptFilter(r, node); ok {
 			return st
 		}
 	}
 	generation := node.K8s.Generation
 	st := fromUpstream(e.fw.RunFilterPlugins(ctx, s.state, s.pod, node.K8s))
-	if keeping {
-		e.keepFilter(s, node, generation, st)
+	if r != nil {
+		e.keepFilter(r, node, generation, st)
 	}
 	return st
 }
@@ -286,34 +284,16 @@ func (e *Evaluator) FilterWithout(ctx context.Context, s *PodState, node *api.No
 
 // Score returns the pod's weighted total score on each node, normalised
 // across the given nodes as kube-scheduler does: pass the nodes that passed
-// Filter.
+// Filter. It runs the same plugins, normalisers and weights as the
+// framework's RunScorePlugins, through KeepScores, so that raw scores kept
+// across cycles are used (and, with parallelism 1, no goroutine is
+// started: RunScorePlugins starts them even for one worker).
 func (e *Evaluator) Score(ctx context.Context, s *PodState, nodes []*api.NodeInfo) ([]int64, error) {
-	if e.parallelism == 1 {
-		// The framework's RunScorePlugins starts goroutines even for
-		// one worker; the same plugins, normalisers and weights run here
-		// node by node.
-		k, err := e.KeepScores(ctx, s, nodes)
-		if err != nil {
-			return nil, err
-		}
-		return k.Totals(ctx, make([]int64, 0, len(nodes)))
+	k, err := e.KeepScores(ctx, s, nodes)
+	if err != nil {
+		return nil, err
 	}
-	infos := make([]fwk.NodeInfo, len(nodes))
-	for i, n := range nodes {
-		infos[i] = n.K8s
-	}
-	if st := e.fw.RunPreScorePlugins(ctx, s.state, s.pod, infos); !st.IsSuccess() {
-		return nil, fmt.Errorf("scoring pod %s/%s: %w", s.pod.Namespace, s.pod.Name, st.AsError())
-	}
-	scores, st := e.fw.RunScorePlugins(ctx, s.state, s.pod, infos)
-	if !st.IsSuccess() {
-		return nil, fmt.Errorf("scoring pod %s/%s: %w", s.pod.Namespace, s.pod.Name, st.AsError())
-	}
-	out := make([]int64, len(scores))
-	for i := range scores {
-		out[i] = scores[i].TotalScore
-	}
-	return out, nil
+	return k.Totals(ctx, make([]int64, 0, len(nodes)))
 }
 
 // Reserve tells the plugins that the pod goes to the node (VolumeBinding

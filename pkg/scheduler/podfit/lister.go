@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	fwk "k8s.io/kube-scheduler/framework"
 	k8sframework "k8s.io/kubernetes/pkg/scheduler/framework"
 
@@ -192,6 +193,11 @@ func (noCompositePodGroups) Get(namespace, name string) (*schedulingv1alpha3.Com
 type imageIndex struct {
 	nodes  map[string]*corev1.Node
 	states map[string]map[string]*fwk.ImageStateSummary
+	// epoch moves on when a rebuild finds other nodes or a node holding
+	// other images: ImageLocality's scores may then have changed on nodes
+	// whose generation did not move (image states are given to the nodes
+	// here, apart from their changes).
+	epoch uint64
 }
 
 // apply gives the nodes their image states. With same, the nodes are the
@@ -233,6 +239,16 @@ func (x *imageIndex) stale(nodes []*api.NodeInfo) bool {
 }
 
 func (x *imageIndex) rebuild(nodes []*api.NodeInfo) {
+	moved := len(nodes) != len(x.nodes)
+	for _, n := range nodes {
+		if old, ok := x.nodes[n.Name]; !ok || old != n.Node && !equality.Semantic.DeepEqual(old.Status.Images, n.Node.Status.Images) {
+			moved = true
+			break
+		}
+	}
+	if moved {
+		x.epoch++
+	}
 	x.nodes = make(map[string]*corev1.Node, len(nodes))
 	x.states = make(map[string]map[string]*fwk.ImageStateSummary, len(nodes))
 	present := map[string]int{}

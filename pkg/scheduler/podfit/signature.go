@@ -81,8 +81,10 @@ func (e *Evaluator) setUpSigning(captured []fwk.Plugin, f informers.SharedInform
 	e.signing = true
 	e.scorers = map[string]fwk.ScorePlugin{}
 	e.weights = map[string]int64{}
+	e.scoreOrder = nil
 	for _, p := range e.fw.ListPlugins().Score.Enabled {
 		e.weights[p.Name] = int64(p.Weight)
+		e.scoreOrder = append(e.scoreOrder, p.Name)
 	}
 	for _, p := range captured {
 		if sp, ok := p.(fwk.ScorePlugin); ok {
@@ -169,10 +171,15 @@ type KeptScores struct {
 	raw, normed [][]int64
 	dirty       []bool
 	scratch     fwk.NodeScoreList
+	// kept are the results kept for the pod's signature, nil when the
+	// pod does not qualify.
+	kept *sigResults
 }
 
-// KeepScores scores the nodes for the pod as Score does and keeps the raw
-// scores. Use it only for a signed pod.
+// KeepScores scores the nodes for the pod and keeps the raw scores, for
+// Update and Totals. Reusing them for another pod (FindNode's alike tasks)
+// is for signed pods only; a node's raw scores kept from an earlier cycle
+// (kept.go) are used when they hold.
 func (e *Evaluator) KeepScores(ctx context.Context, s *PodState, nodes []*api.NodeInfo) (*KeptScores, error) {
 	infos := make([]fwk.NodeInfo, len(nodes))
 	for i, n := range nodes {
@@ -183,16 +190,16 @@ func (e *Evaluator) KeepScores(ctx context.Context, s *PodState, nodes []*api.No
 		return nil, fmt.Errorf("scoring pod %s/%s: %w", s.pod.Namespace, s.pod.Name, st.AsError())
 	}
 	k := &KeptScores{e: e, pod: s.pod, state: state, nodes: make([]string, len(nodes))}
+	if k.kept = e.keptFor(ctx, s); k.kept != nil {
+		e.scoresKeptBy(k.kept, e.scoreKey(state))
+	}
 	// Score the nodes in parallel, as RunScorePlugins does, unless the
 	// evaluator runs on one goroutine.
 	raws := make([][]fwk.PluginScore, len(nodes))
 	errs := make([]error, len(nodes))
 	score := func(i int) {
-		raw, st := e.fw.RunRawScorePlugins(ctx, state, s.pod, nodes[i].K8s)
-		if !st.IsSuccess() {
-			errs[i] = fmt.Errorf("scoring pod %s/%s on %s: %w", s.pod.Namespace, s.pod.Name, nodes[i].Name, st.AsError())
-			return
-		}
+		raw, err := k.rawScores(ctx, nodes[i])
+		errs[i] = err
 		raws[i] = raw
 	}
 	if e.parallelism == 1 {
@@ -229,6 +236,24 @@ func (e *Evaluator) KeepScores(ctx context.Context, s *PodState, nodes []*api.No
 	return k, nil
 }
 
+// rawScores returns the node's raw scores, kept ones when they hold.
+func (k *KeptScores) rawScores(ctx context.Context, node *api.NodeInfo) ([]fwk.PluginScore, error) {
+	if k.kept != nil {
+		if raw, ok := k.e.keptScore(k.kept, node); ok {
+			return raw, nil
+		}
+	}
+	generation := node.K8s.Generation
+	raw, st := k.e.fw.RunRawScorePlugins(ctx, k.state, k.pod, node.K8s)
+	if !st.IsSuccess() {
+		return nil, fmt.Errorf("scoring pod %s/%s on %s: %w", k.pod.Namespace, k.pod.Name, node.Name, st.AsError())
+	}
+	if k.kept != nil {
+		k.e.keepScore(k.kept, node, generation, raw)
+	}
+	return raw, nil
+}
+
 // set records node i's raw scores, marking the columns that changed.
 func (k *KeptScores) set(i int, raw []fwk.PluginScore) error {
 	if len(raw) != len(k.names) {
@@ -253,9 +278,9 @@ func (k *KeptScores) set(i int, raw []fwk.PluginScore) error {
 
 // Update rescores node i, which changed since it was scored.
 func (k *KeptScores) Update(ctx context.Context, i int, node *api.NodeInfo) error {
-	raw, st := k.e.fw.RunRawScorePlugins(ctx, k.state, k.pod, node.K8s)
-	if !st.IsSuccess() {
-		return fmt.Errorf("scoring pod %s/%s on %s: %w", k.pod.Namespace, k.pod.Name, node.Name, st.AsError())
+	raw, err := k.rawScores(ctx, node)
+	if err != nil {
+		return err
 	}
 	return k.set(i, raw)
 }

@@ -167,7 +167,7 @@ func (discardSink) Bind(*api.TaskInfo, string) {}
 // verdicts kept for alike pods) chooses exactly the nodes that filtering
 // (every filter run) and scoring every node afresh for each pod chooses.
 func TestFindNodeReusesAlikeTasksExactly(t *testing.T) {
-	prof, freshProf := memoProfile(t), memoProfileWith(t, podfit.Options{FreshFilters: true})
+	prof, freshProf := memoProfile(t), memoProfileWith(t, podfit.Options{Fresh: true})
 	reused := 0
 	for seed := range uint64(100) {
 		r := rand.New(rand.NewPCG(seed, 7))

@@ -9,18 +9,21 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/podfit/testing"
 )
 
-// TestKeptFiltersMatchFreshOnes runs cycles over a small cluster that
+// TestKeptResultsMatchFreshOnes runs cycles over a small cluster that
 // changes between them (pods placed and removed, nodes relabelled, tainted
-// and cordoned, nodes copied as snapshots copy them, a pod with
-// anti-affinity coming and going) and checks, for pods of a few kinds made
-// anew each cycle, that every Filter verdict equals a fresh run of the
-// filters, and that kept verdicts were used.
-func TestKeptFiltersMatchFreshOnes(t *testing.T) {
+// and cordoned, what nodes lend, images pulled and removed, nodes copied
+// as snapshots copy them, a pod with anti-affinity coming and going) and
+// checks, for pods of a few kinds made anew each cycle, that every Filter
+// verdict equals a fresh run of the filters, that the scores of the nodes
+// that passed equal a fresh run of the score plugins, and that kept
+// results were used.
+func TestKeptResultsMatchFreshOnes(t *testing.T) {
 	for seed := range uint64(20) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 7))
@@ -44,8 +47,12 @@ func TestKeptFiltersMatchFreshOnes(t *testing.T) {
 				},
 				func(n string) *corev1.Pod { return st.MakePod(ns, n).Req("cpu", "1").HostPort(8080).Obj() },
 				func(n string) *corev1.Pod { return st.MakePod(ns, n).Label("app", "web").Req("cpu", "1").Obj() },
+				func(n string) *corev1.Pod {
+					return st.MakePod(ns, n).Req("cpu", "1").PreferredNodeAffinityIn(10, corev1.LabelTopologyZone, "b").Obj()
+				},
+				func(n string) *corev1.Pod { return st.MakePod(ns, n).Req("cpu", "1").Image("big:1").Obj() },
 			}
-			var checked int
+			var checked, scored int
 			for cycle := range 40 {
 				// Change the cluster.
 				for range rng.IntN(4) {
@@ -54,7 +61,7 @@ func TestKeptFiltersMatchFreshOnes(t *testing.T) {
 						nodes[i] = nodes[i].Clone()
 					}
 					n := nodes[i]
-					switch rng.IntN(7) {
+					switch rng.IntN(8) {
 					case 0, 1:
 						pod := shapes[rng.IntN(len(shapes))](fmt.Sprintf("placed-%d-%d", cycle, rng.IntN(1000)))
 						pod.Spec.NodeName = n.Name
@@ -74,7 +81,8 @@ func TestKeptFiltersMatchFreshOnes(t *testing.T) {
 					case 4:
 						node := n.Node.DeepCopy()
 						if len(node.Spec.Taints) == 0 {
-							node.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}
+							effect := []corev1.TaintEffect{corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule}[rng.IntN(2)]
+							node.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: effect}}
 						} else {
 							node.Spec.Taints = nil
 						}
@@ -87,6 +95,17 @@ func TestKeptFiltersMatchFreshOnes(t *testing.T) {
 						// What a node lends moves (as batch resources do).
 						node := n.Node.DeepCopy()
 						node.Status.Allocatable["nvidia.com/gpu"] = *resource.NewQuantity(int64(rng.IntN(5)), resource.DecimalSI)
+						n.SetNode(node)
+					case 7:
+						// The image pulled or removed here changes
+						// ImageLocality's scores on the other nodes that
+						// hold it, whose generations do not move.
+						node := n.Node.DeepCopy()
+						if len(node.Status.Images) == 0 {
+							node.Status.Images = []corev1.ContainerImage{{Names: []string{"big:1"}, SizeBytes: 800 << 20}}
+						} else {
+							node.Status.Images = nil
+						}
 						n.SetNode(node)
 					}
 				}
@@ -109,21 +128,62 @@ func TestKeptFiltersMatchFreshOnes(t *testing.T) {
 					if status != nil {
 						t.Fatalf("cycle %d, pod kind %d: PreFilter: %v", cycle, k, status)
 					}
+					var feasible []*api.NodeInfo
 					for _, n := range nodes {
 						got := e.Filter(t.Context(), s, n)
 						want := fromUpstream(e.fw.RunFilterPlugins(t.Context(), s.state, s.pod, n.K8s))
 						if diff := cmp.Diff(want, got); diff != "" {
 							t.Fatalf("cycle %d, pod kind %d, node %s (-fresh,+kept):\n%s", cycle, k, n.Name, diff)
 						}
+						if got == nil {
+							feasible = append(feasible, n)
+						}
 						checked++
 					}
+					if len(feasible) == 0 {
+						continue
+					}
+					got, err := e.Score(t.Context(), s, feasible)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if diff := cmp.Diff(freshScores(t, e, s, feasible), got); diff != "" {
+						t.Fatalf("cycle %d, pod kind %d: scores (-fresh,+kept):\n%s", cycle, k, diff)
+					}
+					scored += len(feasible)
 				}
 			}
-			if hits := e.FilterHits(); hits < checked/20 {
-				t.Errorf("%d of %d verdicts were kept ones; want at least one in twenty", hits, checked)
+			filters, scores := e.KeptHits()
+			if filters < checked/20 {
+				t.Errorf("%d of %d verdicts were kept ones; want at least one in twenty", filters, checked)
+			}
+			if scores < scored/20 {
+				t.Errorf("%d of %d nodes' scores were kept ones; want at least one in twenty", scores, scored)
 			}
 		})
 	}
+}
+
+// freshScores scores the nodes with the framework's own RunScorePlugins.
+func freshScores(t *testing.T, e *Evaluator, s *PodState, nodes []*api.NodeInfo) []int64 {
+	t.Helper()
+	infos := make([]fwk.NodeInfo, len(nodes))
+	for i, n := range nodes {
+		infos[i] = n.K8s
+	}
+	state := s.state.Clone()
+	if st := e.fw.RunPreScorePlugins(t.Context(), state, s.pod, infos); !st.IsSuccess() {
+		t.Fatal(st.AsError())
+	}
+	scores, st := e.fw.RunScorePlugins(t.Context(), state, s.pod, infos)
+	if !st.IsSuccess() {
+		t.Fatal(st.AsError())
+	}
+	out := make([]int64, len(scores))
+	for i := range scores {
+		out[i] = scores[i].TotalScore
+	}
+	return out
 }
 
 // TestWhichPodsKeepFilterVerdicts: pods mounting claims, ephemeral or
@@ -152,7 +212,7 @@ func TestWhichPodsKeepFilterVerdicts(t *testing.T) {
 		"own affinity": {st.MakePod(ns, "aff").Req("cpu", "1").PodAntiAffinity(hostKey, "app", "a").Obj(), false},
 	}
 	for name, tc := range cases {
-		if got := e.filterMemoFor(t.Context(), &PodState{pod: tc.pod}) != nil; got != tc.keep {
+		if got := e.keptFor(t.Context(), &PodState{pod: tc.pod}) != nil; got != tc.keep {
 			t.Errorf("%s: kept = %v, want %v", name, got, tc.keep)
 		}
 	}
@@ -161,11 +221,11 @@ func TestWhichPodsKeepFilterVerdicts(t *testing.T) {
 	anti := st.MakePod(ns, "anti").PodAntiAffinity(hostKey, "app", "a").Node("n").Phase(corev1.PodRunning).Obj()
 	place(nodes[0], anti, api.Running)
 	e.NotePlaced(anti)
-	if e.filterMemoFor(t.Context(), &PodState{pod: plain}) != nil {
+	if e.keptFor(t.Context(), &PodState{pod: plain}) != nil {
 		t.Error("plain pod after a pod with anti-affinity was placed: verdicts kept, want judged afresh")
 	}
 	e.SetNodes(nodes)
-	if e.filterMemoFor(t.Context(), &PodState{pod: plain}) != nil {
+	if e.keptFor(t.Context(), &PodState{pod: plain}) != nil {
 		t.Error("plain pod beside a placed pod with anti-affinity: verdicts kept, want judged afresh")
 	}
 }

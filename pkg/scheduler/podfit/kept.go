@@ -1,0 +1,219 @@
+package podfit
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+)
+
+// Filter verdicts and raw scores outlive the cycle for pods whose results
+// on a node depend on nothing but the pod's signature and the node: the
+// scheduler meets the same kinds of pods cycle after cycle (a backlog of
+// copies, a stream of single-GPU jobs), and most nodes do not change
+// between two cycles. A result is kept with the node's generation
+// (kube-scheduler's NodeInfo counter, moved on by every change to the node
+// and its pods, never reused, even by a node deleted and added again) and
+// used while the node is at that generation.
+//
+// A pod qualifies when it is signed (see Signature) and
+//   - no placed pod anywhere has inter-pod affinity or anti-affinity terms
+//     (their terms make one node's results depend on the pods of others),
+//     both when the result is kept and when it is used;
+//   - it mounts no claim, ephemeral volume or CSI volume (whose verdicts
+//     read claims, volumes, classes and CSI nodes, which change apart from
+//     the nodes);
+//   - its PreFilter state was not changed by AddPod or RemovePod.
+//
+// Raw scores are kept, in addition, with the score plugins PreScore left
+// to run and the image index's epoch: ImageLocality scores by how many
+// nodes hold an image and how many nodes there are, which change without
+// the node's generation.
+
+// maxKeptSignatures bounds the signatures kept at once; reaching it
+// forgets them all.
+const maxKeptSignatures = 64
+
+// keptResults are the kept results, by signature.
+type keptResults struct {
+	mu    sync.Mutex
+	bySig map[string]*sigResults
+	// filterHits and scoreHits count results used, for tests.
+	filterHits, scoreHits int
+}
+
+// sigResults are one signature's kept results, by node name.
+type sigResults struct {
+	verdicts map[string]keptVerdict
+	// scoredBy is what the kept scores were computed with (the score
+	// plugins run and the image epoch); scores are forgotten when it
+	// changes.
+	scoredBy string
+	scores   map[string]keptScores
+}
+
+type keptVerdict struct {
+	generation int64
+	status     *Status
+}
+
+type keptScores struct {
+	generation int64
+	raw        []fwk.PluginScore
+}
+
+// keptFor returns the pod's kept results, nil when the pod does not
+// qualify. It is looked up once per PodState.
+func (e *Evaluator) keptFor(ctx context.Context, s *PodState) *sigResults {
+	if s.changed || e.fresh {
+		return nil
+	}
+	s.keptOnce.Do(func() { s.kept = e.lookUpKept(ctx, s) })
+	if s.kept == nil || e.lister.mayHaveAffinity() {
+		return nil
+	}
+	return s.kept
+}
+
+func (e *Evaluator) lookUpKept(ctx context.Context, s *PodState) *sigResults {
+	if !memoizableVolumes(s.pod) || e.lister.mayHaveAffinity() {
+		return nil
+	}
+	var sig string
+	var ok bool
+	if s.sign != nil {
+		sig, ok = s.sign()
+	} else {
+		sig, ok = e.Signature(ctx, s.pod)
+	}
+	if !ok {
+		return nil
+	}
+	m := &e.kept
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.bySig == nil {
+		m.bySig = map[string]*sigResults{}
+	}
+	r := m.bySig[sig]
+	if r == nil {
+		if len(m.bySig) >= maxKeptSignatures {
+			clear(m.bySig)
+		}
+		r = &sigResults{verdicts: map[string]keptVerdict{}, scores: map[string]keptScores{}}
+		m.bySig[sig] = r
+	}
+	return r
+}
+
+// memoizableVolumes reports whether the pod's volumes leave its verdicts to
+// the node alone.
+func memoizableVolumes(pod *corev1.Pod) bool {
+	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil || v.Ephemeral != nil || v.CSI != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// keptFilter returns the kept verdict of the pod on the node, if any.
+func (e *Evaluator) keptFilter(r *sigResults, node *api.NodeInfo) (*Status, bool) {
+	m := &e.kept
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := r.verdicts[node.Name]
+	if !ok || v.generation != node.K8s.Generation {
+		return nil, false
+	}
+	m.filterHits++
+	return v.status, true
+}
+
+// keepFilter keeps a verdict just computed. Errors and waits are not
+// kept: they may pass.
+func (e *Evaluator) keepFilter(r *sigResults, node *api.NodeInfo, generation int64, st *Status) {
+	if st != nil && (st.Code == Error || st.Code == Pending) {
+		return
+	}
+	m := &e.kept
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r.verdicts[node.Name] = keptVerdict{generation: generation, status: st}
+	if len(r.verdicts) > 2*len(e.nodes)+16 {
+		// Nodes that left: start again rather than grow.
+		clear(r.verdicts)
+	}
+}
+
+// scoreKey is what raw scores computed after PreScore wrote state depend
+// on besides the pod and the node: the score plugins that run (PreScore
+// may skip some) and the image index's epoch.
+func (e *Evaluator) scoreKey(state fwk.CycleState) string {
+	var b strings.Builder
+	b.WriteString(strconv.FormatUint(e.images.epoch, 10))
+	skip := state.GetSkipScorePlugins()
+	for _, p := range e.scoreOrder {
+		if !skip.Has(p) {
+			b.WriteByte(',')
+			b.WriteString(p)
+		}
+	}
+	return b.String()
+}
+
+// scoresKeptBy readies the kept scores for a PreScore state, forgetting
+// them when they were computed with another key.
+func (e *Evaluator) scoresKeptBy(r *sigResults, key string) {
+	m := &e.kept
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r.scoredBy != key {
+		clear(r.scores)
+		r.scoredBy = key
+	}
+}
+
+// keptScore returns the kept raw scores of the pod on the node, if any.
+// Callers must not change them.
+func (e *Evaluator) keptScore(r *sigResults, node *api.NodeInfo) ([]fwk.PluginScore, bool) {
+	m := &e.kept
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := r.scores[node.Name]
+	if !ok || v.generation != node.K8s.Generation {
+		return nil, false
+	}
+	m.scoreHits++
+	return v.raw, true
+}
+
+// keepScore keeps raw scores just computed.
+func (e *Evaluator) keepScore(r *sigResults, node *api.NodeInfo, generation int64, raw []fwk.PluginScore) {
+	m := &e.kept
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r.scores[node.Name] = keptScores{generation: generation, raw: slices.Clip(raw)}
+	if len(r.scores) > 2*len(e.nodes)+16 {
+		clear(r.scores)
+	}
+}
+
+// NotePlaced tells the evaluator that the pod was placed on one of the
+// nodes given to SetNodes, in the cycle; no kept result is used while a
+// placed pod has inter-pod affinity terms.
+func (e *Evaluator) NotePlaced(pod *corev1.Pod) { e.lister.notePlaced(pod) }
+
+// KeptHits is how many Filter verdicts and how many nodes' raw scores were
+// kept ones.
+func (e *Evaluator) KeptHits() (filters, scores int) {
+	e.kept.mu.Lock()
+	defer e.kept.mu.Unlock()
+	return e.kept.filterHits, e.kept.scoreHits
+}
