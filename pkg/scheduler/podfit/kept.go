@@ -2,13 +2,11 @@ package podfit
 
 import (
 	"context"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 )
@@ -48,24 +46,25 @@ type keptResults struct {
 	filterHits, scoreHits int
 }
 
-// sigResults are one signature's kept results, by node name.
+// sigResults are one signature's kept results.
 type sigResults struct {
-	verdicts map[string]keptVerdict
+	nodes map[string]keptNode
 	// scoredBy is what the kept scores were computed with (the score
-	// plugins run and the image epoch); scores are forgotten when it
-	// changes.
-	scoredBy string
-	scores   map[string]keptScores
+	// plugins run and the image epoch); scoreRound moves on when it
+	// changes, which retires every kept score.
+	scoredBy   string
+	scoreRound uint64
 }
 
-type keptVerdict struct {
-	generation int64
-	status     *Status
-}
-
-type keptScores struct {
-	generation int64
-	raw        []fwk.PluginScore
+// keptNode is what is kept for a node: the filter verdict computed at
+// generation filtered and the raw scores (in the order of the plugins
+// run) computed at generation scored in round; generation 0 is none.
+type keptNode struct {
+	filtered int64
+	status   *Status
+	scored   int64
+	round    uint64
+	raw      []int64
 }
 
 // keptFor returns the pod's kept results, nil when the pod does not
@@ -106,7 +105,7 @@ func (e *Evaluator) lookUpKept(ctx context.Context, s *PodState) *sigResults {
 		if len(m.bySig) >= maxKeptSignatures {
 			clear(m.bySig)
 		}
-		r = &sigResults{verdicts: map[string]keptVerdict{}, scores: map[string]keptScores{}}
+		r = &sigResults{nodes: map[string]keptNode{}}
 		m.bySig[sig] = r
 	}
 	return r
@@ -128,8 +127,8 @@ func (e *Evaluator) keptFilter(r *sigResults, node *api.NodeInfo) (*Status, bool
 	m := &e.kept
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	v, ok := r.verdicts[node.Name]
-	if !ok || v.generation != node.K8s.Generation {
+	v := r.nodes[node.Name]
+	if v.filtered == 0 || v.filtered != node.K8s.Generation {
 		return nil, false
 	}
 	m.filterHits++
@@ -145,49 +144,54 @@ func (e *Evaluator) keepFilter(r *sigResults, node *api.NodeInfo, generation int
 	m := &e.kept
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r.verdicts[node.Name] = keptVerdict{generation: generation, status: st}
-	if len(r.verdicts) > 2*len(e.nodes)+16 {
+	v := r.nodes[node.Name]
+	v.filtered, v.status = generation, st
+	e.keepNode(r, node.Name, v)
+}
+
+// keepNode stores a node's entry; the caller holds the lock.
+func (e *Evaluator) keepNode(r *sigResults, name string, v keptNode) {
+	r.nodes[name] = v
+	if len(r.nodes) > 2*len(e.nodes)+16 {
 		// Nodes that left: start again rather than grow.
-		clear(r.verdicts)
+		clear(r.nodes)
 	}
 }
 
 // scoreKey is what raw scores computed after PreScore wrote state depend
 // on besides the pod and the node: the score plugins that run (PreScore
 // may skip some) and the image index's epoch.
-func (e *Evaluator) scoreKey(state fwk.CycleState) string {
+func (e *Evaluator) scoreKey(plugins []string) string {
 	var b strings.Builder
 	b.WriteString(strconv.FormatUint(e.images.epoch, 10))
-	skip := state.GetSkipScorePlugins()
-	for _, p := range e.scoreOrder {
-		if !skip.Has(p) {
-			b.WriteByte(',')
-			b.WriteString(p)
-		}
+	for _, p := range plugins {
+		b.WriteByte(',')
+		b.WriteString(p)
 	}
 	return b.String()
 }
 
-// scoresKeptBy readies the kept scores for a PreScore state, forgetting
-// them when they were computed with another key.
-func (e *Evaluator) scoresKeptBy(r *sigResults, key string) {
+// scoresKeptBy readies the kept scores for the score plugins a PreScore
+// left to run, retiring them when they were computed with another key.
+func (e *Evaluator) scoresKeptBy(r *sigResults, plugins []string) {
+	key := e.scoreKey(plugins)
 	m := &e.kept
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if r.scoredBy != key {
-		clear(r.scores)
 		r.scoredBy = key
+		r.scoreRound++
 	}
 }
 
 // keptScore returns the kept raw scores of the pod on the node, if any.
 // Callers must not change them.
-func (e *Evaluator) keptScore(r *sigResults, node *api.NodeInfo) ([]fwk.PluginScore, bool) {
+func (e *Evaluator) keptScore(r *sigResults, node *api.NodeInfo) ([]int64, bool) {
 	m := &e.kept
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	v, ok := r.scores[node.Name]
-	if !ok || v.generation != node.K8s.Generation {
+	v := r.nodes[node.Name]
+	if v.scored == 0 || v.scored != node.K8s.Generation || v.round != r.scoreRound {
 		return nil, false
 	}
 	m.scoreHits++
@@ -195,14 +199,13 @@ func (e *Evaluator) keptScore(r *sigResults, node *api.NodeInfo) ([]fwk.PluginSc
 }
 
 // keepScore keeps raw scores just computed.
-func (e *Evaluator) keepScore(r *sigResults, node *api.NodeInfo, generation int64, raw []fwk.PluginScore) {
+func (e *Evaluator) keepScore(r *sigResults, node *api.NodeInfo, generation int64, raw []int64) {
 	m := &e.kept
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r.scores[node.Name] = keptScores{generation: generation, raw: slices.Clip(raw)}
-	if len(r.scores) > 2*len(e.nodes)+16 {
-		clear(r.scores)
-	}
+	v := r.nodes[node.Name]
+	v.scored, v.round, v.raw = generation, r.scoreRound, raw
+	e.keepNode(r, node.Name, v)
 }
 
 // NotePlaced tells the evaluator that the pod was placed on one of the

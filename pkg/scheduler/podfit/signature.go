@@ -190,17 +190,32 @@ func (e *Evaluator) KeepScores(ctx context.Context, s *PodState, nodes []*api.No
 		return nil, fmt.Errorf("scoring pod %s/%s: %w", s.pod.Namespace, s.pod.Name, st.AsError())
 	}
 	k := &KeptScores{e: e, pod: s.pod, state: state, nodes: make([]string, len(nodes))}
+	// The plugins run, as the framework's RunRawScorePlugins picks them.
+	skip := state.GetSkipScorePlugins()
+	for _, name := range e.scoreOrder {
+		if skip.Has(name) {
+			continue
+		}
+		pl, ok := e.scorers[name]
+		if !ok {
+			return nil, fmt.Errorf("score plugin %s unknown", name)
+		}
+		k.names = append(k.names, name)
+		k.weights = append(k.weights, e.weights[name])
+		k.normalizers = append(k.normalizers, pl.ScoreExtensions())
+		k.raw = append(k.raw, make([]int64, len(nodes)))
+		k.normed = append(k.normed, make([]int64, len(nodes)))
+		k.dirty = append(k.dirty, true)
+	}
 	if k.kept = e.keptFor(ctx, s); k.kept != nil {
-		e.scoresKeptBy(k.kept, e.scoreKey(state))
+		e.scoresKeptBy(k.kept, k.names)
 	}
 	// Score the nodes in parallel, as RunScorePlugins does, unless the
 	// evaluator runs on one goroutine.
-	raws := make([][]fwk.PluginScore, len(nodes))
+	raws := make([][]int64, len(nodes))
 	errs := make([]error, len(nodes))
 	score := func(i int) {
-		raw, err := k.rawScores(ctx, nodes[i])
-		errs[i] = err
-		raws[i] = raw
+		raws[i], errs[i] = k.rawScores(ctx, nodes[i])
 	}
 	if e.parallelism == 1 {
 		for i := range nodes {
@@ -214,39 +229,33 @@ func (e *Evaluator) KeepScores(ctx context.Context, s *PodState, nodes []*api.No
 	}
 	for i, n := range nodes {
 		k.nodes[i] = n.Name
-		raw := raws[i]
-		if i == 0 {
-			for _, r := range raw {
-				pl, ok := e.scorers[r.Name]
-				if !ok {
-					return nil, fmt.Errorf("score plugin %s unknown", r.Name)
-				}
-				k.names = append(k.names, r.Name)
-				k.weights = append(k.weights, e.weights[r.Name])
-				k.normalizers = append(k.normalizers, pl.ScoreExtensions())
-				k.raw = append(k.raw, make([]int64, len(nodes)))
-				k.normed = append(k.normed, make([]int64, len(nodes)))
-				k.dirty = append(k.dirty, true)
-			}
-		}
-		if err := k.set(i, raw); err != nil {
-			return nil, err
-		}
+		k.set(i, raws[i])
 	}
 	return k, nil
 }
 
-// rawScores returns the node's raw scores, kept ones when they hold.
-func (k *KeptScores) rawScores(ctx context.Context, node *api.NodeInfo) ([]fwk.PluginScore, error) {
+// rawScores returns the node's raw scores in the order of k.names, kept
+// ones when they hold; callers must not change them.
+func (k *KeptScores) rawScores(ctx context.Context, node *api.NodeInfo) ([]int64, error) {
 	if k.kept != nil {
 		if raw, ok := k.e.keptScore(k.kept, node); ok {
 			return raw, nil
 		}
 	}
 	generation := node.K8s.Generation
-	raw, st := k.e.fw.RunRawScorePlugins(ctx, k.state, k.pod, node.K8s)
+	scores, st := k.e.fw.RunRawScorePlugins(ctx, k.state, k.pod, node.K8s)
 	if !st.IsSuccess() {
 		return nil, fmt.Errorf("scoring pod %s/%s on %s: %w", k.pod.Namespace, k.pod.Name, node.Name, st.AsError())
+	}
+	if len(scores) != len(k.names) {
+		return nil, fmt.Errorf("scoring pod %s/%s on %s: %d plugins scored, %d expected", k.pod.Namespace, k.pod.Name, node.Name, len(scores), len(k.names))
+	}
+	raw := make([]int64, len(scores))
+	for p, r := range scores {
+		if r.Name != k.names[p] {
+			return nil, fmt.Errorf("scoring pod %s/%s on %s: plugin %s scored in place of %s", k.pod.Namespace, k.pod.Name, node.Name, r.Name, k.names[p])
+		}
+		raw[p] = r.Score
 	}
 	if k.kept != nil {
 		k.e.keepScore(k.kept, node, generation, raw)
@@ -255,25 +264,18 @@ func (k *KeptScores) rawScores(ctx context.Context, node *api.NodeInfo) ([]fwk.P
 }
 
 // set records node i's raw scores, marking the columns that changed.
-func (k *KeptScores) set(i int, raw []fwk.PluginScore) error {
-	if len(raw) != len(k.names) {
-		return fmt.Errorf("scoring pod %s/%s: %d plugins scored, %d expected", k.pod.Namespace, k.pod.Name, len(raw), len(k.names))
-	}
-	for p, r := range raw {
-		if r.Name != k.names[p] {
-			return fmt.Errorf("scoring pod %s/%s: plugin %s scored in place of %s", k.pod.Namespace, k.pod.Name, r.Name, k.names[p])
-		}
-		if k.raw[p][i] == r.Score && !k.dirty[p] {
+func (k *KeptScores) set(i int, raw []int64) {
+	for p, v := range raw {
+		if k.raw[p][i] == v && !k.dirty[p] {
 			continue
 		}
-		k.raw[p][i] = r.Score
+		k.raw[p][i] = v
 		if k.normalizers[p] == nil {
-			k.normed[p][i] = r.Score
+			k.normed[p][i] = v
 		} else {
 			k.dirty[p] = true
 		}
 	}
-	return nil
 }
 
 // Update rescores node i, which changed since it was scored.
@@ -282,7 +284,8 @@ func (k *KeptScores) Update(ctx context.Context, i int, node *api.NodeInfo) erro
 	if err != nil {
 		return err
 	}
-	return k.set(i, raw)
+	k.set(i, raw)
+	return nil
 }
 
 // Remove drops node i, keeping the order of the others.
