@@ -24,7 +24,10 @@ staging_minor="v0.${K8S_VERSION#v1.}"   # v1.37.2 -> v0.37.2
 export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
 
 have() { # have <binary> <version-substring>
-  [ -x "${cache}/$1" ] && "${cache}/$1" --version 2>/dev/null | grep -q -- "$2"
+  [ -x "${cache}/$1" ] || return 1
+  local flag=(--version)
+  [ "$1" = kubectl ] && flag=(version --client)   # kubectl has no --version
+  "${cache}/$1" "${flag[@]}" 2>/dev/null | grep -q -- "$2"
 }
 
 build_etcd() {
