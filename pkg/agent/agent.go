@@ -127,16 +127,25 @@ func New(client kubernetes.Interface, recorder record.EventRecorder, m *metrics.
 	return a
 }
 
-// Run reads and acts every interval until ctx ends.
-func (a *Agent) Run(ctx context.Context) error {
+// Start starts the agent's informers and waits until their caches have
+// synced; then Tick may be called. Run does both.
+func (a *Agent) Start(ctx context.Context) error {
 	for _, f := range a.factories {
 		f.Start(ctx.Done())
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), a.synced...) {
 		return fmt.Errorf("caches of node %s did not sync", a.opts.NodeName)
 	}
-	logger := klog.FromContext(ctx)
-	logger.Info("Agent started", "node", a.opts.NodeName, "cgroupRoot", a.opts.Layout.Root, "driver", a.opts.Layout.Driver)
+	klog.FromContext(ctx).Info("Agent started", "node", a.opts.NodeName, "cgroupRoot", a.opts.Layout.Root, "driver", a.opts.Layout.Driver)
+	return nil
+}
+
+// Run starts the agent, then reads and acts every interval until ctx
+// ends.
+func (a *Agent) Run(ctx context.Context) error {
+	if err := a.Start(ctx); err != nil {
+		return err
+	}
 	t := a.clock.NewTicker(a.opts.Interval)
 	defer t.Stop()
 	for {

@@ -23,7 +23,7 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
@@ -53,21 +53,43 @@ func startAgent(t *testing.T, cs kubernetes.Interface, node, ns string, k *kerne
 }
 
 // startAgentWithMetrics is startAgent that also returns the agent's
-// metrics.
+// metrics. The agent's clock is a fake one that the test moves on in step
+// with the kernel, at the pace of the real one: each reading sees exactly
+// one interval of CPU time, whatever the machine's load.
 func startAgentWithMetrics(t *testing.T, cs kubernetes.Interface, node, ns string, k *kernel) (stop func(), m *metrics.Metrics) {
 	t.Helper()
+	const interval = 100 * time.Millisecond
 	m = metrics.New(prometheus.NewRegistry())
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background()))
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "caldera-agent", Host: node})
-	a := agent.New(cs, recorder, m, clock.RealClock{}, agent.Options{
+	clk := clocktesting.NewFakeClock(time.Now())
+	a := agent.New(cs, recorder, m, clk, agent.Options{
 		NodeName: node, Namespace: ns,
 		Layout:  cgroup.Layout{Root: k.root, Driver: cgroup.Systemd},
-		MemInfo: k.meminfo(), Interval: 100 * time.Millisecond, Resync: time.Hour,
+		MemInfo: k.meminfo(), Interval: interval, Resync: time.Hour,
 	})
 	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
+	go func() {
+		if err := a.Start(ctx); err != nil {
+			done <- err
+			return
+		}
+		pace := time.NewTicker(interval)
+		defer pace.Stop()
+		for {
+			k.advance(interval)
+			clk.Step(interval)
+			a.Tick(ctx)
+			select {
+			case <-ctx.Done():
+				done <- nil
+				return
+			case <-pace.C:
+			}
+		}
+	}()
 	return func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -14,23 +14,31 @@ import (
 // kernel lays out a cgroup v2 tree in a directory and keeps its usage
 // files as the kernel would: cpu.stat's usage_usec grows at each cgroup's
 // set rate, memory.current holds its set usage, and a meminfo file the
-// node's memory.
+// node's memory. Its time is the agent's clock: advance moves the counters
+// on by a span of it, so that the rates the agent reads are exact however
+// late the test's goroutines run.
 type kernel struct {
 	t     *testing.T
 	root  string
 	mu    sync.Mutex
 	rates map[string]float64 // cgroup dir → CPUs in use
 	usage map[string]float64 // cgroup dir → usage_usec so far
-	stop  chan struct{}
-	done  chan struct{}
 }
 
 func newKernel(t *testing.T) *kernel {
-	k := &kernel{t: t, root: t.TempDir(), rates: map[string]float64{}, usage: map[string]float64{}, stop: make(chan struct{}), done: make(chan struct{})}
+	k := &kernel{t: t, root: t.TempDir(), rates: map[string]float64{}, usage: map[string]float64{}}
 	k.cgroup(k.root)
-	go k.run()
-	t.Cleanup(func() { close(k.stop); <-k.done })
 	return k
+}
+
+// advance runs the cgroups at their rates for d.
+func (k *kernel) advance(d time.Duration) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for dir, cpus := range k.rates {
+		k.usage[dir] += cpus * float64(d.Microseconds())
+		k.write(filepath.Join(dir, "cpu.stat"), fmt.Sprintf("usage_usec %d\nuser_usec 0\nsystem_usec 0\n", int64(k.usage[dir])))
+	}
 }
 
 func (k *kernel) meminfo() string { return filepath.Join(k.root, "meminfo") }
@@ -90,30 +98,5 @@ func (k *kernel) write(path, v string) {
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		k.t.Error(err)
-	}
-}
-
-func (k *kernel) run() {
-	defer close(k.done)
-	last := time.Now()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-k.stop:
-			return
-		case <-tick.C:
-			// The time of writing, not of the tick: a late tick must
-			// not leave the counters behind the clock the agent reads.
-			now := time.Now()
-			dt := now.Sub(last).Microseconds()
-			last = now
-			k.mu.Lock()
-			for dir, cpus := range k.rates {
-				k.usage[dir] += cpus * float64(dt)
-				k.write(filepath.Join(dir, "cpu.stat"), fmt.Sprintf("usage_usec %d\nuser_usec 0\nsystem_usec 0\n", int64(k.usage[dir])))
-			}
-			k.mu.Unlock()
-		}
 	}
 }
