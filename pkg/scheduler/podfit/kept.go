@@ -2,8 +2,7 @@ package podfit
 
 import (
 	"context"
-	"strconv"
-	"strings"
+	"slices"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -49,11 +48,13 @@ type keptResults struct {
 // sigResults are one signature's kept results.
 type sigResults struct {
 	nodes map[string]keptNode
-	// scoredBy is what the kept scores were computed with (the score
-	// plugins run and the image epoch); scoreRound moves on when it
-	// changes, which retires every kept score.
-	scoredBy   string
-	scoreRound uint64
+	// scoredBy and scoredEpoch are what the kept scores were computed
+	// with (the score plugins run and the image index's epoch);
+	// scoreRound moves on when they change, which retires every kept
+	// score.
+	scoredBy    []string
+	scoredEpoch uint64
+	scoreRound  uint64
 }
 
 // keptNode is what is kept for a node: the filter verdict computed at
@@ -158,28 +159,16 @@ func (e *Evaluator) keepNode(r *sigResults, name string, v keptNode) {
 	}
 }
 
-// scoreKey is what raw scores computed after PreScore wrote state depend
-// on besides the pod and the node: the score plugins that run (PreScore
-// may skip some) and the image index's epoch.
-func (e *Evaluator) scoreKey(plugins []string) string {
-	var b strings.Builder
-	b.WriteString(strconv.FormatUint(e.images.epoch, 10))
-	for _, p := range plugins {
-		b.WriteByte(',')
-		b.WriteString(p)
-	}
-	return b.String()
-}
-
 // scoresKeptBy readies the kept scores for the score plugins a PreScore
-// left to run, retiring them when they were computed with another key.
+// left to run (raw scores depend on them and on the image index's epoch,
+// besides the pod and the node), retiring them when they were computed
+// with others.
 func (e *Evaluator) scoresKeptBy(r *sigResults, plugins []string) {
-	key := e.scoreKey(plugins)
 	m := &e.kept
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if r.scoredBy != key {
-		r.scoredBy = key
+	if r.scoredEpoch != e.images.epoch || !slices.Equal(r.scoredBy, plugins) {
+		r.scoredBy, r.scoredEpoch = slices.Clone(plugins), e.images.epoch
 		r.scoreRound++
 	}
 }
