@@ -17,6 +17,9 @@
 //     allocated, minus allocating, minus what was released there (or
 //     planned there) that the cluster does not report yet.
 //
+// A released job its cluster refused to apply for long enough (Refused)
+// holds nothing: it counts against neither its queue nor the cluster.
+//
 // A job that cannot be released does not stop the jobs behind it; once it
 // has waited longer than the configured wait, it reserves the cluster that
 // comes closest to holding it, and no job behind it is released there
@@ -84,6 +87,11 @@ type Binding struct {
 	Reported bool
 	// Finished: it holds nothing any more.
 	Finished bool
+	// Refused: released, and its cluster has refused to apply it for
+	// longer than the caller's grace (its admission said no). It holds
+	// nothing there and counts against neither its queue nor the
+	// cluster, until the cluster takes it.
+	Refused bool
 	// HeldSince is when the dispatcher first held it (zero: not yet).
 	HeldSince time.Time
 	// Gang names the jobs released together (the children of a HyperJob);
@@ -415,7 +423,7 @@ func newState(s *Snapshot, opts Options) *state {
 	// Released work counts, without a request map per job: there are
 	// many more released jobs than held ones.
 	for _, b := range s.Bindings {
-		if !b.Released || b.Finished {
+		if !b.Released || b.Finished || b.Refused {
 			continue
 		}
 		u, counted := st.used[b.Queue]

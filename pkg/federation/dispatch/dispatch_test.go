@@ -169,6 +169,35 @@ func TestInFlightAndReadiness(t *testing.T) {
 	}
 }
 
+// TestRefused: a released job its cluster refused to apply holds nothing,
+// neither in its queue nor in the cluster; before that it counts in both.
+func TestRefused(t *testing.T) {
+	tests := map[string]struct {
+		refused bool
+		want    []Release
+	}{
+		"counted while not refused": {want: nil},
+		"refused holds nothing":     {refused: true, want: []Release{{ID: "q/job-001", Cluster: "a"}}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			// One 4-CPU cluster, a queue capped at 4 CPUs; job-000 (4 CPUs)
+			// was released to a, which does not report it.
+			s := &Snapshot{
+				Clusters: []Cluster{cluster("a", 4)},
+				Queues:   []Queue{{Name: "q", Weight: 1, Capability: cpu(4000)}},
+				Bindings: jobs("q", 2, 1, 4, 0),
+				Now:      t0,
+			}
+			s.Bindings[0].Released, s.Bindings[0].Cluster, s.Bindings[0].Refused = true, "a", tc.refused
+			d := Decide(s, Options{})
+			if diff := cmp.Diff(tc.want, d.Releases); diff != "" {
+				t.Errorf("releases (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestGuarantee(t *testing.T) {
 	s := &Snapshot{
 		Clusters: []Cluster{cluster("a", 10)},
