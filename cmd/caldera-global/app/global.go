@@ -154,7 +154,7 @@ func Run(ctx context.Context, o *options.Options) error {
 		return fmt.Errorf("registering the dispatcher's metrics: %w", err)
 	}
 	d := dispatcher.New(mgr.GetClient(), mgr.GetCache(), mgr.GetEventRecorderFor("caldera-global"), clock.RealClock{}, dispatcher.Options{
-		StarvationWait: o.StarvationWait, Coalesce: o.Coalesce, Heartbeat: o.Heartbeat, ReportGrace: o.ReportGrace, Inventory: inv, Metrics: dm,
+		StarvationWait: o.StarvationWait, Coalesce: o.Coalesce, Heartbeat: o.Heartbeat, ReportGrace: o.ReportGrace, ApplyFailureGrace: o.ApplyFailureGrace, Inventory: inv, Metrics: dm,
 	})
 	if err := mgr.Add(manager.RunnableFunc(d.Run)); err != nil {
 		return err

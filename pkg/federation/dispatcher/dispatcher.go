@@ -3,11 +3,28 @@
 // ResourceBindings of queued work (those of Volcano Jobs, and those the
 // webhook marked with their queue) and the Jobs themselves, and whenever
 // something changes it decides (pkg/federation/dispatch) which held
-// bindings to release, lifts their spec.suspension.scheduling (pinning
-// each to the member the decision counted it on), and tells each held Job
-// why it waits, with an event, only when the reason
-// changes. A heartbeat re-decides too, so that waiting jobs reach their
-// starvation wait without other changes.
+// bindings to release, and tells each held Job why it waits, with an
+// event, whenever the reason or its numbers change. A heartbeat re-decides
+// too, so that waiting jobs reach their starvation wait without other
+// changes.
+//
+// A binding is released by placing it: the dispatcher writes its
+// spec.clusters, the member the decision counted it on, and leaves
+// spec.suspension.scheduling as the webhook set it. Karmada's binding
+// controller propagates the work to that member; Karmada's scheduler,
+// which ignores suspended bindings, never moves it; and Karmada's resource
+// detector, which rewrites a binding's placement from its policy whenever
+// it re-applies the policy (after creation, on every restart of
+// karmada-controller-manager), never touches spec.clusters. Narrowing the
+// binding's placement and lifting the suspension instead would not hold:
+// the detector restores the policy's placement, and Karmada's scheduler
+// then places the work by its own, lagging, view of the members.
+//
+// A released binding whose member refuses to apply it (the binding's
+// aggregated status says so) for longer than Options.ApplyFailureGrace
+// stops counting against its queue and the member, and its Job is told
+// why; Karmada keeps retrying the apply, and once it succeeds the work
+// counts again.
 //
 // Bindings and Jobs are converted for the decision as the watch delivers
 // their changes, so a decision beside many released bindings costs little
@@ -16,10 +33,12 @@
 //
 // What it needs to survive a restart lives on the bindings: a held
 // binding carries the time it was first held in the annotation
-// dispatch.caldera.sh/held-since.
+// dispatch.caldera.sh/held-since, a released one its member in
+// spec.clusters.
 package dispatcher
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -49,7 +68,6 @@ import (
 	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
 	"github.com/caldera-sh/caldera/pkg/federation/inventory"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
-	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
 	"github.com/caldera-sh/caldera/pkg/federation/placement"
 	"github.com/caldera-sh/caldera/pkg/federation/rbwebhook"
@@ -72,6 +90,10 @@ type Options struct {
 	// rather than trust the member's resource summary to include it: the
 	// summary is refreshed periodically (Karmada's cluster status period).
 	ReportGrace time.Duration
+	// ApplyFailureGrace is how long a released binding's member may refuse
+	// to apply it (Karmada retries) before the dispatcher stops counting it
+	// against its queue and the member; 0 stops at once.
+	ApplyFailureGrace time.Duration
 	// Inventory lists the member clusters; nil lists Karmada's Clusters
 	// from the dispatcher's cache.
 	Inventory inventory.Inventory
@@ -97,8 +119,12 @@ type Dispatcher struct {
 	// its member.
 	podsSeen map[string]time.Time
 	// released holds the bindings this dispatcher released that its cache
-	// may still show suspended: they count as released until it catches up.
+	// may still show held: they count as released until it catches up.
 	released map[string]bool
+	// refusedSince is when each released binding's member was first seen
+	// refusing to apply it; refusals are the messages last told.
+	refusedSince map[string]time.Time
+	refusals     map[string]string
 
 	// mu guards what the watch handlers keep: each binding and Job is
 	// converted once per change, so a decision's cost follows the changes
@@ -121,8 +147,14 @@ type tracked struct {
 	queue     string
 	priority  int32
 	suspended bool
-	cluster   string
-	hasPods   bool
+	// cluster is where the binding is placed ("" before), and
+	// placedReplicas the replicas given there.
+	cluster        string
+	placedReplicas int32
+	hasPods        bool
+	// refusal is what the member said when it refused to apply the work
+	// ("" unless it refused).
+	refusal   string
 	heldSince time.Time
 	// placement is the key of the binding's placement (its affinities and
 	// tolerations), "" for none: bindings of one policy share it.
@@ -156,16 +188,15 @@ func New(c client.Client, ca cache.Cache, recorder record.EventRecorder, clk clo
 	if opts.Heartbeat <= 0 {
 		opts.Heartbeat = 30 * time.Second
 	}
-	if opts.ReportGrace < 0 {
-		opts.ReportGrace = 0
-	}
+	opts.ReportGrace = max(opts.ReportGrace, 0)
+	opts.ApplyFailureGrace = max(opts.ApplyFailureGrace, 0)
 	if opts.Inventory == nil {
 		opts.Inventory = &inventory.Karmada{Cache: ca, Reader: c}
 	}
 	return &Dispatcher{
 		client: c, cache: ca, recorder: recorder, clock: clk, opts: opts,
 		trigger: make(chan struct{}, 1), planned: map[string]string{}, holds: map[string]dispatch.Hold{},
-		podsSeen: map[string]time.Time{}, released: map[string]bool{},
+		podsSeen: map[string]time.Time{}, released: map[string]bool{}, refusedSince: map[string]time.Time{}, refusals: map[string]string{},
 		bindings: map[string]*tracked{}, jobs: map[types.NamespacedName]*jobInfo{}, claims: map[string]*ddv1alpha1.DataSourceClaim{},
 	}
 }
@@ -173,6 +204,9 @@ func New(c client.Client, ca cache.Cache, recorder record.EventRecorder, clk clo
 // Run watches and decides until ctx ends. The cache must be started.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	if err := d.opts.Inventory.Start(ctx, d.poke); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while starting
+		}
 		return fmt.Errorf("following the member clusters: %w", err)
 	}
 	for _, obj := range []client.Object{&schedulingv1beta1.Queue{}, &workv1alpha2.ResourceBinding{}, &batchv1alpha1.Job{}, &schedulingv1.PriorityClass{}, &ddv1alpha1.DataSourceClaim{}} {
@@ -289,14 +323,7 @@ func (d *Dispatcher) once(ctx context.Context) (*dispatch.Snapshot, *dispatch.De
 	parallel(len(dec.Releases), PatchWorkers, func(i int) {
 		r := dec.Releases[i]
 		rb := byID[r.ID].rb
-		patched := rb.DeepCopy()
-		if patched.Spec.Suspension == nil {
-			patched.Spec.Suspension = &workv1alpha2.Suspension{}
-		}
-		patched.Spec.Suspension.Scheduling = new(false)
-		delete(patched.Annotations, HeldSinceAnnotation)
-		pin(patched, r.Cluster)
-		if err := d.client.Patch(ctx, patched, client.MergeFrom(rb)); err != nil {
+		if err := d.client.Patch(ctx, place(rb, r.Cluster), client.MergeFrom(rb)); err != nil {
 			errs[i] = fmt.Errorf("releasing binding %s: %w", r.ID, err)
 		}
 	})
@@ -308,9 +335,12 @@ func (d *Dispatcher) once(ctx context.Context) (*dispatch.Snapshot, *dispatch.De
 		d.released[r.ID] = true
 		delete(d.holds, r.ID)
 		if job := byID[r.ID].job; job != nil {
-			d.recorder.Eventf(job, corev1.EventTypeNormal, "Dispatched", "released to the federation's scheduler; counted on cluster %s", r.Cluster)
+			d.recorder.Eventf(job, corev1.EventTypeNormal, "Dispatched", "placed in cluster %s", r.Cluster)
 		}
 		logger.V(2).Info("Released binding", "binding", r.ID, "cluster", r.Cluster)
+	}
+	if err := d.follow(ctx); err != nil {
+		return s, &dec, err
 	}
 	// Newly held bindings get their held-since mark, in parallel too: a
 	// burst of new work is thousands of them.
@@ -354,21 +384,73 @@ func (d *Dispatcher) once(ctx context.Context) (*dispatch.Snapshot, *dispatch.De
 	return s, &dec, nil
 }
 
-// pin narrows a released binding's placement to the cluster the decision
-// counted it on, so that Karmada's scheduler, working from cluster
-// summaries that lag, does not put it where the room was already given to
-// other work. Tolerations and replica scheduling stay as the policy set
-// them.
-func pin(rb *workv1alpha2.ResourceBinding, cluster string) {
-	if cluster == "" {
-		return
-	}
-	if rb.Spec.Placement == nil {
-		rb.Spec.Placement = &policyv1alpha1.Placement{}
-	}
-	rb.Spec.Placement.ClusterAffinity = &policyv1alpha1.ClusterAffinity{ClusterNames: []string{cluster}}
-	rb.Spec.Placement.ClusterAffinities = nil
+// place releases a held binding to the cluster the decision counted it on:
+// spec.clusters names the cluster, with all the binding's replicas, as
+// Karmada's scheduler would write a placement in one cluster. The
+// scheduling suspension stays, so that Karmada's scheduler never
+// reschedules it; the held-since mark goes.
+func place(rb *workv1alpha2.ResourceBinding, cluster string) *workv1alpha2.ResourceBinding {
+	placed := rb.DeepCopy()
+	placed.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: cluster, Replicas: rb.Spec.Replicas}}
+	delete(placed.Annotations, HeldSinceAnnotation)
+	return placed
 }
+
+// follow keeps the dispatcher's placements up with their bindings: a
+// placed binding whose replicas changed gets them in its cluster (Karmada's
+// scheduler, which would do it, leaves suspended bindings alone), and the
+// Job of a binding its member refuses to apply is told why, once per
+// message.
+func (d *Dispatcher) follow(ctx context.Context) error {
+	type resize struct {
+		rb      *workv1alpha2.ResourceBinding
+		cluster string
+	}
+	type refusal struct {
+		job     *batchv1alpha1.Job
+		cluster string
+		message string
+		queue   string
+	}
+	var resizes []resize
+	var refusals []refusal
+	d.mu.Lock()
+	for id, t := range d.bindings {
+		if t.suspended && t.cluster != "" && len(t.rb.Spec.Clusters) == 1 && t.placedReplicas != t.rb.Spec.Replicas {
+			resizes = append(resizes, resize{rb: t.rb, cluster: t.cluster})
+		}
+		if t.refusal == "" || !t.isJob {
+			delete(d.refusals, id)
+			continue
+		}
+		since, ok := d.refusedSince[id]
+		if !ok || d.clock.Since(since) < d.opts.ApplyFailureGrace || d.refusals[id] == t.refusal {
+			continue
+		}
+		if info := d.jobs[t.job]; info != nil {
+			d.refusals[id] = t.refusal
+			queue := cmp.Or(info.queue, t.queue, schedulingv1beta1.DefaultQueue)
+			refusals = append(refusals, refusal{job: info.job, cluster: t.cluster, message: t.refusal, queue: queue})
+		}
+	}
+	d.mu.Unlock()
+	for _, r := range refusals {
+		d.recorder.Eventf(r.job, corev1.EventTypeWarning, ReasonApplyFailed,
+			"cluster %s refuses the job: %s; it no longer counts against queue %q or the cluster's room while Karmada retries applying it there",
+			r.cluster, r.message, r.queue)
+	}
+	errs := make([]error, len(resizes))
+	parallel(len(resizes), PatchWorkers, func(i int) {
+		if err := d.client.Patch(ctx, place(resizes[i].rb, resizes[i].cluster), client.MergeFrom(resizes[i].rb)); err != nil {
+			errs[i] = fmt.Errorf("resizing binding %s/%s in cluster %s: %w", resizes[i].rb.Namespace, resizes[i].rb.Name, resizes[i].cluster, err)
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// ReasonApplyFailed is the reason of the event that tells a Job its member
+// refuses it.
+const ReasonApplyFailed = "ApplyFailed"
 
 // claimGrace is how long a binding whose webhook saw a claim waits for
 // the claim to reach the dispatcher's watch: beyond it, the claim is taken
@@ -423,11 +505,11 @@ func (d *Dispatcher) trackBinding(rb *workv1alpha2.ResourceBinding, gone bool) {
 	if sp := rb.Spec.SchedulePriority; sp != nil {
 		t.priority = sp.Priority
 	}
-	sus := rb.Spec.Suspension
-	t.suspended = sus != nil && sus.Scheduling != nil && *sus.Scheduling
+	t.suspended = rb.Spec.SchedulingSuspended()
 	if len(rb.Spec.Clusters) > 0 {
-		t.cluster = rb.Spec.Clusters[0].Name
+		t.cluster, t.placedReplicas = rb.Spec.Clusters[0].Name, rb.Spec.Clusters[0].Replicas
 		t.hasPods = hasPods(rb, t.cluster)
+		t.refusal = refusal(rb, t.cluster)
 	}
 	if at, err := time.Parse(time.RFC3339, rb.Annotations[HeldSinceAnnotation]); err == nil {
 		t.heldSince = at
@@ -580,11 +662,24 @@ func (d *Dispatcher) snapshot(ctx context.Context) (*dispatch.Snapshot, map[stri
 				b.Gang, b.GangSize, b.GangMin = info.gang, info.gangSize, info.gangMin
 			}
 		}
-		b.Released = !t.suspended
+		// Placed by this dispatcher (suspended, with a cluster) or
+		// scheduled by Karmada (not suspended).
+		b.Released = !t.suspended || t.cluster != ""
 		if b.Released {
 			delete(d.released, id)
 		} else if d.released[id] {
 			b.Released = true
+		}
+		b.Refused = false
+		if t.refusal == "" {
+			delete(d.refusedSince, id)
+		} else {
+			since, ok := d.refusedSince[id]
+			if !ok {
+				since = s.Now
+				d.refusedSince[id] = since
+			}
+			b.Refused = s.Now.Sub(since) >= d.opts.ApplyFailureGrace
 		}
 		b.Reported = false
 		if t.cluster != "" {
@@ -616,6 +711,12 @@ func (d *Dispatcher) snapshot(ctx context.Context) (*dispatch.Snapshot, map[stri
 	for id := range d.released {
 		if _, ok := d.bindings[id]; !ok {
 			delete(d.released, id)
+		}
+	}
+	for id := range d.refusedSince {
+		if _, ok := d.bindings[id]; !ok {
+			delete(d.refusedSince, id)
+			delete(d.refusals, id)
 		}
 	}
 	slices.SortFunc(s.Bindings, func(a, b *dispatch.Binding) int { return strings.Compare(a.ID, b.ID) })
@@ -661,6 +762,19 @@ func components(rb *workv1alpha2.ResourceBinding) []dispatch.Component {
 		out = append(out, dc)
 	}
 	return out
+}
+
+// refusal is the member's message when it refused to apply the binding's
+// work ("" when it did not, or has not tried yet): Karmada reports a Work
+// whose Applied condition is False or Unknown as not applied, with the
+// condition's message.
+func refusal(rb *workv1alpha2.ResourceBinding, cluster string) string {
+	for _, s := range rb.Status.AggregatedStatus {
+		if s.ClusterName == cluster && !s.Applied {
+			return s.AppliedMessage
+		}
+	}
+	return ""
 }
 
 // hasPods says whether the binding's work has pods in the member, which

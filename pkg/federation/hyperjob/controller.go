@@ -588,8 +588,8 @@ func (r *Reconciler) forget(id string) {
 	r.mu.Unlock()
 }
 
-// allReleased reports whether every child's binding has its scheduling
-// suspension lifted.
+// allReleased reports whether every child's binding is released: placed
+// in a cluster by the dispatcher, or handed to Karmada's scheduler.
 func (r *Reconciler) allReleased(ctx context.Context, children []batchv1alpha1.Job) (bool, error) {
 	for _, c := range children {
 		var rb workv1alpha2.ResourceBinding
@@ -600,7 +600,7 @@ func (r *Reconciler) allReleased(ctx context.Context, children []batchv1alpha1.J
 		if err != nil {
 			return false, err
 		}
-		if s := rb.Spec.Suspension; s != nil && s.Scheduling != nil && *s.Scheduling {
+		if rb.Spec.SchedulingSuspended() && len(rb.Spec.Clusters) == 0 {
 			return false, nil
 		}
 	}

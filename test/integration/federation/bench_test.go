@@ -23,7 +23,6 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/federation/dispatcher"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
-	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
 )
 
@@ -112,7 +111,7 @@ func BenchmarkDispatchOnAPIServer(b *testing.B) {
 		if _, ok := rb.Annotations[dispatcher.HeldSinceAnnotation]; ok {
 			held[rb.Name] = true
 		}
-		if s := rb.Spec.Suspension; s != nil && s.Scheduling != nil && !*s.Scheduling {
+		if len(rb.Spec.Clusters) > 0 {
 			if _, ok := released[rb.Name]; !ok {
 				released[rb.Name] = time.Now()
 			}
@@ -160,8 +159,7 @@ func BenchmarkDispatchOnAPIServer(b *testing.B) {
 	parallelDo(backlog, dispatcher.PatchWorkers, func(i int) {
 		rb := plain[i]
 		patched := rb.DeepCopy()
-		patched.Spec.Suspension.Scheduling = new(false)
-		patched.Spec.Placement = &policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{members[i%clusters].Name}}}
+		patched.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: members[i%clusters].Name}}
 		if err := c.Patch(ctx, patched, client.MergeFrom(rb)); err != nil {
 			b.Error(err)
 		}

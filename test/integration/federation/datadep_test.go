@@ -117,13 +117,10 @@ func TestDataDependency(t *testing.T) {
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-job"}, &rb); err != nil {
 			return err.Error()
 		}
-		if s := rb.Spec.Suspension; s != nil && s.Scheduling != nil && *s.Scheduling {
+		if len(rb.Spec.Clusters) == 0 {
 			return "held"
 		}
-		if p := rb.Spec.Placement; p != nil && p.ClusterAffinity != nil {
-			return strings.Join(p.ClusterAffinity.ClusterNames, ",")
-		}
-		return "released, unpinned"
+		return rb.Spec.Clusters[0].Name
 	}
 	claimState := func(name string) string {
 		var cl ddv1alpha1.DataSourceClaim

@@ -5,6 +5,7 @@ package federation
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,8 +30,8 @@ import (
 )
 
 // startDispatcher runs a dispatcher against the API server until the test
-// ends.
-func startDispatcher(t *testing.T) {
+// ends, or until stop is called; the options may be changed first.
+func startDispatcher(t *testing.T, change ...func(*dispatcher.Options)) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background()))
 	ca, err := cache.New(fw.RESTConfig(), cache.Options{Scheme: fw.Scheme})
@@ -46,16 +47,25 @@ func startDispatcher(t *testing.T) {
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
 	recorder := broadcaster.NewRecorder(fw.Scheme, corev1.EventSource{Component: "caldera-global"})
 	go func() { _ = ca.Start(ctx) }()
-	d := dispatcher.New(c, ca, recorder, clock.RealClock{}, dispatcher.Options{Heartbeat: time.Second})
+	opts := dispatcher.Options{Heartbeat: time.Second}
+	for _, c := range change {
+		c(&opts)
+	}
+	d := dispatcher.New(c, ca, recorder, clock.RealClock{}, opts)
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-		broadcaster.Shutdown()
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+			broadcaster.Shutdown()
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }
 
 func job(ns, name, queue string) *batchv1alpha1.Job {
@@ -82,13 +92,30 @@ func binding(ns, name string) *workv1alpha2.ResourceBinding {
 	}
 }
 
-func suspended(t *testing.T, ns, name string) bool {
+// held says whether the binding waits in its queue: scheduling suspended
+// and no cluster chosen.
+func held(t *testing.T, ns, name string) bool {
+	t.Helper()
+	return placedIn(t, ns, name) == "" && getBinding(t, ns, name).Spec.SchedulingSuspended()
+}
+
+// placedIn is the cluster the binding is placed in ("" for none).
+func placedIn(t *testing.T, ns, name string) string {
+	t.Helper()
+	rb := getBinding(t, ns, name)
+	if len(rb.Spec.Clusters) == 0 {
+		return ""
+	}
+	return rb.Spec.Clusters[0].Name
+}
+
+func getBinding(t *testing.T, ns, name string) *workv1alpha2.ResourceBinding {
 	t.Helper()
 	var rb workv1alpha2.ResourceBinding
 	if err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &rb); err != nil {
 		t.Fatal(err)
 	}
-	return rb.Spec.Suspension != nil && rb.Spec.Suspension.Scheduling != nil && *rb.Spec.Suspension.Scheduling
+	return &rb
 }
 
 // TestDispatcherCapability: a queue capped at 4 CPUs on a Ready 8-CPU
@@ -134,7 +161,7 @@ func TestDispatcherCapability(t *testing.T) {
 	framework.Eventually(t, 20*time.Second, "two of three released", func() (bool, string) {
 		var states []bool
 		for i := range 3 {
-			states = append(states, suspended(t, ns, fmt.Sprintf("train-%d-job", i)))
+			states = append(states, held(t, ns, fmt.Sprintf("train-%d-job", i)))
 		}
 		return fmt.Sprint(states) == "[false false true]", fmt.Sprintf("suspended %v", states)
 	})
@@ -147,11 +174,11 @@ func TestDispatcherCapability(t *testing.T) {
 		want := `held: queue "capped" would hold cpu 6, over its capability by cpu 2`
 		return evs.Items[0].Message == want, evs.Items[0].Message
 	})
-	var held workv1alpha2.ResourceBinding
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "train-2-job"}, &held); err != nil {
+	var third workv1alpha2.ResourceBinding
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "train-2-job"}, &third); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := time.Parse(time.RFC3339, held.Annotations[dispatcher.HeldSinceAnnotation]); err != nil {
+	if _, err := time.Parse(time.RFC3339, third.Annotations[dispatcher.HeldSinceAnnotation]); err != nil {
 		t.Errorf("held binding's %s annotation: %v", dispatcher.HeldSinceAnnotation, err)
 	}
 
@@ -162,19 +189,25 @@ func TestDispatcherCapability(t *testing.T) {
 		t.Fatal(err)
 	}
 	framework.Eventually(t, 5*time.Second, "the third released", func() (bool, string) {
-		return !suspended(t, ns, "train-2-job"), "still suspended"
+		return !held(t, ns, "train-2-job"), "still held"
 	})
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "train-2-job"}, &held); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "train-2-job"}, &third); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := held.Annotations[dispatcher.HeldSinceAnnotation]; ok {
+	if _, ok := third.Annotations[dispatcher.HeldSinceAnnotation]; ok {
 		t.Errorf("released binding keeps its %s annotation", dispatcher.HeldSinceAnnotation)
 	}
-	if held.Spec.Suspension.Dispatching != nil {
-		t.Errorf("releasing set dispatching: %+v", held.Spec.Suspension)
+	if third.Spec.Suspension.Dispatching != nil {
+		t.Errorf("releasing set dispatching: %+v", third.Spec.Suspension)
 	}
-	if p := held.Spec.Placement; p == nil || p.ClusterAffinity == nil || fmt.Sprint(p.ClusterAffinity.ClusterNames) != "[dispatch-member]" {
-		t.Errorf("released binding's placement %+v, want it pinned to dispatch-member", p)
+	if got, want := third.Spec.Clusters, []workv1alpha2.TargetCluster{{Name: "dispatch-member"}}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("released binding's clusters %+v, want %+v", got, want)
+	}
+	if !third.Spec.SchedulingSuspended() {
+		t.Errorf("releasing lifted the scheduling suspension: Karmada's scheduler could move the job")
+	}
+	if third.Spec.Placement != nil {
+		t.Errorf("releasing wrote a placement %+v: the policy's is Karmada's to write", third.Spec.Placement)
 	}
 }
 
@@ -229,19 +262,10 @@ func TestDispatcherPlacement(t *testing.T) {
 	}
 	startDispatcher(t)
 
-	pinned := func(name string) string {
-		var rb workv1alpha2.ResourceBinding
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-job"}, &rb); err != nil {
-			t.Fatal(err)
-		}
-		if s := rb.Spec.Suspension; s != nil && s.Scheduling != nil && *s.Scheduling {
-			return ""
-		}
-		return fmt.Sprint(rb.Spec.Placement.ClusterAffinity.ClusterNames)
-	}
+	pinned := func(name string) string { return placedIn(t, ns, name+"-job") }
 	framework.Eventually(t, 20*time.Second, "released where their placements allow", func() (bool, string) {
 		got := fmt.Sprintf("small-only %s, tolerated %s", pinned("small-only"), pinned("tolerated"))
-		return got == "small-only [place-small], tolerated [place-tainted]", got
+		return got == "small-only place-small, tolerated place-tainted", got
 	})
 	cs := kubernetes.NewForConfigOrDie(fw.RESTConfig())
 	framework.Eventually(t, 20*time.Second, "the untolerated job told why", func() (bool, string) {

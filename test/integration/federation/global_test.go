@@ -153,7 +153,7 @@ func TestGlobal(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	framework.Eventually(t, 20*time.Second, "the first released, the second held", func() (bool, string) {
-		a, b := suspended(t, ns, "first-job"), suspended(t, ns, "second-job")
+		a, b := held(t, ns, "first-job"), held(t, ns, "second-job")
 		return !a && b, fmt.Sprintf("first suspended %v, second %v", a, b)
 	})
 
@@ -180,6 +180,6 @@ func TestGlobal(t *testing.T) {
 	}
 	// The queued Deployment asks for nothing: it fits the queue at once.
 	framework.Eventually(t, 20*time.Second, "the queued Deployment released", func() (bool, string) {
-		return !suspended(t, ns, "queued-deployment"), "still suspended"
+		return !held(t, ns, "queued-deployment"), "still held"
 	})
 }

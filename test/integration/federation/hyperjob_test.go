@@ -240,12 +240,12 @@ func TestHyperJob(t *testing.T) {
 	// All together: one binding alone waits.
 	bindChild(t, ns, "llm-train-0")
 	time.Sleep(2 * time.Second)
-	if !suspended(t, ns, "llm-train-0-job") {
+	if !held(t, ns, "llm-train-0-job") {
 		t.Fatal("a child was released before its sibling's binding existed")
 	}
 	bindChild(t, ns, "llm-train-1")
 	framework.Eventually(t, 20*time.Second, "both children released", func() (bool, string) {
-		a, b := suspended(t, ns, "llm-train-0-job"), suspended(t, ns, "llm-train-1-job")
+		a, b := held(t, ns, "llm-train-0-job"), held(t, ns, "llm-train-1-job")
 		return !a && !b, fmt.Sprintf("suspended %v %v", a, b)
 	})
 	setChildPhase(t, ns, "llm-train-0", batchv1alpha1.JobRunning, 16)
@@ -312,7 +312,7 @@ func TestHyperJob(t *testing.T) {
 	bindChild(t, ns, "llm2-train-0")
 	bindChild(t, ns, "llm2-train-1")
 	framework.Eventually(t, 20*time.Second, "llm2's children released", func() (bool, string) {
-		return !suspended(t, ns, "llm2-train-0-job") && !suspended(t, ns, "llm2-train-1-job"), "held"
+		return !held(t, ns, "llm2-train-0-job") && !held(t, ns, "llm2-train-1-job"), "held"
 	})
 	// They never run: after the 5-second start timeout, a new plan.
 	cs := kubernetes.NewForConfigOrDie(fw.RESTConfig())

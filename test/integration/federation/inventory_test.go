@@ -185,11 +185,11 @@ func TestClusterAPIInventory(t *testing.T) {
 		time.Sleep(1100 * time.Millisecond) // distinct creation seconds: age orders them
 	}
 	framework.Eventually(t, 20*time.Second, "the 4-GPU job released to capi-a, the 2-GPU one held", func() (bool, string) {
-		a, b := suspended(t, ns, "gpu-0-job"), suspended(t, ns, "gpu-1-job")
+		a, b := held(t, ns, "gpu-0-job"), held(t, ns, "gpu-1-job")
 		return !a && b, fmt.Sprintf("suspended: gpu-0 %v, gpu-1 %v", a, b)
 	})
 	time.Sleep(2 * time.Second) // two heartbeats
-	if !suspended(t, ns, "gpu-1-job") {
+	if !held(t, ns, "gpu-1-job") {
 		t.Errorf("gpu-1 released with 1 GPU free for its 2")
 	}
 

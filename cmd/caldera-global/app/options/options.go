@@ -30,6 +30,9 @@ type Options struct {
 	// ReportGrace: how long a released job's pods are counted by the
 	// dispatcher itself after they appear in their member.
 	ReportGrace time.Duration
+	// ApplyFailureGrace: how long a released job's member may refuse to
+	// apply it before it stops counting against its queue and the member.
+	ApplyFailureGrace time.Duration
 	// HyperJobStartTimeout is how long a HyperJob's released children may
 	// take to run before all are rolled back and it is planned again.
 	HyperJobStartTimeout time.Duration
@@ -76,6 +79,7 @@ func NewOptions() *Options {
 		Coalesce:                50 * time.Millisecond,
 		Heartbeat:               30 * time.Second,
 		ReportGrace:             30 * time.Second,
+		ApplyFailureGrace:       2 * time.Minute,
 		ClusterInventory:        InventoryKarmada,
 		PoolLabels:              []string{"nvidia.com/gpu.product", "cloud.google.com/gke-accelerator"},
 		MemberNodePools:         true,
@@ -94,6 +98,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.StarvationWait, "starvation-wait", o.StarvationWait, "how long a job that does not fit may be passed over before it reserves the cluster closest to holding it; 0 never")
 	fs.DurationVar(&o.Coalesce, "coalesce", o.Coalesce, "how long the dispatcher gathers changes before deciding")
 	fs.DurationVar(&o.Heartbeat, "heartbeat", o.Heartbeat, "the dispatcher decides at least this often")
+	fs.DurationVar(&o.ApplyFailureGrace, "apply-failure-grace", o.ApplyFailureGrace, "how long a released job's member may refuse to apply it (Karmada retries) before the job stops counting against its queue and the member; the job is told why")
 	fs.DurationVar(&o.ReportGrace, "report-grace", o.ReportGrace, "how long after a released job's pods appear in their member the dispatcher still counts them itself before trusting the member's resource summary; at least Karmada's cluster status update period")
 	fs.DurationVar(&o.HyperJobStartTimeout, "hyperjob-start-timeout", o.HyperJobStartTimeout, "how long the released children of a HyperJob may take to run (at least its minAvailable of them) before all are deleted and it is planned again")
 	fs.StringArrayVar(&o.DataProviders, "data-provider", o.DataProviders, "system=URL: DataSourceClaims of this data system are resolved by the catalog at URL, over the HTTP lookup contract (repeat for several systems); claims of other systems are resolved from the DataSources declared")
@@ -119,6 +124,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Heartbeat <= 0 {
 		errs = append(errs, fmt.Errorf("--heartbeat: %s must be positive", o.Heartbeat))
+	}
+	if o.ApplyFailureGrace < 0 {
+		errs = append(errs, fmt.Errorf("--apply-failure-grace: %s must not be negative", o.ApplyFailureGrace))
 	}
 	if o.ReportGrace < 0 {
 		errs = append(errs, fmt.Errorf("--report-grace: %s must not be negative", o.ReportGrace))

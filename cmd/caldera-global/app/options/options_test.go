@@ -3,6 +3,7 @@ package options
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestValidateClusterInventory(t *testing.T) {
@@ -16,6 +17,7 @@ func TestValidateClusterInventory(t *testing.T) {
 		{"unknown inventory", func(o *Options) { o.ClusterInventory = "capi" }, `--cluster-inventory: "capi" is not one of karmada, cluster-api`},
 		{"cluster-api flags without it", func(o *Options) { o.ClusterAPIKubeconfig = "/etc/mgmt" }, "--cluster-api-kubeconfig and --cluster-api-namespace need --cluster-inventory=cluster-api"},
 		{"bad namespace", func(o *Options) { o.ClusterInventory, o.ClusterAPINamespace = InventoryClusterAPI, "Fleet" }, "--cluster-api-namespace: a lowercase RFC 1123 label"},
+		{"negative apply failure grace", func(o *Options) { o.ApplyFailureGrace = -time.Second }, "--apply-failure-grace: -1s must not be negative"},
 	} {
 		o := NewOptions()
 		tc.set(o)

@@ -80,23 +80,34 @@ func Job(f *Facts) []string {
 	return out
 }
 
-// federation explains a binding on the Karmada API server.
+// federation explains a binding on the Karmada API server: held by
+// caldera-global (scheduling suspended, no cluster), placed by it
+// (suspended, with a cluster), or handed to Karmada's scheduler.
 func federation(b *workv1alpha2.ResourceBinding, events []corev1.Event) []string {
-	held := b.Spec.Suspension != nil && b.Spec.Suspension.Scheduling != nil && *b.Spec.Suspension.Scheduling
-	if !held {
-		var clusters []string
-		for _, c := range b.Spec.Clusters {
-			clusters = append(clusters, c.Name)
-		}
-		if len(clusters) == 0 {
-			return []string{"caldera-global released it; Karmada has not placed it in a member yet."}
-		}
-		return []string{fmt.Sprintf("caldera-global released it; Karmada placed it in %s.", strings.Join(clusters, ", "))}
+	var clusters []string
+	for _, c := range b.Spec.Clusters {
+		clusters = append(clusters, c.Name)
 	}
-	if e := latest(events, func(e corev1.Event) bool { return slices.Contains(holdReasons, e.Reason) }); e != nil {
-		return []string{fmt.Sprintf("caldera-global holds it (%s): %s.", e.Reason, strings.TrimSuffix(strings.TrimPrefix(e.Message, "held: "), "."))}
+	var out []string
+	switch {
+	case len(clusters) > 0 && b.Spec.SchedulingSuspended():
+		out = append(out, fmt.Sprintf("caldera-global placed it in %s.", strings.Join(clusters, ", ")))
+	case len(clusters) > 0:
+		out = append(out, fmt.Sprintf("caldera-global released it; Karmada placed it in %s.", strings.Join(clusters, ", ")))
+	case !b.Spec.SchedulingSuspended():
+		return []string{"caldera-global released it; Karmada has not placed it in a member yet."}
+	default:
+		if e := latest(events, func(e corev1.Event) bool { return slices.Contains(holdReasons, e.Reason) }); e != nil {
+			return []string{fmt.Sprintf("caldera-global holds it (%s): %s.", e.Reason, strings.TrimSuffix(strings.TrimPrefix(e.Message, "held: "), "."))}
+		}
+		return []string{"caldera-global holds it: it has not decided on it yet."}
 	}
-	return []string{"caldera-global holds it: it has not decided on it yet."}
+	for _, s := range b.Status.AggregatedStatus {
+		if !s.Applied && s.AppliedMessage != "" {
+			out = append(out, fmt.Sprintf("%s has not accepted it: %s.", s.ClusterName, strings.TrimSuffix(s.AppliedMessage, ".")))
+		}
+	}
+	return out
 }
 
 // podGroup explains what the scheduler concluded.

@@ -42,8 +42,17 @@ Its queue ml is Closed: no new job is admitted to it.`
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	f.Binding.Spec.Suspension.Scheduling = new(false)
+	// Placed by caldera-global: the suspension stays, the cluster is set.
 	f.Binding.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member-b"}}
+	if got := Job(f); got[2] != "caldera-global placed it in member-b." {
+		t.Errorf("placed: %q", got[2])
+	}
+	f.Binding.Status.AggregatedStatus = []workv1alpha2.AggregatedStatusItem{{ClusterName: "member-b", AppliedMessage: `jobs.batch.volcano.sh "big" is forbidden: exceeded quota.`}}
+	if got := Job(f); got[3] != `member-b has not accepted it: jobs.batch.volcano.sh "big" is forbidden: exceeded quota.` {
+		t.Errorf("refused: %q", got[3])
+	}
+	f.Binding.Status.AggregatedStatus = nil
+	f.Binding.Spec.Suspension.Scheduling = new(false)
 	if got := Job(f); got[2] != "caldera-global released it; Karmada placed it in member-b." {
 		t.Errorf("released: %q", got[2])
 	}

@@ -2,7 +2,8 @@
 // ResourceBinding and ClusterResourceBinding: a resource template bound to
 // a propagation policy, with what its replicas need and, once scheduled,
 // the clusters it goes to. Caldera suspends the scheduling of bindings of
-// queued work and lifts the suspension when the work may run.
+// queued work and, when the work may run, places it by writing its
+// clusters, the suspension kept.
 //
 // +kubebuilder:object:generate=true
 // +groupName=work.karmada.io
@@ -154,6 +155,8 @@ type Suspension struct {
 	DispatchingOnClusters *policyv1alpha1.SuspendClusters `json:"dispatchingOnClusters,omitempty"`
 	// Scheduling pauses the Karmada scheduler for this binding while true;
 	// meant to be set by an admission webhook when the binding is created.
+	// Karmada's binding controller still propagates the work to the
+	// clusters spec.clusters names.
 	// +optional
 	Scheduling *bool `json:"scheduling,omitempty"`
 }
