@@ -31,6 +31,10 @@ type APIServerOptions struct {
 	Port int
 	// ExtraArgs are appended to the command line (later flags win).
 	ExtraArgs []string
+	// Users are further identities the server knows by a token of their
+	// own, in no group: what they may do is what RBAC grants them
+	// (KubeconfigFor writes their kubeconfigs).
+	Users []string
 	// StartTimeout bounds the wait for /readyz; 0 means 120s (a busy
 	// two-core machine can take over a minute).
 	StartTimeout time.Duration
@@ -47,6 +51,8 @@ type APIServer struct {
 	// CAData is the PEM of the serving certificate chain.
 	CAData []byte
 	token  string
+	// tokens are the Users' tokens.
+	tokens map[string]string
 	proc   *process
 }
 
@@ -71,8 +77,16 @@ func StartAPIServer(ctx context.Context, etcd *Etcd, o APIServerOptions) (*APISe
 	if err != nil {
 		return nil, err
 	}
+	tokens := map[string]string{}
+	lines := token + ",caldera-admin,caldera-admin,system:masters\n"
+	for _, u := range o.Users {
+		if tokens[u], err = randomToken(); err != nil {
+			return nil, err
+		}
+		lines += fmt.Sprintf("%s,%s,%s\n", tokens[u], u, u)
+	}
 	tokenFile := filepath.Join(o.Dir, "tokens.csv")
-	if err := os.WriteFile(tokenFile, []byte(token+",caldera-admin,caldera-admin,system:masters\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokenFile, []byte(lines), 0o600); err != nil {
 		return nil, err
 	}
 	keyFile, pubFile, err := writeServiceAccountKeys(o.Dir)
@@ -108,7 +122,7 @@ func StartAPIServer(ctx context.Context, etcd *Etcd, o APIServerOptions) (*APISe
 	if err != nil {
 		return nil, err
 	}
-	s := &APIServer{Name: o.Name, URL: "https://" + hostPort(port), token: token, proc: p}
+	s := &APIServer{Name: o.Name, URL: "https://" + hostPort(port), token: token, tokens: tokens, proc: p}
 
 	timeout := o.StartTimeout
 	if timeout == 0 {
@@ -177,6 +191,18 @@ func (s *APIServer) kubeconfig() clientcmdapi.Config {
 		},
 		CurrentContext: s.Name,
 	}
+}
+
+// KubeconfigFor writes to path a kubeconfig of one of the Users.
+func (s *APIServer) KubeconfigFor(user, path string) error {
+	token, ok := s.tokens[user]
+	if !ok {
+		return fmt.Errorf("API server %s has no user %q", s.Name, user)
+	}
+	cfg := s.kubeconfig()
+	cfg.AuthInfos = map[string]*clientcmdapi.AuthInfo{user: {Token: token}}
+	cfg.Contexts[s.Name].AuthInfo = user
+	return clientcmd.WriteToFile(cfg, path)
 }
 
 // Stop stops the API server.

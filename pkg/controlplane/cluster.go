@@ -27,6 +27,9 @@ type ClusterOptions struct {
 	Scheme *runtime.Scheme
 	// APIServerArgs are extra kube-apiserver flags.
 	APIServerArgs []string
+	// Users are further identities of the API server
+	// (APIServerOptions.Users).
+	Users []string
 }
 
 // Cluster is a running simulated cluster.
@@ -48,7 +51,7 @@ func StartCluster(ctx context.Context, etcd *Etcd, o ClusterOptions) (_ *Cluster
 		}
 	}()
 	c.APIServer, err = StartAPIServer(ctx, etcd, APIServerOptions{
-		Name: o.Name, BinDir: o.BinDir, Dir: o.Dir, ExtraArgs: o.APIServerArgs,
+		Name: o.Name, BinDir: o.BinDir, Dir: o.Dir, ExtraArgs: o.APIServerArgs, Users: o.Users,
 	})
 	if err != nil {
 		return nil, err

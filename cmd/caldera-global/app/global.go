@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
@@ -117,6 +118,11 @@ func Run(ctx context.Context, o *options.Options) error {
 	if err != nil {
 		return err
 	}
+	if o.LeaderElect {
+		if err := leaseNamespaceExists(ctx, cfg, o.LeaderElectionNamespace); err != nil {
+			return err
+		}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		// Run may run more than once in a process (embedded, or in tests),
 		// each time with one manager of its own: controller names are
@@ -187,6 +193,29 @@ func Run(ctx context.Context, o *options.Options) error {
 	}
 	klog.FromContext(ctx).Info("Starting caldera-global", "address", o.BindAddress, "port", o.Port, "leaderElect", o.LeaderElect)
 	return mgr.Start(ctx)
+}
+
+// leaseNamespaceExists refuses to start when the namespace of the leader
+// election Lease is missing on the Karmada API server: no replica could
+// ever lead, and every new job would be held for good by the webhook. An
+// identity that may not read namespaces is let through.
+func leaseNamespaceExists(ctx context.Context, cfg *rest.Config, namespace string) error {
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return err
+	}
+	err = c.Get(ctx, client.ObjectKey{Name: namespace}, &corev1.Namespace{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("--leader-election-namespace: namespace %q does not exist on the Karmada API server, so no replica could lead "+
+			"and every new job would stay held: apply deploy/global/karmada there (it makes caldera-system), or name an existing namespace", namespace)
+	case apierrors.IsForbidden(err):
+		klog.FromContext(ctx).Info("Cannot check that the leader election namespace exists; grant get on namespaces", "namespace", namespace)
+		return nil
+	case err != nil:
+		return fmt.Errorf("checking the leader election namespace %q: %w", namespace, err)
+	}
+	return nil
 }
 
 // clusterInventory is the source of member clusters of the dispatcher and

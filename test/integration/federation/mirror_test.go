@@ -21,7 +21,7 @@ import (
 var fw *framework.Framework
 
 func TestMain(m *testing.M) {
-	os.Exit(framework.Main(m, framework.Options{Karmada: true, ClusterAPI: true}, &fw))
+	os.Exit(framework.Main(m, framework.Options{Karmada: true, ClusterAPI: true, Users: []string{"caldera-global"}}, &fw))
 }
 
 // TestMirrorRoundTrip stores the mirrored Karmada objects in a real API

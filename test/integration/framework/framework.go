@@ -34,6 +34,10 @@ type Options struct {
 	Nodes []controlplane.NodeSpec
 	// APIServerArgs are extra kube-apiserver flags.
 	APIServerArgs []string
+	// Users are identities the API server knows besides its administrator,
+	// in no group: what they may do is what RBAC grants them
+	// (f.Cluster.APIServer.KubeconfigFor writes their kubeconfigs).
+	Users []string
 	// Karmada installs the CRDs of Caldera's Karmada API mirror and adds
 	// its types to the scheme: the API server plays a Karmada control
 	// plane.
@@ -111,6 +115,7 @@ func Start(ctx context.Context, o Options) (_ *Framework, err error) {
 		CRDs:          crds,
 		Scheme:        f.Scheme,
 		APIServerArgs: o.APIServerArgs,
+		Users:         o.Users,
 	})
 	if err != nil {
 		return nil, err
