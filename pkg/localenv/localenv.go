@@ -330,6 +330,9 @@ func (e *Environment) startComponent(ctx context.Context, binDir, name string) e
 	return nil
 }
 
+// APIServer is the environment's API server.
+func (e *Environment) APIServer() *controlplane.APIServer { return e.cluster.APIServer }
+
 // Stop stops every process the environment started and releases its lock.
 func (e *Environment) Stop() error {
 	if e == nil {

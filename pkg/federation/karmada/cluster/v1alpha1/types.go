@@ -82,12 +82,32 @@ const ClusterConditionReady = "Ready"
 type ClusterStatus struct {
 	// +optional
 	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
+	// APIEnablements are the kinds the member serves.
+	// +optional
+	APIEnablements []APIEnablement `json:"apiEnablements,omitempty"`
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 	// +optional
 	NodeSummary *NodeSummary `json:"nodeSummary,omitempty"`
 	// +optional
 	ResourceSummary *ResourceSummary `json:"resourceSummary,omitempty"`
+}
+
+// APIEnablement is a group version the member serves, with its kinds.
+type APIEnablement struct {
+	// +required
+	GroupVersion string `json:"groupVersion"`
+	// +optional
+	Resources []APIResource `json:"resources,omitempty"`
+}
+
+// APIResource is a kind the member serves.
+type APIResource struct {
+	// Name is the plural name of the resource.
+	// +required
+	Name string `json:"name"`
+	// +required
+	Kind string `json:"kind"`
 }
 
 // NodeSummary counts the cluster's nodes.
