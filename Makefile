@@ -94,6 +94,15 @@ test-integration: control-plane build
 test-e2e: control-plane build
 	go test $(GO_TEST_FLAGS) -count=1 -tags e2e -timeout 20m ./test/e2e/...
 
+## test-karmada: the federation end-to-end tests on a real Karmada (opt-in, not in make test):
+## KARMADA_BIN=<folder of Karmada's binaries> KARMADA_SRC=<the Karmada source tree they were built from>;
+## see docs/testing.md.
+.PHONY: test-karmada
+test-karmada: control-plane build
+	@if [ -z "$(KARMADA_BIN)" ] || [ -z "$(KARMADA_SRC)" ]; then echo "make test-karmada needs KARMADA_BIN and KARMADA_SRC (docs/testing.md)"; exit 2; fi
+	CALDERA_KARMADA_BIN="$(abspath $(KARMADA_BIN))" CALDERA_KARMADA_SRC="$(abspath $(KARMADA_SRC))" \
+		go test $(GO_TEST_FLAGS) -count=1 -tags e2e -timeout 90m -v -run '^TestFederation' ./test/e2e/
+
 ## bench: run the Go benchmarks and the scheduler benchmark at its small size.
 .PHONY: bench
 bench: bench-perf

@@ -15,11 +15,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ddv1alpha1 "github.com/caldera-sh/caldera/apis/datadependency/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app/options"
 	"github.com/caldera-sh/caldera/pkg/federation/datadep"
+	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
 )
 
 // TestFederationDataDependency: an Amoro catalog on loopback says table
@@ -43,7 +45,7 @@ func TestFederationDataDependency(t *testing.T) {
 		http.Error(w, "metastore unavailable", http.StatusServiceUnavailable)
 	}))
 	defer catalog.Close()
-	f := startFederationWith(t, ctx, func(o *options.Options) { o.DataProviders = []string{"amoro=" + catalog.URL} }, "lake")
+	f := startFederationWith(t, ctx, federationOptions{global: func(o *options.Options) { o.DataProviders = []string{"amoro=" + catalog.URL} }}, "lake")
 	kc := f.karmada
 	const ns = "lake"
 	if err := kc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
@@ -72,6 +74,12 @@ func TestFederationDataDependency(t *testing.T) {
 		r := f.running(t, ctx, ns)
 		return r["reader"] == "member-b", fmt.Sprint(r)
 	})
+	// Karmada's controllers restart (their detector re-applies the
+	// policy, whose placement allows both members): the reader stays
+	// placed where its data is.
+	if err := f.plane.restartControllers(ctx); err != nil {
+		t.Fatal(err)
+	}
 	// It was held for its data, saying so, before the timeout let it go.
 	cs := kubernetes.NewForConfigOrDie(f.cluster.RESTConfig())
 	eventually(t, ctx, time.Minute, "the outage's job told it waits for its data", func() (bool, string) {
@@ -94,4 +102,14 @@ func TestFederationDataDependency(t *testing.T) {
 		r := f.running(t, ctx, ns)
 		return r["outage"] != "", fmt.Sprint(r)
 	})
+	if r := f.running(t, ctx, ns); r["reader"] != "member-b" {
+		t.Errorf("after Karmada's controllers restarted, the reader runs in %q, want member-b where its data is", r["reader"])
+	}
+	var rb workv1alpha2.ResourceBinding
+	if err := kc.Get(ctx, client.ObjectKey{Namespace: ns, Name: "reader-job"}, &rb); err != nil {
+		t.Fatal(err)
+	}
+	if len(rb.Spec.Clusters) != 1 || rb.Spec.Clusters[0].Name != "member-b" {
+		t.Errorf("the reader's binding is placed in %v, want member-b", rb.Spec.Clusters)
+	}
 }

@@ -5,8 +5,10 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -46,7 +49,7 @@ func TestFederation(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
 	f := startFederation(t, ctx, 0, "capped")
-	kc, standIn, kp := f.karmada, f.standIn, f.cluster
+	kc, kp := f.karmada, f.cluster
 
 	const ns = "training"
 	if err := kc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
@@ -85,14 +88,7 @@ func TestFederation(t *testing.T) {
 
 	// member-b goes NotReady; the cap is raised: the third job runs, and
 	// only where it may.
-	standIn.setDown("member-b", true)
-	eventually(t, ctx, time.Minute, "member-b NotReady on the control plane", func() (bool, string) {
-		var cl clusterv1alpha1.Cluster
-		if err := kc.Get(ctx, client.ObjectKey{Name: "member-b"}, &cl); err != nil {
-			return false, err.Error()
-		}
-		return len(cl.Status.Conditions) == 1 && cl.Status.Conditions[0].Status == metav1.ConditionFalse, "still Ready"
-	})
+	setReady(t, ctx, f, false, "member-b")
 	patched := capped.DeepCopy()
 	patched.Spec.Capability[corev1.ResourceCPU] = cpus(100)
 	if err := kc.Patch(ctx, patched, client.MergeFrom(capped)); err != nil {
@@ -109,6 +105,7 @@ func TestFederation(t *testing.T) {
 	if len(rb.Spec.Clusters) != 1 || rb.Spec.Clusters[0].Name != "member-a" {
 		t.Errorf("train-2's binding placed on %v, want member-a", rb.Spec.Clusters)
 	}
+	setReady(t, ctx, f, true, "member-b")
 }
 
 // TestFederationFairShare: queues gold and silver, weights 2 and 1, each
@@ -117,7 +114,9 @@ func TestFederation(t *testing.T) {
 func TestFederationFairShare(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
-	f := startFederation(t, ctx, 0, "gold", "silver")
+	// Karmada asks for the Job's tasks as components here, as with its
+	// MultiplePodTemplatesScheduling gate on.
+	f := startFederationWith(t, ctx, federationOptions{components: true}, "gold", "silver")
 	kc := f.karmada
 	const ns = "shares"
 	if err := kc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
@@ -133,7 +132,7 @@ func TestFederationFairShare(t *testing.T) {
 	}
 	// Contention: every job is waiting before any room is offered, so the
 	// members report NotReady until all the bindings exist.
-	membersDown(t, ctx, f, true)
+	setReady(t, ctx, f, false)
 	for i := range 20 {
 		for _, q := range []string{"gold", "silver"} {
 			if err := kc.Create(ctx, trainingJob(ns, fmt.Sprintf("%s-%02d", q, i), q, 1)); err != nil {
@@ -142,7 +141,7 @@ func TestFederationFairShare(t *testing.T) {
 		}
 	}
 	bindingsHeld(t, ctx, f, ns, 40)
-	membersDown(t, ctx, f, false)
+	setReady(t, ctx, f, true)
 	var counts map[string]int
 	eventually(t, ctx, 3*time.Minute, "16 jobs running", func() (bool, string) {
 		counts = map[string]int{}
@@ -172,39 +171,60 @@ type federation struct {
 	karmada client.Client
 	cluster *controlplane.Cluster
 	members map[string]client.Client
-	standIn *standIn
+	// memberEnvs are the members' local environments.
+	memberEnvs map[string]*localenv.Environment
+	plane      karmadaPlane
 }
 
-// startFederation starts an API server playing the Karmada control plane
-// (the mirror's CRDs, caldera-global, the stand-in) and two members,
-// member-a and member-b, each of two kwok nodes of 4 CPUs and 64 GPUs
-// (models by node label, as nodeModels says) with Caldera's scheduler and
-// controller manager and the queues named. Each member's Cluster is in
-// Push mode, naming the member's API server and a Secret with the token of
-// a service account there that may list and watch nodes and pods, as
-// karmadactl join sets it up. A starvation wait of 0 keeps
-// caldera-global's default.
+// karmadaPlane is what does Karmada's part of a federation: the stand-in
+// (test/e2e, in make test), or a real Karmada built from its source (the
+// opt-in tier, make test-karmada).
+type karmadaPlane interface {
+	name() string
+	// setReady makes Karmada report the member Ready or NotReady.
+	setReady(ctx context.Context, member string, ready bool) error
+	// restartControllers restarts Karmada's controllers; their detector
+	// re-applies every policy as it starts.
+	restartControllers(ctx context.Context) error
+}
+
+// federationOptions shape a federation.
+type federationOptions struct {
+	// starvationWait, when set, is caldera-global's.
+	starvationWait time.Duration
+	// components: Karmada asks for a Job's tasks as components (its
+	// MultiplePodTemplatesScheduling gate) rather than one replica.
+	components bool
+	// global changes caldera-global's options.
+	global func(*options.Options)
+}
+
+// startFederation starts a Karmada control plane (the stand-in, or a real
+// Karmada when the real tier is asked for: see realKarmadaDir) with
+// caldera-global, and two members, member-a and member-b, each of two kwok
+// nodes of 4 CPUs and 64 GPUs (models by node label, as nodeModels says)
+// with Caldera's scheduler and controller manager and the queues named.
+// Each member's Cluster is in Push mode, naming the member's API server
+// and a Secret with the token of a service account there that may list
+// and watch nodes and pods, as karmadactl join sets it up. A starvation
+// wait of 0 keeps caldera-global's default.
 func startFederation(t *testing.T, ctx context.Context, starvationWait time.Duration, queues ...string) *federation {
 	t.Helper()
-	return startFederationWith(t, ctx, func(o *options.Options) {
-		if starvationWait > 0 {
-			o.StarvationWait = starvationWait
-		}
-	}, queues...)
+	return startFederationWith(t, ctx, federationOptions{starvationWait: starvationWait}, queues...)
 }
 
-// startFederationWith is startFederation with caldera-global's options
-// changed by change.
-func startFederationWith(t *testing.T, ctx context.Context, change func(*options.Options), queues ...string) *federation {
+// startFederationWith is startFederation shaped by o.
+func startFederationWith(t *testing.T, ctx context.Context, o federationOptions, queues ...string) *federation {
 	t.Helper()
 	binDir, err := controlplane.FindBinDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir := testDir(t)
 
 	// The members.
 	members := map[string]client.Client{}
+	envs := map[string]*localenv.Environment{}
 	access := map[string]memberAccess{}
 	for _, name := range []string{"member-a", "member-b"} {
 		var nodes []controlplane.NodeSpec
@@ -225,18 +245,36 @@ func startFederationWith(t *testing.T, ctx context.Context, change func(*options
 		if err != nil {
 			t.Fatal(err)
 		}
+		// With a real Karmada, Queues reach members from the Karmada API
+		// server (deploy/global/karmada propagates them).
 		for _, q := range queues {
+			if realKarmadaDir() != "" {
+				break
+			}
 			if err := c.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: q}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		members[name] = c
+		envs[name] = env
 		if access[name], err = grantAccess(ctx, env.Kubeconfig); err != nil {
 			t.Fatalf("access to %s: %v", name, err)
 		}
 	}
 
-	// The Karmada control plane.
+	change := func(g *options.Options) {
+		if o.starvationWait > 0 {
+			g.StarvationWait = o.starvationWait
+		}
+		if o.global != nil {
+			o.global(g)
+		}
+	}
+	if real := realKarmadaDir(); real != "" {
+		return startRealFederation(t, ctx, real, binDir, dir, o, change, members, envs)
+	}
+
+	// The Karmada control plane, played by the stand-in.
 	etcd, err := controlplane.StartEtcd(ctx, controlplane.EtcdOptions{BinDir: binDir, Dir: filepath.Join(dir, "karmada-etcd")})
 	if err != nil {
 		t.Fatal(err)
@@ -269,7 +307,7 @@ func startFederationWith(t *testing.T, ctx context.Context, change func(*options
 		t.Fatal(err)
 	}
 
-	standIn, err := newStandIn(kc, members, access)
+	standIn, err := newStandIn(kc, members, access, o.components)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +316,57 @@ func startFederationWith(t *testing.T, ctx context.Context, change func(*options
 	go standIn.run(sctx)
 	startGlobal(t, ctx, kp.APIServer.Kubeconfig, filepath.Join(dir, "global-certs"), change)
 
-	return &federation{karmada: kc, cluster: kp, members: members, standIn: standIn}
+	return &federation{karmada: kc, cluster: kp, members: members, memberEnvs: envs, plane: standIn}
+}
+
+// testDir is where a test's control planes keep their files and logs: a
+// temporary folder, or one under CALDERA_E2E_DIR, kept after the test.
+func testDir(t *testing.T) string {
+	t.Helper()
+	root := os.Getenv("CALDERA_E2E_DIR")
+	if root == "" {
+		return t.TempDir()
+	}
+	dir := filepath.Join(root, t.Name())
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("files and logs in %s", dir)
+	return dir
+}
+
+// setReady makes Karmada report the members named (all when none are)
+// Ready or NotReady, and waits until the control plane shows it.
+func setReady(t *testing.T, ctx context.Context, f *federation, ready bool, names ...string) {
+	t.Helper()
+	if len(names) == 0 {
+		names = slices.Sorted(maps.Keys(f.members))
+	}
+	for _, m := range names {
+		if err := f.plane.setReady(ctx, m, ready); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := metav1.ConditionFalse
+	if ready {
+		want = metav1.ConditionTrue
+	}
+	eventually(t, ctx, 3*time.Minute, fmt.Sprintf("%v Ready=%s", names, want), func() (bool, string) {
+		n := 0
+		for _, m := range names {
+			var cl clusterv1alpha1.Cluster
+			if err := f.karmada.Get(ctx, client.ObjectKey{Name: m}, &cl); err != nil {
+				return false, err.Error()
+			}
+			if c := meta.FindStatusCondition(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady); c != nil && c.Status == want {
+				n++
+			}
+		}
+		return n == len(names), fmt.Sprintf("%d of %d", n, len(names))
+	})
 }
 
 // running maps the Jobs of the namespace that run in a member to it.
@@ -370,19 +458,34 @@ func startGlobal(t *testing.T, ctx context.Context, kubeconfig, certDir string, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	waitForSuspension(t, ctx, c, func() error {
 		select {
 		case err := <-done:
 			exited = true
-			return false, fmt.Errorf("caldera-global exited: %v", err)
+			return fmt.Errorf("caldera-global exited: %v", err)
 		default:
+			return nil
+		}
+	})
+}
+
+// waitForSuspension waits until the Karmada API server suspends a new
+// binding of a Volcano Job: caldera-global's webhook answers. alive, when
+// given, says why waiting is pointless.
+func waitForSuspension(t *testing.T, ctx context.Context, c client.Client, alive ...func() error) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		for _, a := range alive {
+			if err := a(); err != nil {
+				return false, err
+			}
 		}
 		probe := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "probe-job"},
 			Spec: workv1alpha2.ResourceBindingSpec{Resource: workv1alpha2.ObjectReference{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job", Namespace: "default", Name: "probe"}}}
 		if err := c.Create(ctx, probe, client.DryRunAll); err != nil {
 			return false, nil
 		}
-		return probe.Spec.Suspension != nil && probe.Spec.Suspension.Scheduling != nil && *probe.Spec.Suspension.Scheduling, nil
+		return probe.Spec.SchedulingSuspended(), nil
 	})
 	if err != nil {
 		t.Fatalf("waiting for caldera-global: %v", err)

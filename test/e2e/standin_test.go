@@ -5,11 +5,14 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,27 +31,57 @@ import (
 )
 
 // standIn does, for the tests only, the part of Karmada's controllers the
-// federation needs, by Karmada's documented rules: a Volcano Job matched by
-// a PropagationPolicy gets a ResourceBinding named <job>-job (its
-// components, one per task, from the Job's interpreter customization in
-// deploy/global, as Karmada does with its MultiplePodTemplatesScheduling
-// gate on);
-// a binding whose scheduling is not suspended goes to the Ready cluster of
-// its affinity with the most free CPU that holds it; a placed binding's Job
-// is applied to its member, and the member's Job status copied back. Each
-// member's Cluster object carries the member's nodes' and pods' resource
-// summary. It is never shipped.
+// federation needs, by Karmada's rules as its code and documentation
+// give them. It is never shipped.
+//
+//   - Detector: a Volcano Job matched by a PropagationPolicy (the highest
+//     priority; then one naming it over one selecting its kind; then by
+//     name) gets a ResourceBinding named <job>-job, with the Job's replicas
+//     from deploy/global's interpreter customization: replicaResource (one
+//     replica of the whole Job, Karmada's default) or, like Karmada with
+//     its MultiplePodTemplatesScheduling gate on, componentResource. Like
+//     Karmada's detector, it writes the policy's placement back onto the
+//     binding whenever it re-applies the policy, which it does every round
+//     (Karmada does it whenever the template changes and for every binding
+//     when karmada-controller-manager restarts): a binding's placement is
+//     the policy's, whatever else wrote it. It never touches
+//     spec.clusters or spec.suspension.scheduling.
+//   - Scheduler: a binding whose scheduling is not suspended, unplaced or
+//     whose placement differs from the one it was scheduled by (kept in
+//     the annotation policy.karmada.io/applied-placement), goes to the
+//     Ready cluster of its affinity with the most free CPU that holds it.
+//   - Binding and execution controllers: a placed binding's Job is applied
+//     to its member (and taken away from members it is no longer placed
+//     in); a member that refuses it is reported on the binding's
+//     aggregated status as not applied, with the member's message, and
+//     tried again next round; the member's Job status is copied back.
+//   - Cluster status: each member's Cluster carries the member's nodes'
+//     and pods' resource summary and a Ready condition.
 type standIn struct {
 	karmada client.Client
 	members map[string]client.Client
 	access  map[string]memberAccess
-	script  string
+	// components: bindings get components (componentResource), not one
+	// replica of the whole Job (replicaResource).
+	components bool
+	script     string
 
 	mu   sync.Mutex
 	down map[string]bool
+	// interpreted caches each Job's replicas by UID and generation: the
+	// script is run once per change, not every round.
+	interpreted map[string]workv1alpha2.ResourceBindingSpec
 }
 
-func newStandIn(karmada client.Client, members map[string]client.Client, access map[string]memberAccess) (*standIn, error) {
+// appliedPlacementAnnotation is where Karmada's scheduler records the
+// placement it scheduled a binding by.
+const appliedPlacementAnnotation = "policy.karmada.io/applied-placement"
+
+// policyAnnotation records on a binding the policy that claimed its
+// template (Karmada labels the template; the stand-in keeps it here).
+const policyAnnotation = "standin.caldera.sh/policy"
+
+func newStandIn(karmada client.Client, members map[string]client.Client, access map[string]memberAccess, components bool) (*standIn, error) {
 	raw, err := global.Manifests.ReadFile("karmada/job-interpreter.yaml")
 	if err != nil {
 		return nil, err
@@ -57,15 +90,32 @@ func newStandIn(karmada client.Client, members map[string]client.Client, access 
 	if err := yaml.UnmarshalStrict(raw, &ric); err != nil {
 		return nil, err
 	}
-	return &standIn{karmada: karmada, members: members, access: access, script: ric.Spec.Customizations.ComponentResource.LuaScript, down: map[string]bool{}}, nil
+	script := ric.Spec.Customizations.ReplicaResource.LuaScript
+	if components {
+		script = ric.Spec.Customizations.ComponentResource.LuaScript
+	}
+	return &standIn{karmada: karmada, members: members, access: access, components: components, script: script, down: map[string]bool{}, interpreted: map[string]workv1alpha2.ResourceBindingSpec{}}, nil
 }
 
-// setDown reports a member NotReady (or Ready again).
-func (s *standIn) setDown(name string, down bool) {
+func (s *standIn) name() string {
+	if s.components {
+		return "stand-in (componentResource)"
+	}
+	return "stand-in"
+}
+
+// setReady reports a member Ready or NotReady.
+func (s *standIn) setReady(_ context.Context, name string, ready bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.down[name] = down
+	s.down[name] = !ready
+	return nil
 }
+
+// restartControllers does what a restart of Karmada's controllers does
+// to bindings: the detector re-applies every policy, which the stand-in
+// does every round anyway.
+func (s *standIn) restartControllers(ctx context.Context) error { return s.bindings(ctx) }
 
 func (s *standIn) isDown(name string) bool {
 	s.mu.Lock()
@@ -145,8 +195,12 @@ func (s *standIn) clusters(ctx context.Context) error {
 		if len(cl.Status.Conditions) == 1 && cl.Status.Conditions[0].Status == ready {
 			cond.LastTransitionTime = cl.Status.Conditions[0].LastTransitionTime
 		}
-		cl.Status = clusterv1alpha1.ClusterStatus{Conditions: []metav1.Condition{cond}, ResourceSummary: &sum,
+		status := clusterv1alpha1.ClusterStatus{Conditions: []metav1.Condition{cond}, ResourceSummary: &sum,
 			NodeSummary: &clusterv1alpha1.NodeSummary{TotalNum: int32(len(nodes.Items)), ReadyNum: int32(len(nodes.Items))}}
+		if equality.Semantic.DeepEqual(cl.Status, status) {
+			continue
+		}
+		cl.Status = status
 		if err := s.karmada.Status().Update(ctx, cl); err != nil {
 			return err
 		}
@@ -162,45 +216,94 @@ func addList(to, from corev1.ResourceList) {
 	}
 }
 
-// bindings creates the binding of each Job a policy matches.
+// claim picks the policy that propagates the Job: the highest priority,
+// then one that names it over one that selects its kind, then by name.
+func claim(j *batchv1alpha1.Job, pps []policyv1alpha1.PropagationPolicy) *policyv1alpha1.PropagationPolicy {
+	var best *policyv1alpha1.PropagationPolicy
+	bestPriority, bestNamed := int32(0), false
+	for k := range pps {
+		pp := &pps[k]
+		matched, named := false, false
+		for _, sel := range pp.Spec.ResourceSelectors {
+			if sel.APIVersion == batchv1alpha1.SchemeGroupVersion.String() && sel.Kind == "Job" && (sel.Name == "" || sel.Name == j.Name) {
+				matched, named = true, named || sel.Name != ""
+			}
+		}
+		if !matched {
+			continue
+		}
+		priority := int32(0)
+		if pp.Spec.Priority != nil {
+			priority = *pp.Spec.Priority
+		}
+		if best == nil || priority > bestPriority || (priority == bestPriority && named && !bestNamed) ||
+			(priority == bestPriority && named == bestNamed && pp.Name < best.Name) {
+			best, bestPriority, bestNamed = pp, priority, named
+		}
+	}
+	return best
+}
+
+// bindings creates the binding of each Job a policy matches, and re-applies
+// the claiming policy to the bindings that exist: placement and replicas
+// written back (when they differ), clusters and the scheduling suspension
+// left alone.
 func (s *standIn) bindings(ctx context.Context) error {
 	var jobs batchv1alpha1.JobList
-	if err := s.karmada.List(ctx, &jobs); err != nil {
-		return err
+	var pps policyv1alpha1.PropagationPolicyList
+	var rbs workv1alpha2.ResourceBindingList
+	for _, l := range []client.ObjectList{&jobs, &pps, &rbs} {
+		if err := s.karmada.List(ctx, l); err != nil {
+			return err
+		}
+	}
+	policies := map[string][]policyv1alpha1.PropagationPolicy{}
+	for _, pp := range pps.Items {
+		policies[pp.Namespace] = append(policies[pp.Namespace], pp)
+	}
+	bindings := map[string]*workv1alpha2.ResourceBinding{}
+	for i := range rbs.Items {
+		bindings[rbs.Items[i].Namespace+"/"+rbs.Items[i].Name] = &rbs.Items[i]
 	}
 	for i := range jobs.Items {
 		j := &jobs.Items[i]
-		var pps policyv1alpha1.PropagationPolicyList
-		if err := s.karmada.List(ctx, &pps, client.InNamespace(j.Namespace)); err != nil {
-			return err
-		}
-		var pp *policyv1alpha1.PropagationPolicy
-		for k := range pps.Items {
-			for _, sel := range pps.Items[k].Spec.ResourceSelectors {
-				if sel.APIVersion == batchv1alpha1.SchemeGroupVersion.String() && sel.Kind == "Job" && (sel.Name == "" || sel.Name == j.Name) {
-					pp = &pps.Items[k]
+		if rb := bindings[j.Namespace+"/"+j.Name+"-job"]; rb != nil {
+			// The template keeps the policy that claimed it.
+			var pp *policyv1alpha1.PropagationPolicy
+			for k := range policies[j.Namespace] {
+				if policies[j.Namespace][k].Name == rb.Annotations[policyAnnotation] {
+					pp = &policies[j.Namespace][k]
 				}
 			}
+			if pp == nil {
+				continue
+			}
+			applied := rb.DeepCopy()
+			if err := s.replicas(j, &applied.Spec); err != nil {
+				return err
+			}
+			applied.Spec.Placement = pp.Spec.Placement.DeepCopy()
+			if equality.Semantic.DeepEqual(applied.Spec, rb.Spec) {
+				continue
+			}
+			if err := s.karmada.Patch(ctx, applied, client.MergeFrom(rb)); err != nil {
+				return err
+			}
+			continue
 		}
+		pp := claim(j, policies[j.Namespace])
 		if pp == nil {
 			continue
 		}
-		rb := &workv1alpha2.ResourceBinding{}
-		err := s.karmada.Get(ctx, client.ObjectKey{Namespace: j.Namespace, Name: j.Name + "-job"}, rb)
-		if err == nil || !apierrors.IsNotFound(err) {
-			continue
-		}
-		components, err := s.components(j)
-		if err != nil {
-			return err
-		}
-		rb = &workv1alpha2.ResourceBinding{
-			ObjectMeta: metav1.ObjectMeta{Namespace: j.Namespace, Name: j.Name + "-job"},
+		rb := &workv1alpha2.ResourceBinding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: j.Namespace, Name: j.Name + "-job", Annotations: map[string]string{policyAnnotation: pp.Name}},
 			Spec: workv1alpha2.ResourceBindingSpec{
-				Resource:   workv1alpha2.ObjectReference{APIVersion: batchv1alpha1.SchemeGroupVersion.String(), Kind: "Job", Namespace: j.Namespace, Name: j.Name, UID: string(j.UID)},
-				Components: components,
-				Placement:  pp.Spec.Placement.DeepCopy(),
+				Resource:  workv1alpha2.ObjectReference{APIVersion: batchv1alpha1.SchemeGroupVersion.String(), Kind: "Job", Namespace: j.Namespace, Name: j.Name, UID: string(j.UID)},
+				Placement: pp.Spec.Placement.DeepCopy(),
 			},
+		}
+		if err := s.replicas(j, &rb.Spec); err != nil {
+			return err
 		}
 		if err := s.karmada.Create(ctx, rb); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
@@ -209,43 +312,84 @@ func (s *standIn) bindings(ctx context.Context) error {
 	return nil
 }
 
-// components runs the Job's GetComponents script.
-func (s *standIn) components(j *batchv1alpha1.Job) ([]workv1alpha2.Component, error) {
-	obj, err := luatest.JSON(j)
-	if err != nil {
-		return nil, err
+// replicas runs the Job's interpreter script into the binding's spec.
+func (s *standIn) replicas(j *batchv1alpha1.Job, spec *workv1alpha2.ResourceBindingSpec) error {
+	key := fmt.Sprintf("%s/%d", j.UID, j.Generation)
+	s.mu.Lock()
+	got, ok := s.interpreted[key]
+	s.mu.Unlock()
+	if !ok {
+		if err := s.interpret(j, &got); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		s.interpreted[key] = got
+		s.mu.Unlock()
 	}
-	out, err := luatest.Call(s.script, "GetComponents", 1, obj)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := json.Marshal(out[0])
-	if err != nil {
-		return nil, err
-	}
-	var components []workv1alpha2.Component
-	return components, json.Unmarshal(raw, &components)
+	got = *got.DeepCopy()
+	spec.Replicas, spec.ReplicaRequirements, spec.Components = got.Replicas, got.ReplicaRequirements, got.Components
+	return nil
 }
 
-// request is the whole binding's request: every component's replicas.
+// interpret runs the script.
+func (s *standIn) interpret(j *batchv1alpha1.Job, spec *workv1alpha2.ResourceBindingSpec) error {
+	obj, err := luatest.JSON(j)
+	if err != nil {
+		return err
+	}
+	if s.components {
+		out, err := luatest.Call(s.script, "GetComponents", 1, obj)
+		if err != nil {
+			return err
+		}
+		spec.Components = nil
+		return remarshal(out[0], &spec.Components)
+	}
+	out, err := luatest.Call(s.script, "GetReplicas", 2, obj)
+	if err != nil {
+		return err
+	}
+	if err := remarshal(out[0], &spec.Replicas); err != nil {
+		return err
+	}
+	spec.ReplicaRequirements = &workv1alpha2.ReplicaRequirements{}
+	return remarshal(out[1], spec.ReplicaRequirements)
+}
+
+func remarshal(from, into any) error {
+	raw, err := json.Marshal(from)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(raw, into)
+}
+
+// request is the whole binding's request: every component's replicas, or
+// its replicas of one requirement.
 func request(rb *workv1alpha2.ResourceBinding) corev1.ResourceList {
 	out := corev1.ResourceList{}
-	for _, c := range rb.Spec.Components {
-		if c.ReplicaRequirements == nil {
-			continue
-		}
-		for name, q := range c.ReplicaRequirements.ResourceRequest {
+	add := func(req corev1.ResourceList, n int32) {
+		for name, q := range req {
 			sum := out[name]
-			for range c.Replicas {
+			for range n {
 				sum.Add(q)
 			}
 			out[name] = sum
 		}
 	}
+	for _, c := range rb.Spec.Components {
+		if c.ReplicaRequirements != nil {
+			add(c.ReplicaRequirements.ResourceRequest, c.Replicas)
+		}
+	}
+	if rr := rb.Spec.ReplicaRequirements; rr != nil {
+		add(rr.ResourceRequest, rb.Spec.Replicas)
+	}
 	return out
 }
 
-// place schedules each released, unplaced binding.
+// place schedules each binding Karmada's scheduler would: not suspended,
+// and unplaced or with a placement other than the one it was scheduled by.
 func (s *standIn) place(ctx context.Context) error {
 	var rbs workv1alpha2.ResourceBindingList
 	var cls clusterv1alpha1.ClusterList
@@ -257,7 +401,14 @@ func (s *standIn) place(ctx context.Context) error {
 	}
 	for i := range rbs.Items {
 		rb := &rbs.Items[i]
-		if len(rb.Spec.Clusters) > 0 || (rb.Spec.Suspension != nil && rb.Spec.Suspension.Scheduling != nil && *rb.Spec.Suspension.Scheduling) {
+		if rb.Spec.SchedulingSuspended() {
+			continue
+		}
+		placement, err := json.Marshal(rb.Spec.Placement)
+		if err != nil {
+			return err
+		}
+		if len(rb.Spec.Clusters) > 0 && rb.Annotations[appliedPlacementAnnotation] == string(placement) {
 			continue
 		}
 		var allowed []string
@@ -293,7 +444,11 @@ func (s *standIn) place(ctx context.Context) error {
 			continue
 		}
 		patched := rb.DeepCopy()
-		patched.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: best, Replicas: 1}}
+		patched.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: best, Replicas: rb.Spec.Replicas}}
+		if patched.Annotations == nil {
+			patched.Annotations = map[string]string{}
+		}
+		patched.Annotations[appliedPlacementAnnotation] = string(placement)
 		if err := s.karmada.Patch(ctx, patched, client.MergeFrom(rb)); err != nil {
 			return err
 		}
@@ -301,40 +456,72 @@ func (s *standIn) place(ctx context.Context) error {
 	return nil
 }
 
-// apply puts each placed binding's Job on its member and copies the
-// member's status back.
+// apply puts each placed binding's Job on its member, takes it away from
+// the members it is not placed in, and copies the member's status back;
+// a member's refusal is reported on the binding.
 func (s *standIn) apply(ctx context.Context) error {
 	var rbs workv1alpha2.ResourceBindingList
+	var templates batchv1alpha1.JobList
 	if err := s.karmada.List(ctx, &rbs); err != nil {
 		return err
+	}
+	if err := s.karmada.List(ctx, &templates); err != nil {
+		return err
+	}
+	tmpls := map[string]*batchv1alpha1.Job{}
+	for i := range templates.Items {
+		tmpls[templates.Items[i].Namespace+"/"+templates.Items[i].Name] = &templates.Items[i]
+	}
+	onMembers := map[string]map[string]*batchv1alpha1.Job{}
+	for name, mc := range s.members {
+		var jobs batchv1alpha1.JobList
+		if err := mc.List(ctx, &jobs); err != nil {
+			return err
+		}
+		onMembers[name] = map[string]*batchv1alpha1.Job{}
+		for i := range jobs.Items {
+			onMembers[name][jobs.Items[i].Namespace+"/"+jobs.Items[i].Name] = &jobs.Items[i]
+		}
 	}
 	for i := range rbs.Items {
 		rb := &rbs.Items[i]
 		if len(rb.Spec.Clusters) == 0 {
 			continue
 		}
-		mc := s.members[rb.Spec.Clusters[0].Name]
+		key := rb.Spec.Resource.Namespace + "/" + rb.Spec.Resource.Name
+		tmpl := tmpls[key]
+		if tmpl == nil {
+			continue
+		}
+		target := rb.Spec.Clusters[0].Name
+		for name, mc := range s.members {
+			if name == target || onMembers[name][key] == nil {
+				continue
+			}
+			gone := onMembers[name][key]
+			if err := mc.Delete(ctx, gone, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+				return err
+			}
+		}
+		mc := s.members[target]
 		if mc == nil {
 			continue
 		}
-		var tmpl batchv1alpha1.Job
-		if err := s.karmada.Get(ctx, client.ObjectKey{Namespace: rb.Spec.Resource.Namespace, Name: rb.Spec.Resource.Name}, &tmpl); err != nil {
-			continue
-		}
-		var onMember batchv1alpha1.Job
-		err := mc.Get(ctx, client.ObjectKeyFromObject(&tmpl), &onMember)
-		if apierrors.IsNotFound(err) {
+		onMember := onMembers[target][key]
+		if onMember == nil {
 			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tmpl.Namespace}}
 			if err := mc.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 				return err
 			}
-			onMember = batchv1alpha1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: tmpl.Namespace, Name: tmpl.Name, Labels: tmpl.Labels, Annotations: tmpl.Annotations}, Spec: tmpl.Spec}
-			if err := mc.Create(ctx, &onMember); err != nil {
-				return err
+			created := &batchv1alpha1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: tmpl.Namespace, Name: tmpl.Name, Labels: tmpl.Labels, Annotations: tmpl.Annotations}, Spec: tmpl.Spec}
+			if err := mc.Create(ctx, created); err != nil && !apierrors.IsAlreadyExists(err) {
+				// As Karmada reports a Work that failed to apply.
+				msg := fmt.Sprintf("Failed to apply all manifests (0/1): %s", strings.TrimSpace(err.Error()))
+				if err := s.aggregate(ctx, rb, workv1alpha2.AggregatedStatusItem{ClusterName: target, AppliedMessage: msg, Health: workv1alpha2.Unknown}); err != nil {
+					return err
+				}
 			}
 			continue
-		} else if err != nil {
-			return err
 		}
 		raw, err := json.Marshal(onMember.Status)
 		if err != nil {
@@ -344,16 +531,42 @@ func (s *standIn) apply(ctx context.Context) error {
 		if onMember.Status.State.Phase == batchv1alpha1.JobFailed {
 			health = workv1alpha2.Unhealthy
 		}
-		rb.Status.AggregatedStatus = []workv1alpha2.AggregatedStatusItem{{ClusterName: rb.Spec.Clusters[0].Name, Status: &runtime.RawExtension{Raw: raw}, Applied: true, Health: health}}
-		if err := s.karmada.Status().Update(ctx, rb); err != nil {
+		if err := s.aggregate(ctx, rb, workv1alpha2.AggregatedStatusItem{ClusterName: target, Status: &runtime.RawExtension{Raw: raw}, Applied: true, Health: health}); err != nil {
 			return err
 		}
-		tmpl.Status = onMember.Status
-		if err := s.karmada.Status().Update(ctx, &tmpl); err != nil {
-			return err
+		if !equality.Semantic.DeepEqual(tmpl.Status, onMember.Status) {
+			tmpl.Status = onMember.Status
+			if err := s.karmada.Status().Update(ctx, tmpl); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// aggregate writes the binding's aggregated status, when it changes.
+func (s *standIn) aggregate(ctx context.Context, rb *workv1alpha2.ResourceBinding, item workv1alpha2.AggregatedStatusItem) error {
+	if len(rb.Status.AggregatedStatus) == 1 && sameItem(rb.Status.AggregatedStatus[0], item) {
+		return nil
+	}
+	rb.Status.AggregatedStatus = []workv1alpha2.AggregatedStatusItem{item}
+	return s.karmada.Status().Update(ctx, rb)
+}
+
+// sameItem compares aggregated status items, their statuses as JSON
+// values (the API server may order their fields otherwise).
+func sameItem(a, b workv1alpha2.AggregatedStatusItem) bool {
+	decode := func(r *runtime.RawExtension) any {
+		if r == nil {
+			return nil
+		}
+		var v any
+		_ = json.Unmarshal(r.Raw, &v)
+		return v
+	}
+	sa, sb := decode(a.Status), decode(b.Status)
+	a.Status, b.Status = nil, nil
+	return a == b && equality.Semantic.DeepEqual(sa, sb)
 }
 
 // cpus is a quantity of whole CPUs.
