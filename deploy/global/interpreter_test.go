@@ -199,3 +199,17 @@ func TestPropagationPolicy(t *testing.T) {
 		t.Errorf("policy %+v", cpp.Spec)
 	}
 }
+
+// TestReflectStatusOfNewObjects: Karmada wants a table back from
+// ReflectStatus, also for an object a member made a moment ago, with no
+// status yet (nil makes it fail to reflect the status at all).
+func TestReflectStatusOfNewObjects(t *testing.T) {
+	for _, file := range []string{"job-interpreter.yaml", "hyperjob-interpreter.yaml", "queue-interpreter.yaml"} {
+		t.Run(file, func(t *testing.T) {
+			script := customization(t, file).Spec.Customizations.StatusReflection.LuaScript
+			if got := call(t, script, "ReflectStatus", 1, object(t, `{"metadata": {"name": "new"}, "spec": {}}`))[0]; got == nil {
+				t.Errorf("ReflectStatus of an object with no status = nil, want a table")
+			}
+		})
+	}
+}

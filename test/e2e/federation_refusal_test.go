@@ -28,7 +28,7 @@ import (
 // while Karmada retries; after the 5-second apply failure grace it no
 // longer does: it is told why, and a Job of another namespace held behind
 // it runs. Once the policy goes, Karmada applies the first Job where it was
-// placed and it runs.
+// placed and it runs there.
 func TestFederationMemberRefuses(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
@@ -51,7 +51,8 @@ func TestFederationMemberRefuses(t *testing.T) {
 	// member-a's admission: a ValidatingAdmissionPolicy refusing Jobs
 	// in the namespace, in force once a dry run is refused.
 	memberA := f.members["member-a"]
-	if err := memberA.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "refused"}}); err != nil {
+	// (Karmada may have copied the namespace there already.)
+	if err := memberA.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "refused"}}); client.IgnoreAlreadyExists(err) != nil {
 		t.Fatal(err)
 	}
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "no-jobs"},
@@ -88,7 +89,7 @@ func TestFederationMemberRefuses(t *testing.T) {
 		cl := placedCluster(t, ctx, f, "refused", "first")
 		return cl == "member-a", "placed in " + cl
 	})
-	if err := kc.Create(ctx, trainingJob("accepted", "second", "strict", 2)); err != nil {
+	if err := kc.Create(ctx, runFor(trainingJob("accepted", "second", "strict", 2), 20*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	cs := kubernetes.NewForConfigOrDie(f.cluster.RESTConfig())
@@ -118,7 +119,9 @@ func TestFederationMemberRefuses(t *testing.T) {
 	}
 
 	// The member takes it once the policy goes: Karmada applies it where
-	// it was placed.
+	// it was placed, and it runs there once second is done (with a real
+	// Karmada the queue's capability is copied to the members, whose
+	// schedulers hold to it too).
 	if err := memberA.Delete(ctx, binding); err != nil {
 		t.Fatal(err)
 	}

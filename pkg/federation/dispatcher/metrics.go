@@ -37,7 +37,7 @@ func NewMetrics(r prometheus.Registerer) (*Metrics, error) {
 		}, []string{"queue", "reason"}),
 		released: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "caldera", Subsystem: "global", Name: "released_bindings_total",
-			Help: "Bindings released to Karmada's scheduler, by queue.",
+			Help: "Bindings released (placed in a member), by queue.",
 		}, []string{"queue"}),
 		clusters: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: "caldera", Subsystem: "global", Name: "member_clusters",

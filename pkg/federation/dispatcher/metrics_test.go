@@ -50,7 +50,7 @@ caldera_global_held_bindings{queue="train",reason="QueueCapability"} 2
 # TYPE caldera_global_member_clusters gauge
 caldera_global_member_clusters{state="not_ready"} 1
 caldera_global_member_clusters{state="ready"} 1
-# HELP caldera_global_released_bindings_total Bindings released to Karmada's scheduler, by queue.
+# HELP caldera_global_released_bindings_total Bindings released (placed in a member), by queue.
 # TYPE caldera_global_released_bindings_total counter
 caldera_global_released_bindings_total{queue="eval"} 1
 `
