@@ -96,6 +96,16 @@ func TestFederationPriority(t *testing.T) {
 	if got := slices.Sorted(maps.Keys(running)); !slices.Equal(got, want) {
 		t.Errorf("running %v, want %v", got, want)
 	}
+	// Everything Karmada propagates is accepted by the members: the
+	// Queues, and not the members' own default Queue or system
+	// PriorityClasses (nor "high", made in each by hand).
+	unapplied, err := f.plane.unapplied(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range unapplied {
+		t.Errorf("not applied in its member: %s", u)
+	}
 }
 
 // TestFederationLargeJob: 14 short 1-CPU Jobs fill the 16-CPU federation

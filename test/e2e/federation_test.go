@@ -186,6 +186,10 @@ type karmadaPlane interface {
 	// restartControllers restarts Karmada's controllers; their detector
 	// re-applies every policy as it starts.
 	restartControllers(ctx context.Context) error
+	// unapplied lists what Karmada propagates but its members refuse
+	// (kind/name in member: message); nil for the stand-in, which
+	// propagates Jobs only.
+	unapplied(ctx context.Context) ([]string, error)
 }
 
 // federationOptions shape a federation.

@@ -98,6 +98,35 @@ func (k *realKarmada) restartControllers(ctx context.Context) error {
 	return err
 }
 
+// unapplied lists the Works whose Applied condition is not True.
+func (k *realKarmada) unapplied(ctx context.Context) ([]string, error) {
+	c, err := clientFor(k.kas.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	works := &unstructured.UnstructuredList{}
+	works.SetAPIVersion("work.karmada.io/v1alpha1")
+	works.SetKind("WorkList")
+	if err := c.List(ctx, works); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, w := range works.Items {
+		conds, _, _ := unstructured.NestedSlice(w.Object, "status", "conditions")
+		applied, msg := false, "not applied yet"
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if m["type"] == "Applied" {
+				applied, msg = m["status"] == "True", fmt.Sprint(m["message"])
+			}
+		}
+		if !applied {
+			out = append(out, fmt.Sprintf("%s/%s: %s", w.GetNamespace(), w.GetName(), msg))
+		}
+	}
+	return out, nil
+}
+
 func (k *realKarmada) binary(name string) string { return filepath.Join(k.bin, name) }
 
 func (k *realKarmada) startControllerManager(ctx context.Context) (*controlplane.Component, error) {

@@ -117,6 +117,8 @@ func (s *standIn) setReady(_ context.Context, name string, ready bool) error {
 // does every round anyway.
 func (s *standIn) restartControllers(ctx context.Context) error { return s.bindings(ctx) }
 
+func (s *standIn) unapplied(context.Context) ([]string, error) { return nil, nil }
+
 func (s *standIn) isDown(name string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
