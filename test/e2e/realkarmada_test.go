@@ -98,7 +98,8 @@ func (k *realKarmada) restartControllers(ctx context.Context) error {
 	return err
 }
 
-// unapplied lists the Works whose Applied condition is not True.
+// unapplied lists the Works a member refused: their Applied condition is
+// not True.
 func (k *realKarmada) unapplied(ctx context.Context) ([]string, error) {
 	c, err := clientFor(k.kas.Kubeconfig)
 	if err != nil {
@@ -112,16 +113,12 @@ func (k *realKarmada) unapplied(ctx context.Context) ([]string, error) {
 	}
 	var out []string
 	for _, w := range works.Items {
+		// A Work not tried yet has no Applied condition.
 		conds, _, _ := unstructured.NestedSlice(w.Object, "status", "conditions")
-		applied, msg := false, "not applied yet"
 		for _, c := range conds {
-			m, _ := c.(map[string]any)
-			if m["type"] == "Applied" {
-				applied, msg = m["status"] == "True", fmt.Sprint(m["message"])
+			if m, _ := c.(map[string]any); m["type"] == "Applied" && m["status"] != "True" {
+				out = append(out, fmt.Sprintf("%s/%s: %s", w.GetNamespace(), w.GetName(), m["message"]))
 			}
-		}
-		if !applied {
-			out = append(out, fmt.Sprintf("%s/%s: %s", w.GetNamespace(), w.GetName(), msg))
 		}
 	}
 	return out, nil
