@@ -202,7 +202,7 @@ func Run(ctx context.Context, o *options.Options) error {
 func leaseNamespaceExists(ctx context.Context, cfg *rest.Config, namespace string) error {
 	c, err := client.New(cfg, client.Options{})
 	if err != nil {
-		return err
+		return fmt.Errorf("client for the leader election check: %w", err)
 	}
 	err = c.Get(ctx, client.ObjectKey{Name: namespace}, &corev1.Namespace{})
 	switch {

@@ -1,8 +1,8 @@
-// Package dispatch decides which held work the federation releases to
-// Karmada's scheduler, from a snapshot of the member clusters, the global
-// queues and the bindings. It is pure: the dispatcher builds the snapshot
-// from the Karmada API server and lifts the scheduling suspension of the
-// bindings released; the simulator and the tests call it directly.
+// Package dispatch decides which held work the federation releases, and
+// to which member cluster, from a snapshot of the member clusters, the
+// global queues and the bindings. It is pure: the dispatcher builds the
+// snapshot from the Karmada API server and places the bindings released
+// in their members; the simulator and the tests call it directly.
 //
 // Queues go in order of priority, then of their weighted dominant share of
 // the federation's capacity (the sum of Ready clusters' allocatable), the
@@ -78,9 +78,10 @@ type Binding struct {
 	// Clusters, when not nil, are the only clusters the job may go to
 	// (none when empty).
 	Clusters []string
-	// Released: the dispatcher lifted its suspension.
+	// Released: placed in a member by the dispatcher, or handed to
+	// Karmada's scheduler.
 	Released bool
-	// Cluster is where Karmada placed it, once it has ("" before).
+	// Cluster is the member it is placed in, once it is ("" before).
 	Cluster string
 	// Reported: the cluster's resource summary counts it already (its
 	// pods are allocated or allocating there).

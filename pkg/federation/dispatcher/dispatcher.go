@@ -20,11 +20,13 @@
 // the detector restores the policy's placement, and Karmada's scheduler
 // then places the work by its own, lagging, view of the members.
 //
-// A released binding whose member refuses to apply it (the binding's
-// aggregated status says so) for longer than Options.ApplyFailureGrace
-// stops counting against its queue and the member, and its Job is told
-// why; Karmada keeps retrying the apply, and once it succeeds the work
-// counts again.
+// A released binding whose member, Ready, refuses to apply it (the
+// binding's aggregated status says so) for longer than
+// Options.ApplyFailureGrace stops counting against its queue and the
+// member, and its Job is told why; Karmada keeps retrying the apply, and
+// once it succeeds the work counts again. When the refusal was first seen
+// and what the Job was told are kept in memory: after a restart the grace
+// starts again and the Job is told again.
 //
 // Bindings and Jobs are converted for the decision as the watch delivers
 // their changes, so a decision beside many released bindings costs little
@@ -318,19 +320,25 @@ func (d *Dispatcher) once(ctx context.Context) (*dispatch.Snapshot, *dispatch.De
 		logger.V(2).Info("Decided", "bindings", len(s.Bindings), "readyClusters", ready, "releases", len(dec.Releases), "releasesByQueue", perQueue, "held", len(dec.Holds))
 	}
 	// Releases go out in parallel: each is one patch, and the decision
-	// already accounted for all of them.
+	// already accounted for all of them. Each is made on the binding as the
+	// decision saw it (a conflict means the cache was behind: the next
+	// decision sees the change and decides again), and whatever succeeded
+	// is remembered even when others failed, so that no placed binding can
+	// look held to the next decision.
 	errs := make([]error, len(dec.Releases))
 	parallel(len(dec.Releases), PatchWorkers, func(i int) {
 		r := dec.Releases[i]
 		rb := byID[r.ID].rb
-		if err := d.client.Patch(ctx, place(rb, r.Cluster), client.MergeFrom(rb)); err != nil {
+		if err := d.client.Patch(ctx, place(rb, r.Cluster), client.MergeFromWithOptions(rb, client.MergeFromWithOptimisticLock{})); err != nil {
 			errs[i] = fmt.Errorf("releasing binding %s: %w", r.ID, err)
 		}
 	})
+	released := dec.Releases[:0:0]
 	for i, r := range dec.Releases {
 		if errs[i] != nil {
-			return s, &dec, errs[i]
+			continue
 		}
+		released = append(released, r)
 		d.planned[r.ID] = r.Cluster
 		d.released[r.ID] = true
 		delete(d.holds, r.ID)
@@ -339,9 +347,9 @@ func (d *Dispatcher) once(ctx context.Context) (*dispatch.Snapshot, *dispatch.De
 		}
 		logger.V(2).Info("Released binding", "binding", r.ID, "cluster", r.Cluster)
 	}
-	if err := d.follow(ctx); err != nil {
-		return s, &dec, err
-	}
+	dec.Releases = released
+	failed := errors.Join(errs...)
+
 	// Newly held bindings get their held-since mark, in parallel too: a
 	// burst of new work is thousands of them.
 	var unmarked []string
@@ -363,9 +371,7 @@ func (d *Dispatcher) once(ctx context.Context) (*dispatch.Snapshot, *dispatch.De
 			errs[i] = fmt.Errorf("marking binding %s held: %w", unmarked[i], err)
 		}
 	})
-	if err := errors.Join(errs...); err != nil {
-		return s, &dec, err
-	}
+	failed = errors.Join(failed, errors.Join(errs...))
 	for id, h := range dec.Holds {
 		e := byID[id]
 		if prev, ok := d.holds[id]; ok && prev == h {
@@ -381,7 +387,9 @@ func (d *Dispatcher) once(ctx context.Context) (*dispatch.Snapshot, *dispatch.De
 			delete(d.holds, id)
 		}
 	}
-	return s, &dec, nil
+	// Last, so that a placement that cannot be kept up does not hold up
+	// the rest.
+	return s, &dec, errors.Join(failed, d.follow(ctx))
 }
 
 // place releases a held binding to the cluster the decision counted it on:
@@ -441,7 +449,8 @@ func (d *Dispatcher) follow(ctx context.Context) error {
 	}
 	errs := make([]error, len(resizes))
 	parallel(len(resizes), PatchWorkers, func(i int) {
-		if err := d.client.Patch(ctx, place(resizes[i].rb, resizes[i].cluster), client.MergeFrom(resizes[i].rb)); err != nil {
+		rb := resizes[i].rb
+		if err := d.client.Patch(ctx, place(rb, resizes[i].cluster), client.MergeFromWithOptions(rb, client.MergeFromWithOptimisticLock{})); err != nil {
 			errs[i] = fmt.Errorf("resizing binding %s/%s in cluster %s: %w", resizes[i].rb.Namespace, resizes[i].rb.Name, resizes[i].cluster, err)
 		}
 	})
@@ -582,7 +591,9 @@ func (d *Dispatcher) snapshot(ctx context.Context) (*dispatch.Snapshot, map[stri
 	}
 	s := &dispatch.Snapshot{Now: d.clock.Now(), Planned: d.planned}
 	tainted := false
+	ready := map[string]bool{}
 	for _, c := range members {
+		ready[c.Name] = clusterReady(&c)
 		dc := dispatch.Cluster{Name: c.Name, Ready: clusterReady(&c), Allocatable: dispatch.Resources{}, Allocated: dispatch.Resources{}, Allocating: dispatch.Resources{}}
 		if rs := c.Status.ResourceSummary; rs != nil {
 			dc.Allocatable, dc.Allocated, dc.Allocating = dispatch.ResourcesOf(rs.Allocatable), dispatch.ResourcesOf(rs.Allocated), dispatch.ResourcesOf(rs.Allocating)
@@ -670,8 +681,10 @@ func (d *Dispatcher) snapshot(ctx context.Context) (*dispatch.Snapshot, map[stri
 		} else if d.released[id] {
 			b.Released = true
 		}
+		// Only a Ready member refuses: one that cannot be reached has
+		// said nothing about the work yet.
 		b.Refused = false
-		if t.refusal == "" {
+		if t.refusal == "" || !ready[t.cluster] {
 			delete(d.refusedSince, id)
 		} else {
 			since, ok := d.refusedSince[id]

@@ -24,7 +24,7 @@ func NewMetrics(r prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "caldera", Subsystem: "global", Name: "decisions_total",
-			Help: "Dispatch decisions made, by result: ok, or error (a release or mark that failed; the next change decides again).",
+			Help: "Dispatch decisions made, by result: ok, or error (a release, mark or resize that failed; the next change decides again).",
 		}, []string{"result"}),
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: "caldera", Subsystem: "global", Name: "decision_duration_seconds",
@@ -103,10 +103,9 @@ func (m *Metrics) observe(s *dispatch.Snapshot, dec *dispatch.Decision, took tim
 	for k, n := range counts {
 		m.held.WithLabelValues(k[0], k[1]).Set(float64(n))
 	}
-	if err == nil {
-		for _, r := range dec.Releases {
-			m.released.WithLabelValues(queueOf[r.ID]).Inc()
-		}
+	// The decision's releases are those made, also when others failed.
+	for _, r := range dec.Releases {
+		m.released.WithLabelValues(queueOf[r.ID]).Inc()
 	}
 	ready := 0
 	for _, c := range s.Clusters {

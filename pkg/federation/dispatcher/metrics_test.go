@@ -38,7 +38,7 @@ func TestMetrics(t *testing.T) {
 	m.observe(s, dec, 3*time.Millisecond, nil)
 	again.observe(nil, nil, time.Millisecond, errors.New("conflict"))
 	want := `
-# HELP caldera_global_decisions_total Dispatch decisions made, by result: ok, or error (a release or mark that failed; the next change decides again).
+# HELP caldera_global_decisions_total Dispatch decisions made, by result: ok, or error (a release, mark or resize that failed; the next change decides again).
 # TYPE caldera_global_decisions_total counter
 caldera_global_decisions_total{result="error"} 1
 caldera_global_decisions_total{result="ok"} 1

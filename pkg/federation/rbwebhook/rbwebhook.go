@@ -1,9 +1,10 @@
 // Package rbwebhook holds new ResourceBindings of queued work back from
 // Karmada's scheduler: a mutating webhook on the Karmada API server sets
 // spec.suspension.scheduling: true on the bindings of workloads that
-// belong to a Caldera queue, and the dispatcher lifts it when the work may
-// run. Of the suspension only that field is written: a dispatching
-// suspension the user set stays as it is.
+// belong to a Caldera queue. The dispatcher places the work in a member
+// (spec.clusters) when it may run and leaves the suspension, so that
+// Karmada's scheduler never moves it. Of the suspension only that field is
+// written: a dispatching suspension the user set stays as it is.
 //
 // Queued work is a Volcano Job (every Job has a queue, "default" when it
 // names none), and any workload that names a queue in the label or
