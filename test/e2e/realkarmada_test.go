@@ -350,12 +350,11 @@ func startRealFederation(t *testing.T, ctx context.Context, karmadaBin, binDir, 
 	}
 	stop(kcm)
 
-	// caldera-global's install on the Karmada API server, as
-	// docs/federation.md says, before Karmada's controllers start, so
-	// that their detector knows Volcano's kinds from the start.
+	// Caldera's CRDs on the Karmada API server, as docs/federation.md
+	// says, before Karmada's controllers start, so that their detector
+	// knows Volcano's kinds from the start.
 	kubectl("apply", "--server-side", "-k", "deploy/crds")
 	kubectl("wait", "--for=condition=Established", "--all", "crd", "--timeout=60s")
-	kubectl("apply", "--server-side", "-k", "deploy/global/karmada")
 
 	if k.controllers, err = k.startControllerManager(ctx); err != nil {
 		t.Fatal(err)
@@ -410,6 +409,9 @@ func startRealFederation(t *testing.T, ctx context.Context, karmadaBin, binDir, 
 			t.Fatalf("karmadactl join %s: %v\n%s", name, err, out)
 		}
 	}
+	// The rest of caldera-global's install, once members are joined.
+	kubectl("apply", "--server-side", "-k", "deploy/global/karmada")
+
 	// Ready, with Volcano's kinds known in each member.
 	eventually(t, ctx, 3*time.Minute, "members Ready with Volcano's kinds", func() (bool, string) {
 		var cls clusterv1alpha1.ClusterList

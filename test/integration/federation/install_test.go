@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app"
@@ -26,6 +27,11 @@ import (
 // start, saying why, rather than hold every job for good.
 func TestInstalledAsDocumented(t *testing.T) {
 	ctx := t.Context()
+	// As karmadactl join leaves it: Karmada's namespace of its members'
+	// credentials.
+	if err := fw.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "karmada-cluster"}}); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
 	stdout, stderr, err := fw.Kubectl(ctx, "apply", "--server-side", "-k", filepath.Join("..", "..", "..", "deploy", "global", "karmada"))
 	if err != nil {
 		t.Fatalf("kubectl apply -k deploy/global/karmada: %v\n%s%s", err, stdout, stderr)
