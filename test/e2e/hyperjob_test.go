@@ -19,6 +19,7 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/federation/hyperjob"
+	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 )
 
 const gpu = corev1.ResourceName("nvidia.com/gpu")
@@ -42,7 +43,8 @@ func gpuJob(ns, name, queue string, workers int32) batchv1alpha1.JobSpec {
 // (two children of 16 workers of 8 GPUs) while member-b is full runs
 // nothing anywhere and says why; once member-b's work is done, both
 // children run, one in each member, and the HyperJob's status counts
-// their 32 workers.
+// their 32 workers. member-b's own job runs until the test ends it, so
+// the HyperJob's wait is seen however slow the machine.
 func TestFederationHyperJob(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
@@ -56,17 +58,29 @@ func TestFederationHyperJob(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// member-b is full: its own 128-GPU job runs there, for 30 seconds.
+	// member-b is full: its own 128-GPU job runs there until it is ended.
 	mb := f.members["member-b"]
 	if err := mb.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
-	filler := runFor(&batchv1alpha1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "filler"}, Spec: gpuJob(ns, "filler", "train", 16)}, 30*time.Second)
+	filler := &batchv1alpha1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "filler"}, Spec: gpuJob(ns, "filler", "train", 16)}
 	if err := mb.Create(ctx, filler); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, ctx, 2*time.Minute, "the filler running in member-b", func() (bool, string) {
 		return f.running(t, ctx, ns)["filler"] == "member-b", fmt.Sprint(f.running(t, ctx, ns))
+	})
+	// Karmada knows member-b is full: its Cluster's summary, which the
+	// HyperJob's plan reads, counts the filler's GPUs.
+	eventually(t, ctx, time.Minute, "member-b's summary counting the filler", func() (bool, string) {
+		var cl clusterv1alpha1.Cluster
+		if err := kc.Get(ctx, client.ObjectKey{Name: "member-b"}, &cl); err != nil || cl.Status.ResourceSummary == nil {
+			return false, fmt.Sprint(err)
+		}
+		rs := cl.Status.ResourceSummary
+		used := rs.Allocated[gpu]
+		used.Add(rs.Allocating[gpu])
+		return used.Cmp(rs.Allocatable[gpu]) >= 0, fmt.Sprintf("%s of %s GPUs used", used.String(), rs.Allocatable.Name(gpu, resource.DecimalSI).String())
 	})
 
 	hj := &trainingv1alpha1.HyperJob{
@@ -95,7 +109,6 @@ func TestFederationHyperJob(t *testing.T) {
 		got := planned()
 		return strings.HasPrefix(got, "False Waiting: no plan fits the clusters now"), got
 	})
-	time.Sleep(3 * time.Second)
 	if r := f.running(t, ctx, ns); len(r) != 1 {
 		t.Fatalf("running %v while the HyperJob cannot run whole: no half of it may hold GPUs", r)
 	}
@@ -108,6 +121,7 @@ func TestFederationHyperJob(t *testing.T) {
 	}
 
 	// Room once the filler is done: both children run, together.
+	finishPods(t, ctx, mb, ns, "filler")
 	eventually(t, ctx, 3*time.Minute, "both children running, one in each member", func() (bool, string) {
 		r := f.running(t, ctx, ns)
 		return r["llm-train-0"] != "" && r["llm-train-1"] != "" && r["llm-train-0"] != r["llm-train-1"], fmt.Sprint(r)
@@ -174,6 +188,30 @@ func TestFederationHeterogeneous(t *testing.T) {
 		}
 		if p.Spec.NodeName != want {
 			t.Errorf("pod %s on %q, want %s", p.Name, p.Spec.NodeName, want)
+		}
+	}
+}
+
+// finishPods ends a job's running pods: each succeeds a second after it
+// is given a run duration (pkg/controlplane/kwokstages).
+func finishPods(t *testing.T, ctx context.Context, c client.Client, ns, job string) {
+	t.Helper()
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{batchv1alpha1.JobNameKey: job}); err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) == 0 {
+		t.Fatalf("job %s/%s has no pods to finish", ns, job)
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		patch := client.MergeFrom(p.DeepCopy())
+		if p.Annotations == nil {
+			p.Annotations = map[string]string{}
+		}
+		p.Annotations["pod.caldera.sh/run-duration"] = "1s"
+		if err := c.Patch(ctx, p, patch); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
