@@ -73,8 +73,6 @@ type Config struct {
 	Reader lookup.Reader
 	// SchedulerNames are the schedulers whose pods are checked.
 	SchedulerNames []string
-	// JobPlugins are the job plugins the job controller accepts.
-	JobPlugins []string
 }
 
 // New returns every webhook, mutating ones first.
@@ -91,10 +89,10 @@ type Config struct {
 func New(cfg Config) []Webhook {
 	s := cfg.Scheme
 	r := cfg.Reader
-	jobs := job.NewWebhook(r, cfg.JobPlugins)
+	jobs := job.NewWebhook(r)
 	podGroups := podgroup.NewWebhook(r)
 	queues := queue.NewWebhook(r)
-	hyperJobs := hyperjob.NewWebhook(cfg.JobPlugins)
+	hyperJobs := hyperjob.NewWebhook()
 
 	createUpdate := []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}
 	batch := batchv1alpha1.SchemeGroupVersion

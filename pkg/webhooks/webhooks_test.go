@@ -17,7 +17,6 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	testingsched "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
 	"github.com/caldera-sh/caldera/pkg/webhooks"
-	"github.com/caldera-sh/caldera/pkg/webhooks/job"
 	wt "github.com/caldera-sh/caldera/pkg/webhooks/testing"
 )
 
@@ -28,7 +27,6 @@ func hooks(t *testing.T) []webhooks.Webhook {
 			testingsched.MakeQueue("root").Obj(),
 			testingsched.MakeQueue("default").State(schedulingv1beta1.QueueStateOpen).Obj()),
 		SchedulerNames: []string{"volcano", "caldera"},
-		JobPlugins:     job.KnownPlugins(),
 	})
 }
 

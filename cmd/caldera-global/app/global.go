@@ -43,7 +43,6 @@ import (
 	"github.com/caldera-sh/caldera/pkg/federation/rbwebhook"
 	"github.com/caldera-sh/caldera/pkg/webhooks"
 	hyperjobwebhook "github.com/caldera-sh/caldera/pkg/webhooks/hyperjob"
-	"github.com/caldera-sh/caldera/pkg/webhooks/job"
 )
 
 // NewGlobalCommand returns the caldera-global command.
@@ -76,7 +75,7 @@ func NewGlobalCommand(ctx context.Context) *cobra.Command {
 // now and created again by Karmada, which retries; failing open would let
 // it past the queues.
 func Webhooks(s *runtime.Scheme, reader client.Reader, members func(context.Context) ([]clusterv1alpha1.Cluster, error), pools inventory.Pools) []webhooks.Webhook {
-	hj := hyperjobwebhook.NewWebhook(job.KnownPlugins())
+	hj := hyperjobwebhook.NewWebhook()
 	hj.Members, hj.Pools = members, pools
 	return append([]webhooks.Webhook{{
 		Name:     "suspend.resourcebindings.caldera.sh",

@@ -26,7 +26,6 @@ import (
 	apischeme "github.com/caldera-sh/caldera/apis/scheme"
 	"github.com/caldera-sh/caldera/cmd/caldera-webhook/app/options"
 	"github.com/caldera-sh/caldera/pkg/webhooks"
-	"github.com/caldera-sh/caldera/pkg/webhooks/job"
 	"github.com/caldera-sh/caldera/pkg/webhooks/lookup"
 )
 
@@ -86,7 +85,6 @@ func Run(ctx context.Context, o *options.Options) error {
 		Scheme:         scheme,
 		Reader:         lookup.Reader{Cached: mgr.GetCache(), Live: mgr.GetAPIReader()},
 		SchedulerNames: o.SchedulerNames,
-		JobPlugins:     job.KnownPlugins(),
 	})
 	if err := s.Install(mgr, cfg); err != nil {
 		return err

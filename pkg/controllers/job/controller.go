@@ -190,10 +190,12 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	for _, o := range d.Objects {
 		if err := r.syncObject(ctx, &job, o); err != nil {
+			r.refused(&job, err)
 			return reconcile.Result{}, err
 		}
 	}
 	if err := r.createPods(ctx, job.UID, d.CreatePods); err != nil {
+		r.refused(&job, err)
 		return reconcile.Result{}, err
 	}
 	for _, p := range d.DeletePods {
@@ -364,6 +366,19 @@ func (r *Reconciler) createPods(ctx context.Context, uid types.UID, pods []*core
 	wg.Wait()
 	r.expected.podsCreated(uid, created, r.clock.Now())
 	return first
+}
+
+// ReasonFailedCreate is the reason of the Warning a Job gets when the API
+// server refuses an object the job controller creates for it.
+const ReasonFailedCreate = "FailedCreate"
+
+// refused tells the Job when the API server refused one of its objects for
+// a reason retrying alone will not cure (a quota, a policy, an invalid
+// object): `calderactl explain` shows it. The write is retried all the same.
+func (r *Reconciler) refused(job *batchv1alpha1.Job, err error) {
+	if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) {
+		r.recorder.Event(job, corev1.EventTypeWarning, ReasonFailedCreate, err.Error())
+	}
 }
 
 // generateKeyPair makes the ssh plugin's key pair.

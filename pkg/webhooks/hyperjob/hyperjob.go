@@ -2,7 +2,7 @@
 // the HyperJob defaults (which default every job template as a Job) and
 // refuses a HyperJob whose child jobs the member clusters would refuse:
 // invalid specs (apis/training/v1alpha1/validation), pod templates that
-// could not become pods, and unknown job plugins.
+// could not become pods, and job plugins the job controller could not run.
 //
 // The templates' queues are not looked up: they name queues of the member
 // clusters, which the cluster running this webhook may not have.
@@ -21,12 +21,14 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/util/sets"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	trainingvalidation "github.com/caldera-sh/caldera/apis/training/v1alpha1/validation"
+	jobcore "github.com/caldera-sh/caldera/pkg/controllers/job/core"
 	"github.com/caldera-sh/caldera/pkg/federation/inventory"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/federation/split"
@@ -38,7 +40,6 @@ var groupKind = trainingv1alpha1.SchemeGroupVersion.WithKind("HyperJob").GroupKi
 
 // Webhook defaults and validates HyperJobs.
 type Webhook struct {
-	plugins sets.Set[string]
 	// Members, when set, lists the federation's member clusters.
 	Members func(ctx context.Context) ([]clusterv1alpha1.Cluster, error)
 	// Pools, when set, knows the members' node pools.
@@ -50,10 +51,9 @@ var (
 	_ admission.Validator[*trainingv1alpha1.HyperJob] = &Webhook{}
 )
 
-// NewWebhook returns the HyperJob webhook; plugins are the job plugins the
-// member clusters' job controllers accept.
-func NewWebhook(plugins []string) *Webhook {
-	return &Webhook{plugins: sets.New(plugins...)}
+// NewWebhook returns the HyperJob webhook.
+func NewWebhook() *Webhook {
+	return &Webhook{}
 }
 
 // Default applies SetDefaults_HyperJob, on create and update alike (it is
@@ -163,7 +163,8 @@ func (w *Webhook) validate(hj *trainingv1alpha1.HyperJob) field.ErrorList {
 	for i := range hj.Spec.ReplicatedJobs {
 		templatePath := field.NewPath("spec", "replicatedJobs").Index(i).Child("templateSpec")
 		template := &hj.Spec.ReplicatedJobs[i].TemplateSpec
-		errs = append(errs, job.ValidatePlugins(template.Plugins, w.plugins, templatePath.Child("plugins"))...)
+		child := &batchv1alpha1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: hj.Namespace, Name: hj.Name}, Spec: *template}
+		errs = append(errs, jobcore.ValidatePlugins(child, templatePath.Child("plugins"))...)
 		errs = append(errs, job.ValidateTemplates(template, templatePath)...)
 	}
 	return errs

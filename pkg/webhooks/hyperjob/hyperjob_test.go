@@ -16,7 +16,6 @@ import (
 	testingtraining "github.com/caldera-sh/caldera/apis/training/v1alpha1/testing"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/webhooks/hyperjob"
-	"github.com/caldera-sh/caldera/pkg/webhooks/job"
 	wt "github.com/caldera-sh/caldera/pkg/webhooks/testing"
 )
 
@@ -24,7 +23,7 @@ func TestDefault(t *testing.T) {
 	got := testingtraining.MakeHyperJob("llm", "ns").ReplicatedJob(
 		testingtraining.MakeReplicatedJob("trainer", 0).
 			Template(testingbatch.MakeJob("", "").Task(testingbatch.MakeTask("", 2)).Obj().Spec)).Obj()
-	if err := hyperjob.NewWebhook(job.KnownPlugins()).Default(t.Context(), got); err != nil {
+	if err := hyperjob.NewWebhook().Default(t.Context(), got); err != nil {
 		t.Fatal(err)
 	}
 	rj := got.Spec.ReplicatedJobs[0]
@@ -86,7 +85,7 @@ func TestValidate(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			w := hyperjob.NewWebhook(job.KnownPlugins())
+			w := hyperjob.NewWebhook()
 			var opts []cmp.Option
 			if tc.ignoreMessage {
 				opts = append(opts, wt.IgnoreMessage)
@@ -116,7 +115,7 @@ func TestFederation(t *testing.T) {
 			ResourceSummary: &clusterv1alpha1.ResourceSummary{Allocatable: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("128"), corev1.ResourceCPU: resource.MustParse("1024")}},
 		}})
 	}
-	w := hyperjob.NewWebhook(job.KnownPlugins())
+	w := hyperjob.NewWebhook()
 	w.Members = func(context.Context) ([]clusterv1alpha1.Cluster, error) { return members, nil }
 	gpus := func(total int32) *testingtraining.ReplicatedJobWrapper {
 		return testingtraining.MakeReplicatedJob("trainer", 2).Request("nvidia.com/gpu", "8").Split(trainingv1alpha1.SplitModeStatic, total, "nvidia.com/gpu")

@@ -24,7 +24,7 @@ func FuzzJobWebhook(f *testing.F) {
 		}
 		f.Add(b)
 	}
-	w := job.NewWebhook(wt.Reader(f, queues()...), job.KnownPlugins())
+	w := job.NewWebhook(wt.Reader(f, queues()...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var in batchv1alpha1.Job
 		if err := json.Unmarshal(data, &in); err != nil {

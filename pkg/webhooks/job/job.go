@@ -1,22 +1,21 @@
 // Package job admits batch.volcano.sh/v1alpha1 Jobs: it fills in Volcano's
 // defaults and refuses a job whose spec is invalid (apis/batch/v1alpha1/
 // validation), whose task templates could not become pods, whose plugins the
-// job controller does not know, whose queue cannot take work, or whose
+// job controller could not run (an unknown plugin or flag, a task a plugin
+// needs that the job lacks), whose queue cannot take work, or whose
 // PriorityClass does not exist.
 package job
 
 import (
 	"context"
-	"maps"
-	"slices"
 
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	batchvalidation "github.com/caldera-sh/caldera/apis/batch/v1alpha1/validation"
+	jobcore "github.com/caldera-sh/caldera/pkg/controllers/job/core"
 	"github.com/caldera-sh/caldera/pkg/webhooks/admit"
 	"github.com/caldera-sh/caldera/pkg/webhooks/lookup"
 	"github.com/caldera-sh/caldera/pkg/webhooks/pod"
@@ -25,16 +24,9 @@ import (
 	"github.com/caldera-sh/caldera/pkg/webhooks/queueref"
 )
 
-// KnownPlugins returns the job plugins Volcano's job controller runs; a job
-// naming any other plugin is refused, as in Volcano.
-func KnownPlugins() []string {
-	return []string{"env", "hcclrank", "mpi", "pytorch", "ray", "ssh", "svc", "tensorflow"}
-}
-
 // Webhook defaults and validates Jobs.
 type Webhook struct {
-	reader  lookup.Reader
-	plugins sets.Set[string]
+	reader lookup.Reader
 }
 
 var (
@@ -42,10 +34,9 @@ var (
 	_ admission.Validator[*batchv1alpha1.Job] = &Webhook{}
 )
 
-// NewWebhook returns the Job webhook. plugins are the job plugin names the
-// job controller accepts.
-func NewWebhook(reader lookup.Reader, plugins []string) *Webhook {
-	return &Webhook{reader: reader, plugins: sets.New(plugins...)}
+// NewWebhook returns the Job webhook.
+func NewWebhook(reader lookup.Reader) *Webhook {
+	return &Webhook{reader: reader}
 }
 
 // Default applies SetDefaults_Job. It runs on update too: defaulting is
@@ -62,7 +53,7 @@ func (w *Webhook) ValidateCreate(ctx context.Context, job *batchv1alpha1.Job) (a
 	job = defaulted(job)
 	specPath := field.NewPath("spec")
 	errs := batchvalidation.ValidateJob(job)
-	errs = append(errs, ValidatePlugins(job.Spec.Plugins, w.plugins, specPath.Child("plugins"))...)
+	errs = append(errs, jobcore.ValidatePlugins(job, specPath.Child("plugins"))...)
 	errs = append(errs, ValidateTemplates(&job.Spec, specPath)...)
 
 	refErrs, err := w.reader.Confirmed(ctx, func(ctx context.Context, c client.Reader) (field.ErrorList, error) {
@@ -109,17 +100,6 @@ func defaulted(job *batchv1alpha1.Job) *batchv1alpha1.Job {
 	job = job.DeepCopy()
 	batchv1alpha1.SetDefaults_Job(job)
 	return job
-}
-
-// ValidatePlugins refuses job plugins outside known.
-func ValidatePlugins(plugins map[string][]string, known sets.Set[string], fldPath *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	for _, name := range slices.Sorted(maps.Keys(plugins)) {
-		if !known.Has(name) {
-			errs = append(errs, field.NotSupported(fldPath.Key(name), name, sets.List(known)))
-		}
-	}
-	return errs
 }
 
 // ValidateTemplates checks the pod template of every task of a job spec.

@@ -42,7 +42,7 @@ func newJob(name string) *testingbatch.JobWrapper {
 }
 
 func TestDefault(t *testing.T) {
-	w := job.NewWebhook(wt.Reader(t), job.KnownPlugins())
+	w := job.NewWebhook(wt.Reader(t))
 	got := testingbatch.MakeJob("j", "ns").
 		Task(testingbatch.MakeTask("", 2)).
 		Task(testingbatch.MakeTask("", 1).MinAvailable(1)).
@@ -143,6 +143,16 @@ func TestValidateCreate(t *testing.T) {
 			want: []metav1.StatusCause{wt.Cause(wt.NotSupported, "spec.plugins[horovod]",
 				`Unsupported value: "horovod": supported values: "env", "hcclrank", "mpi", "pytorch", "ray", "ssh", "svc", "tensorflow"`)},
 		},
+		"unknown plugin flag": {
+			job: newJob("j").Plugin("svc", "--inject-host-env=false").Obj(),
+			want: []metav1.StatusCause{wt.Cause(wt.Invalid, "spec.plugins[svc]",
+				`Invalid value: ["--inject-host-env=false"]: flag provided but not defined: -inject-host-env`)},
+		},
+		"a plugin's task missing": {
+			job: newJob("j").Plugin("mpi").Obj(),
+			want: []metav1.StatusCause{wt.Cause(wt.Invalid, "spec.plugins[mpi]",
+				`Invalid value: []: the master task "master" is not one of the job's tasks (set --master=<task>)`)},
+		},
 		"task template that cannot become a pod": {
 			job:           noImage,
 			want:          []metav1.StatusCause{wt.Cause(wt.Required, "spec.tasks[0].template.spec.containers[0].image", "")},
@@ -172,7 +182,7 @@ func TestValidateCreate(t *testing.T) {
 			if tc.reader != nil {
 				reader = tc.reader(t)
 			}
-			_, err := job.NewWebhook(reader, job.KnownPlugins()).ValidateCreate(t.Context(), tc.job)
+			_, err := job.NewWebhook(reader).ValidateCreate(t.Context(), tc.job)
 			var opts []cmp.Option
 			if tc.ignoreMessage {
 				opts = append(opts, wt.IgnoreMessage)
@@ -190,7 +200,7 @@ func TestValidateCreateReadFailure(t *testing.T) {
 			return errors.New("connection refused")
 		},
 	}).Build()
-	_, err := job.NewWebhook(lookup.Reader{Cached: failing}, job.KnownPlugins()).ValidateCreate(t.Context(), newJob("j").Obj())
+	_, err := job.NewWebhook(lookup.Reader{Cached: failing}).ValidateCreate(t.Context(), newJob("j").Obj())
 	if !apierrors.IsInternalError(err) {
 		t.Errorf("ValidateCreate with an unreadable queue: got %v, want an internal error", err)
 	}
@@ -244,7 +254,7 @@ func TestValidateUpdate(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			w := job.NewWebhook(wt.Reader(t, queues()...), job.KnownPlugins())
+			w := job.NewWebhook(wt.Reader(t, queues()...))
 			_, err := w.ValidateUpdate(t.Context(), tc.oldJob, tc.newJob)
 			if diff := cmp.Diff(tc.want, wt.Causes(t, err)); diff != "" {
 				t.Errorf("ValidateUpdate causes (-want,+got):\n%s", diff)

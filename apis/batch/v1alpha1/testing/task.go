@@ -89,3 +89,9 @@ func (w *TaskWrapper) NoContainers() *TaskWrapper {
 	w.task.Template.Spec.Containers = nil
 	return w
 }
+
+// ContainerName renames the template's first container.
+func (w *TaskWrapper) ContainerName(name string) *TaskWrapper {
+	w.task.Template.Spec.Containers[0].Name = name
+	return w
+}

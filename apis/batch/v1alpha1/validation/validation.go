@@ -171,45 +171,7 @@ func validateJobSpec(spec *batchv1alpha1.JobSpec, jobName string, fldPath *field
 	allErrs = append(allErrs, validateTasks(spec, jobName, fldPath)...)
 	allErrs = append(allErrs, validatePolicies(spec.Policies, fldPath.Child("policies"))...)
 	allErrs = append(allErrs, validateVolumes(spec.Volumes, fldPath.Child("volumes"))...)
-	allErrs = append(allErrs, validateMPIPlugin(spec, fldPath.Child("plugins"))...)
 	return allErrs
-}
-
-// validateMPIPlugin checks that the tasks the mpi plugin runs as launcher and
-// workers (--master and --worker, by default "master" and "worker") exist.
-func validateMPIPlugin(spec *batchv1alpha1.JobSpec, fldPath *field.Path) field.ErrorList {
-	args, ok := spec.Plugins["mpi"]
-	if !ok {
-		return nil
-	}
-	var allErrs field.ErrorList
-	for _, role := range []struct{ flag, fallback string }{{"master", "master"}, {"worker", "worker"}} {
-		name := flagValue(args, role.flag, role.fallback)
-		if !slices.ContainsFunc(spec.Tasks, func(t batchv1alpha1.TaskSpec) bool { return t.Name == name }) {
-			allErrs = append(allErrs, field.Invalid(fldPath.Key("mpi"), args,
-				fmt.Sprintf("the mpi plugin's %s task %q is not a task of the job", role.flag, name)))
-		}
-	}
-	return allErrs
-}
-
-// flagValue returns the value of a command-line flag in args ("--name=v",
-// "-name=v", "--name v" or "-name v"), or fallback when it is absent.
-func flagValue(args []string, name, fallback string) string {
-	value := fallback
-	for i, arg := range args {
-		key, v, hasValue := strings.Cut(strings.TrimLeft(arg, "-"), "=")
-		if key != name || !strings.HasPrefix(arg, "-") {
-			continue
-		}
-		switch {
-		case hasValue:
-			value = v
-		case i+1 < len(args):
-			value = args[i+1]
-		}
-	}
-	return value
 }
 
 func validateTasks(spec *batchv1alpha1.JobSpec, jobName string, specPath *field.Path) field.ErrorList {

@@ -256,14 +256,6 @@ func TestValidateJob(t *testing.T) {
 			job:  job().Task(task("a", 4).Partition(2, 2, 3).MinAvailable(4)).Obj(),
 			want: field.ErrorList{invalid("spec.tasks[0].partitionPolicy.minPartitions")},
 		},
-		"mpi plugin with its launcher and worker tasks": {
-			job: job().Plugin("mpi", "--master=launcher", "--worker", "node").
-				Task(task("launcher", 1)).Task(task("node", 2)).Obj(),
-		},
-		"mpi plugin without its default worker task": {
-			job:  job().Plugin("mpi").Task(task("master", 1)).Task(task("node", 2)).Obj(),
-			want: field.ErrorList{invalid("spec.plugins[mpi]")},
-		},
 		"task topology naming the job's tasks": {
 			job: job().Annotation(batchv1alpha1.TaskTopologyAffinityKey, "ps,worker;ps,evaluator").
 				Annotation(batchv1alpha1.TaskTopologyAntiAffinityKey, "ps;worker,chief").

@@ -37,6 +37,9 @@ type Facts struct {
 var holdReasons = []string{"QueueNotFound", "QueueClosed", "QueueCapability", "QueueGuarantee", "NoClusterFits",
 	"CapacityReserved", "NoReadyCluster", "GangShortfall", "DataNotResolved"}
 
+// Reasons of the job controller's Warnings that keep a job from starting.
+var jobControllerReasons = []string{"InvalidPlugin", "FailedCreate"}
+
 // Job explains a job, or a PodGroup alone (Job nil).
 func Job(f *Facts) []string {
 	var out []string
@@ -61,6 +64,12 @@ func Job(f *Facts) []string {
 			f.Job.Spec.TotalReplicas(), f.Job.Spec.MinAvailable, st.Pending, st.Running, st.Succeeded, st.Failed))
 		if st.RetryCount > 0 {
 			out = append(out, fmt.Sprintf("It was restarted %d times (maxRetry %d).", st.RetryCount, f.Job.Spec.MaxRetry))
+		}
+		if e := latest(f.Events, func(e corev1.Event) bool {
+			return e.Type == corev1.EventTypeWarning && slices.Contains(jobControllerReasons, e.Reason) && e.InvolvedObject.Kind == "Job"
+		}); e != nil && (st.State.Phase == "" || st.State.Phase == batchv1alpha1.JobPending) {
+			out = append(out, fmt.Sprintf("The job controller cannot start it (%s, %s ago): %s.", e.Reason,
+				duration.HumanDuration(f.Now.Sub(when(e))), strings.TrimSuffix(e.Message, ".")))
 		}
 	case f.PodGroup != nil:
 		subject = fmt.Sprintf("PodGroup %s/%s", f.PodGroup.Namespace, f.PodGroup.Name)

@@ -83,3 +83,30 @@ The scheduler cannot place it (NotEnoughResources, for 90s): 2 of 4 tasks placea
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestJobTheControllerCannotStart: the job controller's Warning is the
+// reason a job has not started.
+func TestJobTheControllerCannotStart(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	refused := event("Job", "mpi", "FailedCreate", `creating pod mpi-master-0: pods "mpi-master-0" is forbidden: exceeded quota: pods.`, now.Add(-time.Minute))
+	refused.Type = corev1.EventTypeWarning
+	f := &Facts{
+		Now: now,
+		Job: &batchv1alpha1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "mpi"},
+			Spec: batchv1alpha1.JobSpec{MinAvailable: 3, Tasks: []batchv1alpha1.TaskSpec{{Name: "master", Replicas: 1}, {Name: "worker", Replicas: 2}}}},
+		Events: []corev1.Event{refused},
+	}
+	got := strings.Join(Job(f), "\n")
+	want := `Job ml/mpi is not started by the job controller yet.
+Of its 3 pods (3 needed to start), 0 are pending, 0 running, 0 succeeded, 0 failed.
+The job controller cannot start it (FailedCreate, 60s ago): creating pod mpi-master-0: pods "mpi-master-0" is forbidden: exceeded quota: pods.
+It has no PodGroup yet: the job controller makes one when it starts the job.`
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	// Running, the old Warning is history.
+	f.Job.Status.State.Phase = batchv1alpha1.JobRunning
+	if got := strings.Join(Job(f), "\n"); strings.Contains(got, "cannot start") {
+		t.Errorf("a running job explained with an old Warning:\n%s", got)
+	}
+}

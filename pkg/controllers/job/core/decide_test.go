@@ -409,14 +409,6 @@ func TestPartitionsBecomeSubGroups(t *testing.T) {
 	}
 }
 
-func TestUnknownPluginIsAnError(t *testing.T) {
-	j := defaulted(bt.MakeJob("j", "ns").Plugin("tensorflw").Task(bt.MakeTask("w", 1)))
-	_, err := NewPlugins(j, nil)
-	if err == nil || err.Error() != "spec.plugins[tensorflw]: plugin not available in this version (available: env, ssh, svc)" {
-		t.Errorf("err = %v", err)
-	}
-}
-
 func TestDependentTasksDoNotBlockTheGang(t *testing.T) {
 	j := defaulted(bt.MakeJob("j", "ns").Task(bt.MakeTask("master", 1).CPURequest("1")).
 		Task(bt.MakeTask("w", 2).CPURequest("1").DependsOn(batchv1alpha1.IterationAll, "master")))
