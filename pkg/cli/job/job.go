@@ -151,7 +151,9 @@ func (o *runOptions) fromFlags(name, ns string, command []string) (*batchv1alpha
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: batchv1alpha1.JobSpec{
 			SchedulerName: o.scheduler, Queue: o.queue, MinAvailable: min,
-			Tasks: []batchv1alpha1.TaskSpec{{Name: name, Replicas: o.replicas, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			// The task's minimum is the job's: a task keeping all its
+			// replicas as its own minimum would hold the gang to them.
+			Tasks: []batchv1alpha1.TaskSpec{{Name: name, Replicas: o.replicas, MinAvailable: &min, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 				RestartPolicy: corev1.RestartPolicyOnFailure,
 				Containers: []corev1.Container{{Name: name, Image: o.image, ImagePullPolicy: corev1.PullIfNotPresent, Command: command,
 					Resources: corev1.ResourceRequirements{Requests: requests, Limits: limits}}},

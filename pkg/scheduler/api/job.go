@@ -197,6 +197,26 @@ func (j *JobInfo) PlacedByRole() map[string]int32 {
 	return out
 }
 
+// RolesMet reports whether every role of MinTaskMember has at least its
+// minimum of tasks in a status counted.
+func (j *JobInfo) RolesMet(counted func(TaskStatus) bool) bool {
+	if len(j.MinTaskMember) == 0 {
+		return true
+	}
+	n := map[string]int32{}
+	for _, t := range j.Tasks {
+		if counted(t.Status) {
+			n[t.Role]++
+		}
+	}
+	for role, min := range j.MinTaskMember {
+		if n[role] < min {
+			return false
+		}
+	}
+	return true
+}
+
 // IsShadow reports whether the job is a pod without a PodGroup.
 func (j *JobInfo) IsShadow() bool { return j.Shadow }
 

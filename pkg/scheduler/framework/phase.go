@@ -18,7 +18,7 @@ func JobPhase(job *api.JobInfo) schedulingv1beta1.PodGroupPhase {
 	switch {
 	case total > 0 && ended == total && succeeded >= job.MinAvailable:
 		return schedulingv1beta1.PodGroupCompleted
-	case placed+succeeded >= job.MinAvailable && placed > 0:
+	case placed+succeeded >= job.MinAvailable && placed > 0 && job.RolesMet(startedOrDone):
 		return schedulingv1beta1.PodGroupRunning
 	case job.Phase == schedulingv1beta1.PodGroupRunning || job.Phase == schedulingv1beta1.PodGroupUnknown:
 		if placed > 0 {
@@ -34,3 +34,13 @@ func JobPhase(job *api.JobInfo) schedulingv1beta1.PodGroupPhase {
 // Admitted reports whether a job may be placed: its PodGroup was admitted
 // (Inqueue or later), or it is a pod without a PodGroup.
 func Admitted(job *api.JobInfo) bool { return job.Admitted() }
+
+// startedOrDone: a task placed for good (allocated in a committed
+// placement, binding, bound, running) or succeeded.
+func startedOrDone(s api.TaskStatus) bool {
+	switch s {
+	case api.Allocated, api.Binding, api.Bound, api.Running, api.Succeeded:
+		return true
+	}
+	return false
+}

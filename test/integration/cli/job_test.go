@@ -37,7 +37,7 @@ func TestJobCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	task := sleeper.Spec.Tasks[0]
-	if sleeper.Spec.MinAvailable != 2 || task.Replicas != 4 || task.Template.Spec.Containers[0].Image != "busybox:1.36" ||
+	if sleeper.Spec.MinAvailable != 2 || task.Replicas != 4 || task.MinAvailable == nil || *task.MinAvailable != 2 || task.Template.Spec.Containers[0].Image != "busybox:1.36" ||
 		strings.Join(task.Template.Spec.Containers[0].Command, " ") != "sleep 60" || sleeper.Spec.SchedulerName != "volcano" {
 		t.Errorf("the job run made: %+v", sleeper.Spec)
 	}

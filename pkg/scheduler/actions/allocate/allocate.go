@@ -5,6 +5,7 @@ package allocate
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -318,18 +319,40 @@ func settle(ssn *framework.Session, job *api.JobInfo, stmt *framework.Statement,
 		// take the resources this job waits for; nothing is bound.
 		ssn.Block(job.UID, waiting(ssn, job))
 	default:
-		placeable := job.PlacedCount()
+		placeable, short := job.PlacedCount(), shortRoles(job)
 		stmt.Discard()
 		if blocked == nil {
 			blocked = framework.Reasonf("GangShortfall", "the job's tasks do not make up its gang")
 		}
+		need := fmt.Sprintf("%d needed together (minAvailable)", job.MinAvailable)
+		if placeable >= job.MinAvailable && short != "" {
+			need = short
+		}
 		ssn.Block(job.UID, &framework.Reason{
 			Type: blocked.Type,
 			Kind: blocked.Kind,
-			Message: fmt.Sprintf("%d of %d tasks placeable, %d needed together (minAvailable); %s",
-				placeable, len(job.Tasks), job.MinAvailable, blocked.Message),
+			Message: fmt.Sprintf("%d of %d tasks placeable, %s; %s",
+				placeable, len(job.Tasks), need, blocked.Message),
 		})
 	}
+}
+
+// shortRoles says which tasks have fewer placeable pods than their
+// minimum (minTaskMember), or "" when none has.
+func shortRoles(job *api.JobInfo) string {
+	placed := map[string]int32{}
+	for _, t := range job.Tasks {
+		if t.Status.Placed() {
+			placed[t.Role]++
+		}
+	}
+	var out []string
+	for _, role := range slices.Sorted(maps.Keys(job.MinTaskMember)) {
+		if min := job.MinTaskMember[role]; placed[role] < min {
+			out = append(out, fmt.Sprintf("task %s needs %d together (minAvailable of the task), %d placeable", role, min, placed[role]))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // waiting explains a job that holds its gang only with tasks waiting for

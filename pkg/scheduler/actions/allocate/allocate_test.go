@@ -170,3 +170,35 @@ func TestAllocateIsDeterministic(t *testing.T) {
 		t.Errorf("expected gang a to be placed: %v", first)
 	}
 }
+
+// TestTaskMinimumBelowTheGangIsNotRunning: a gang of minMember 2 whose
+// one task needs all 4 of its pods together, with room for 2, holds
+// nothing, says which minimum is short, and its PodGroup never claims
+// Running.
+func TestTaskMinimumBelowTheGangIsNotRunning(t *testing.T) {
+	var pods []*corev1.Pod
+	for i := range 4 {
+		pods = append(pods, st.MakePod("ns", fmt.Sprintf("job-w-%d", i)).Group("job").Role("w").Req("cpu", "1").Obj())
+	}
+	pg := schedtesting.MakePodGroup("job", "ns").MinMember(2).MinTaskMember("w", 4).Queue("default").Phase(schedulingv1beta1.PodGroupInqueue).Obj()
+	snap := api.Build(api.Objects{Nodes: nodes(1, "2"), Pods: pods, PodGroups: []*schedulingv1beta1.PodGroup{pg},
+		Queues: []*schedulingv1beta1.Queue{schedtesting.MakeQueue("default").Obj()}})
+	rec := &recorder{}
+	ssn := framework.OpenSession(t.Context(), snap, tiers(t), framework.Options{Now: time.Unix(0, 0), Sink: rec})
+	New().Execute(ssn)
+	job := snap.Jobs["ns/job"]
+	if phase := framework.JobPhase(job); phase == schedulingv1beta1.PodGroupRunning {
+		t.Errorf("phase %s with %d tasks placed", phase, job.PlacedCount())
+	}
+	ssn.Close()
+	if len(rec.binds) != 0 {
+		t.Errorf("bound %v", rec.binds)
+	}
+	o := ssn.Outcomes()["ns/job"]
+	if o == nil || o.Unschedulable() == nil {
+		t.Fatal("no reason given")
+	}
+	if got, want := o.Unschedulable().String(), "NotEnoughResources: 2 of 4 tasks placeable, task w needs 4 together (minAvailable of the task), 2 placeable; task job-w-2: 0/1 nodes are available: 1 node Insufficient cpu"; got != want {
+		t.Errorf("reason %q", got)
+	}
+}

@@ -131,27 +131,13 @@ func (p *Plugin) JobReady(job *api.JobInfo) bool {
 	if sp, _ := p.wholeSubGroups(job, ready); sp != nil {
 		return false
 	}
-	if len(job.MinTaskMember) == 0 {
-		return true
-	}
-	placed := map[string]int32{}
-	for _, t := range job.Tasks {
-		if ready(t.Status) {
-			placed[t.Role]++
-		}
-	}
-	for role, min := range job.MinTaskMember {
-		if placed[role] < min {
-			return false
-		}
-	}
-	return true
+	return job.RolesMet(ready)
 }
 
 // JobPipelined permits holding resources when placed and pipelined tasks
-// make up the gang.
+// make up the gang, each role's minimum included.
 func (p *Plugin) JobPipelined(job *api.JobInfo) framework.Vote {
-	if job.PlacedCount() < job.MinAvailable {
+	if job.PlacedCount() < job.MinAvailable || !job.RolesMet(api.TaskStatus.Placed) {
 		return framework.Reject
 	}
 	if sp, _ := p.wholeSubGroups(job, api.TaskStatus.Placed); sp != nil {
@@ -163,7 +149,7 @@ func (p *Plugin) JobPipelined(job *api.JobInfo) framework.Vote {
 // JobStarving: the job has not yet got its gang (its whole sub-groups
 // included).
 func (p *Plugin) JobStarving(job *api.JobInfo) bool {
-	if job.PlacedCount() < job.MinAvailable {
+	if job.PlacedCount() < job.MinAvailable || !job.RolesMet(api.TaskStatus.Placed) {
 		return true
 	}
 	sp, _ := p.wholeSubGroups(job, api.TaskStatus.Placed)
