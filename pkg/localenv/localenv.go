@@ -1,6 +1,8 @@
 // Package localenv runs a complete local Caldera environment on loopback:
-// etcd, a kube-apiserver with every Caldera CRD, kwok with a realistic set of
-// simulated GPU and CPU nodes, and the default queues. It is what
+// etcd, a kube-apiserver with every Caldera CRD, kube-controller-manager with
+// the controllers a cluster has (garbage collection, namespaces,
+// Deployments, StatefulSets, ...), kwok with a realistic set of simulated
+// GPU and CPU nodes, and the default queues. It is what
 // `calderactl local up` (and `make run`) starts.
 package localenv
 
@@ -47,6 +49,10 @@ type Options struct {
 
 // Components Start can run.
 const (
+	// ComponentKubeControllerManager runs Kubernetes' own controllers, so
+	// that deleting a Job takes its pods and objects with it, Deployments
+	// and StatefulSets get pods, and namespaces go away.
+	ComponentKubeControllerManager = "kube-controller-manager"
 	ComponentWebhook           = "caldera-webhook"
 	ComponentScheduler         = "caldera-scheduler"
 	ComponentControllerManager = "caldera-controller-manager"
@@ -56,11 +62,16 @@ const (
 	ComponentAgent = "caldera-agent"
 )
 
-// AllComponents lists every component, in start order: admission first, so
-// that everything the others create passes through it.
+// AllComponents lists every component, in start order: Kubernetes' own
+// controllers, then admission, so that everything the others create passes
+// through it.
 func AllComponents() []string {
-	return []string{ComponentWebhook, ComponentScheduler, ComponentControllerManager, ComponentAgent}
+	return []string{ComponentKubeControllerManager, ComponentWebhook, ComponentScheduler, ComponentControllerManager, ComponentAgent}
 }
+
+// KubeControllers are the kube-controller-manager controllers the local
+// environment runs: every one a cluster runs by default.
+var KubeControllers = []string{"*"}
 
 // SchedulerConfig is the local environment's scheduler configuration:
 // Volcano's default tiers with cooldown protection and network topology,
@@ -107,6 +118,7 @@ type Environment struct {
 	ExplainURL string
 	etcd       *controlplane.Etcd
 	cluster    *controlplane.Cluster
+	kcm        *controlplane.KubeControllerManager
 	components []*controlplane.Component
 	lockPath   string
 }
@@ -184,8 +196,18 @@ func Start(ctx context.Context, o Options) (_ *Environment, err error) {
 	if components == nil {
 		components = AllComponents()
 	}
+	if slices.Contains(components, ComponentKubeControllerManager) {
+		if err := step("starting kube-controller-manager", func() (err error) {
+			env.kcm, err = controlplane.StartKubeControllerManager(ctx, env.cluster.APIServer, controlplane.KubeControllerManagerOptions{
+				BinDir: o.BinDir, Dir: o.Dir, Controllers: KubeControllers,
+			})
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
 	for _, name := range components {
-		if name == ComponentAgent {
+		if name == ComponentAgent || name == ComponentKubeControllerManager {
 			continue
 		}
 		if err := step("starting "+name, func() error { return env.startComponent(ctx, o.BinDir, name) }); err != nil {
@@ -342,7 +364,7 @@ func (e *Environment) Stop() error {
 	for i := len(e.components) - 1; i >= 0; i-- {
 		errs = append(errs, e.components[i].Stop())
 	}
-	err := errors.Join(append(errs, e.cluster.Stop(), e.etcd.Stop())...)
+	err := errors.Join(append(errs, e.kcm.Stop(), e.cluster.Stop(), e.etcd.Stop())...)
 	if rmErr := os.Remove(e.lockPath); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
 		err = errors.Join(err, rmErr)
 	}

@@ -143,10 +143,44 @@ func TestLocalUpAndDown(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}
 
+	// kube-controller-manager runs what a cluster runs: the example
+	// Deployment gets its pods, placed as a gang; deleting a Job takes its
+	// pods and PodGroup with it; a deleted namespace goes away.
+	waitFor := func(what string, done func() (bool, string)) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			ok, last := done()
+			if ok {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s not within 60s: %s\nkube-controller-manager log:\n%s", what, last, tail(readFile(filepath.Join(dir, "kube-controller-manager-local.log")), 40))
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
+	waitFor("the example Deployment's 2 pods running", func() (bool, string) {
+		out := kubectl("get", "pods", "-l", "app=inference", "-o", "jsonpath={range .items[*]}{.metadata.name}={.status.phase} {end}")
+		return strings.Count(out, "=Running") == 2, out
+	})
+	kubectl("delete", "vcjob", "ddp", "--wait=true")
+	waitFor("ddp's pods and PodGroup gone", func() (bool, string) {
+		pods := kubectl("get", "pods", "-l", "volcano.sh/job-name=ddp", "-o", "name")
+		pgs := kubectl("get", "podgroups", "-o", "name")
+		return pods == "" && !strings.Contains(pgs, "podgroup.scheduling.volcano.sh/ddp-"), pods + pgs
+	})
+	kubectl("create", "namespace", "scratch")
+	kubectl("delete", "namespace", "scratch", "--wait=false")
+	waitFor("namespace scratch gone", func() (bool, string) {
+		out := kubectl("get", "namespaces", "-o", "name")
+		return !strings.Contains(out, "namespace/scratch"), out
+	})
+
 	server := apiServerAddress(t, kubeconfig)
 	pids := descendants(cmd.Process.Pid)
-	if len(pids) < 10 {
-		t.Errorf("want etcd, kube-apiserver, kwok, caldera-webhook, caldera-scheduler, caldera-controller-manager and 4 caldera-agents running under local up, found pids %v", pids)
+	if len(pids) < 11 {
+		t.Errorf("want etcd, kube-apiserver, kwok, kube-controller-manager, caldera-webhook, caldera-scheduler, caldera-controller-manager and 4 caldera-agents running under local up, found pids %v", pids)
 	}
 	// The agents publish the CPU nodes' batch resources: cpu-0's online
 	// pod requests 8 CPUs it does not use (the simulated node is idle).
@@ -285,4 +319,13 @@ func descendants(pid int) []int {
 		}
 	}
 	return out
+}
+
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
