@@ -114,3 +114,31 @@ func setDefaultsPlugins(spec *JobSpec) {
 		plugins[sshPlugin] = []string{}
 	}
 }
+
+// Defaults of a CronJob, equal to Kubernetes' and Volcano's.
+const (
+	DefaultSuccessfulJobsHistoryLimit int32 = 3
+	DefaultFailedJobsHistoryLimit     int32 = 1
+)
+
+// SetDefaults_CronJob fills in the schema's defaults (concurrencyPolicy
+// Allow, suspend false, history limits 3 and 1) and defaults the Job
+// template as a Job.
+func SetDefaults_CronJob(cj *CronJob) {
+	spec := &cj.Spec
+	if spec.ConcurrencyPolicy == "" {
+		spec.ConcurrencyPolicy = AllowConcurrent
+	}
+	if spec.Suspend == nil {
+		spec.Suspend = new(false)
+	}
+	if spec.SuccessfulJobsHistoryLimit == nil {
+		spec.SuccessfulJobsHistoryLimit = new(DefaultSuccessfulJobsHistoryLimit)
+	}
+	if spec.FailedJobsHistoryLimit == nil {
+		spec.FailedJobsHistoryLimit = new(DefaultFailedJobsHistoryLimit)
+	}
+	job := &Job{Spec: spec.JobTemplate.Spec}
+	SetDefaults_Job(job)
+	spec.JobTemplate.Spec = job.Spec
+}

@@ -24,7 +24,11 @@ type Job struct {
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// Spec is the desired job: its tasks, gang size and policies.
+	// Spec is the desired job: its tasks, gang size and policies. The
+	// rules on tasks and queue are the Job's own: templates that embed a
+	// JobSpec (CronJob, HyperJob) may change both.
+	// +kubebuilder:validation:XValidation:rule="!has(oldSelf.tasks) || !has(self.tasks) || size(self.tasks) == size(oldSelf.tasks)",message="tasks cannot be added or removed after the job is created",fieldPath=".tasks"
+	// +kubebuilder:validation:XValidation:rule="!has(oldSelf.queue) || !has(self.queue) || self.queue == oldSelf.queue",message="the queue cannot be changed after the job is created",fieldPath=".queue"
 	// +required
 	Spec JobSpec `json:"spec"`
 
@@ -51,7 +55,6 @@ type JobList struct {
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.minAvailable) || !has(self.tasks) || self.minAvailable <= self.tasks.map(t, has(t.replicas) ? t.replicas : 0).sum()",message="must not be greater than the sum of the replicas of all tasks",fieldPath=".minAvailable"
 // +kubebuilder:validation:XValidation:rule="!has(self.tasks) || self.tasks.all(t, !has(t.name) || self.tasks.exists_one(u, has(u.name) && u.name == t.name))",message="task names must be unique within the job",fieldPath=".tasks"
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.tasks) || !has(self.tasks) || size(self.tasks) == size(oldSelf.tasks)",message="tasks cannot be added or removed after the job is created",fieldPath=".tasks"
 type JobSpec struct {
 	// SchedulerName is the scheduler that places the job's pods; it is also
 	// the default for tasks[*].template.spec.schedulerName.
@@ -111,7 +114,6 @@ type JobSpec struct {
 	// +kubebuilder:default="default"
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="the queue cannot be changed after the job is created"
 	// +optional
 	Queue string `json:"queue,omitempty"`
 

@@ -17,6 +17,8 @@ func AddToScheme(s *runtime.Scheme) error {
 	s.AddKnownTypes(SchemeGroupVersion,
 		&Job{},
 		&JobList{},
+		&CronJob{},
+		&CronJobList{},
 	)
 	metav1.AddToGroupVersion(s, SchemeGroupVersion)
 	return nil
