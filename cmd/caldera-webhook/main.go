@@ -9,6 +9,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	// CronJob time zones need the IANA database even where the image
+	// has none.
+	_ "time/tzdata"
 
 	"github.com/caldera-sh/caldera/cmd/caldera-webhook/app"
 )

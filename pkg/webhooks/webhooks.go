@@ -24,6 +24,7 @@ import (
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/webhooks/command"
+	"github.com/caldera-sh/caldera/pkg/webhooks/cronjob"
 	"github.com/caldera-sh/caldera/pkg/webhooks/datasource"
 	"github.com/caldera-sh/caldera/pkg/webhooks/datasourceclaim"
 	"github.com/caldera-sh/caldera/pkg/webhooks/hyperjob"
@@ -103,6 +104,7 @@ func New(cfg Config) []Webhook {
 	hj := HyperJobs(s, hyperJobs)
 	return []Webhook{
 		mutating("jobs", admission.WithDefaulter(s, jobs), rule(batch.Group, batch.Version, "jobs", namespaced, createUpdate...)),
+		mutating("cronjobs", admission.WithDefaulter[*batchv1alpha1.CronJob](s, cronjob.Webhook{}), rule(batch.Group, batch.Version, "cronjobs", namespaced, createUpdate...)),
 		mutating("podgroups", admission.WithDefaulter(s, podGroups), rule(sched.Group, sched.Version, "podgroups", namespaced, createUpdate...)),
 		mutating("queues", admission.WithDefaulter(s, queues), rule(sched.Group, sched.Version, "queues", cluster, createUpdate...)),
 		hj[0],
@@ -110,6 +112,7 @@ func New(cfg Config) []Webhook {
 		mutating("datasourceclaims", admission.WithDefaulter[*ddv1alpha1.DataSourceClaim](s, datasourceclaim.Webhook{}), rule(dd.Group, dd.Version, "datasourceclaims", namespaced, createUpdate...)),
 
 		validating("jobs", admission.WithValidator(s, jobs), rule(batch.Group, batch.Version, "jobs", namespaced, createUpdate...)),
+		validating("cronjobs", admission.WithValidator[*batchv1alpha1.CronJob](s, cronjob.Webhook{}), rule(batch.Group, batch.Version, "cronjobs", namespaced, createUpdate...)),
 		validating("podgroups", admission.WithValidator(s, podGroups), rule(sched.Group, sched.Version, "podgroups", namespaced, createUpdate...)),
 		validating("queues", admission.WithValidator(s, queues), rule(sched.Group, sched.Version, "queues", cluster,
 			admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete)),

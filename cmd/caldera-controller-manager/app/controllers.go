@@ -16,6 +16,7 @@ import (
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 
 	"github.com/caldera-sh/caldera/cmd/caldera-controller-manager/app/options"
+	"github.com/caldera-sh/caldera/pkg/controllers/cronjob"
 	"github.com/caldera-sh/caldera/pkg/controllers/hypernode"
 	"github.com/caldera-sh/caldera/pkg/controllers/job"
 	"github.com/caldera-sh/caldera/pkg/controllers/podgroup"
@@ -46,6 +47,9 @@ func controllers() []controller {
 			return queue.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("caldera-queue-controller"), clock.RealClock{}, queue.DefaultCommandWait).
 				SetupWithManager(mgr)
 		}, watches: &schedulingv1beta1.Queue{}},
+		{name: cronjob.Name, setup: func(mgr ctrl.Manager, _ *options.Options) error {
+			return cronjob.NewReconciler(mgr.GetClient(), mgr.GetEventRecorderFor("caldera-cronjob-controller"), clock.RealClock{}).SetupWithManager(mgr)
+		}, watches: &batchv1alpha1.CronJob{}},
 		{name: hypernode.ControllerName, setup: func(mgr ctrl.Manager, o *options.Options) error {
 			var cfg *hypernode.Config
 			if o.HyperNodeDiscoveryConfig != "" {

@@ -125,6 +125,10 @@ func Decide(in Input) Decision {
 
 	switch {
 	case due.IsZero() || ptr.Deref(cj.Spec.Suspend, false):
+	case slices.ContainsFunc(jobs, func(j *batchv1alpha1.Job) bool { return j.Name == JobName(cj, due) }):
+		// Created already, and the status not written after (a restart
+		// in between): the run is recorded, not started twice.
+		st.LastScheduleTime = &metav1.Time{Time: due}
 	case tooLate(cj, due, in.Now):
 		// Skipped for good: the next run is looked for from here on.
 		d.Events = append(d.Events, Event{corev1.EventTypeWarning, "MissedSchedule",
