@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/caldera-sh/caldera/pkg/cli/cmdutil"
+	"github.com/caldera-sh/caldera/pkg/cli/cronjob"
 	"github.com/caldera-sh/caldera/pkg/cli/explain"
 	"github.com/caldera-sh/caldera/pkg/cli/hyperjob"
 	"github.com/caldera-sh/caldera/pkg/cli/job"
@@ -39,7 +40,7 @@ func NewCommand(ctx context.Context, use string, f *cmdutil.Factory) *cobra.Comm
 	cmd.SetOut(out)
 	f.AddFlags(cmd)
 	cmd.AddGroup(&cobra.Group{ID: "work", Title: "Work:"}, &cobra.Group{ID: "env", Title: "Environment:"})
-	for _, c := range []*cobra.Command{job.NewCommand(f), queue.NewCommand(f), hyperjob.NewCommand(f), explain.NewCommand(f)} {
+	for _, c := range []*cobra.Command{job.NewCommand(f), cronjob.NewCommand(f), queue.NewCommand(f), hyperjob.NewCommand(f), explain.NewCommand(f)} {
 		c.GroupID = "work"
 		cmd.AddCommand(c)
 	}
