@@ -177,6 +177,21 @@ func TestLocalUpAndDown(t *testing.T) {
 		return !strings.Contains(out, "namespace/scratch"), out
 	})
 
+	// A new user's paths, literally: README's commands, then getting
+	// started's (which applies every example again after making its own
+	// queue), on top of the examples already applied.
+	for _, doc := range []struct{ file, section string }{{"../../README.md", "While `make run` is up"}, {"../../docs/getting-started.md", "## Run something"}} {
+		for _, line := range docShellLines(t, doc.file, doc.section) {
+			args := strings.Fields(line)
+			c := exec.CommandContext(ctx, filepath.Join(binDir, strings.TrimPrefix(args[0], "bin/")), args[1:]...)
+			c.Dir = "../.."
+			c.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+			if out, err := c.CombinedOutput(); err != nil {
+				t.Errorf("%s: %s: %v\n%s", doc.file, line, err, out)
+			}
+		}
+	}
+
 	server := apiServerAddress(t, kubeconfig)
 	pids := descendants(cmd.Process.Pid)
 	if len(pids) < 11 {
@@ -328,4 +343,37 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// docShellLines returns the commands of the first sh block after the line
+// starting with section in a document: its lines that run bin/calderactl
+// or bin/kubectl, without their trailing comments.
+func docShellLines(t *testing.T, file, section string) []string {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	inSection, inBlock := false, false
+	for _, line := range strings.Split(string(raw), "\n") {
+		switch {
+		case !inSection:
+			inSection = strings.HasPrefix(line, section)
+		case !inBlock && strings.HasPrefix(line, "```sh"):
+			inBlock = true
+		case inBlock && strings.HasPrefix(line, "```"):
+			if len(out) == 0 {
+				t.Fatalf("%s: no commands under %q", file, section)
+			}
+			return out
+		case inBlock && (strings.HasPrefix(line, "bin/calderactl ") || strings.HasPrefix(line, "bin/kubectl ")):
+			if i := strings.Index(line, " #"); i >= 0 {
+				line = line[:i]
+			}
+			out = append(out, strings.TrimSpace(line))
+		}
+	}
+	t.Fatalf("%s: no sh block under %q", file, section)
+	return nil
 }

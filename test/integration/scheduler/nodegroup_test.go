@@ -130,9 +130,9 @@ func TestNodeGroups(t *testing.T) {
 // TestNodeGroupsExample runs the documented example (docs/node-groups.md):
 // the queues of examples/nodegroups/queues.yaml under the scheduler
 // configuration examples/scheduler/nodegroup.conf, on two h100 nodes, one
-// a100, one cpu and one without a group. research-vision inherits
-// research's groups and fills the h100 nodes (preferred) first;
-// research-nlp's own affinity keeps it on a100; batch runs on cpu, spills
+// a100, one cpu and one without a group. lab-vision inherits lab's
+// groups and fills the h100 nodes (preferred) first; lab-nlp's own
+// affinity keeps it on a100; cpu-batch runs on cpu, spills
 // onto a100 as a last resort and never onto h100; a queue without affinity
 // keeps to the node without a group.
 func TestNodeGroupsExample(t *testing.T) {
@@ -207,17 +207,17 @@ func TestNodeGroupsExample(t *testing.T) {
 		return got
 	}
 
-	gang("vision", "research-vision", 6)
+	gang("vision", "lab-vision", 6)
 	if got := groups("vision", 6); got["h100"] != 6 {
-		t.Errorf("research-vision in groups %v, want all 6 on h100 (preferred by research)", got)
+		t.Errorf("lab-vision in groups %v, want all 6 on h100 (preferred by lab)", got)
 	}
-	gang("nlp", "research-nlp", 3)
+	gang("nlp", "lab-nlp", 3)
 	if got := groups("nlp", 3); got["a100"] != 3 {
-		t.Errorf("research-nlp in groups %v, want all 3 on a100 (its own affinity)", got)
+		t.Errorf("lab-nlp in groups %v, want all 3 on a100 (its own affinity)", got)
 	}
-	gang("batch", "batch", 5)
+	gang("batch", "cpu-batch", 5)
 	if got := groups("batch", 5); got["cpu"] != 4 || got["a100"] != 1 {
-		t.Errorf("batch in groups %v, want 4 on cpu and the fifth on a100 (last resort), none on h100", got)
+		t.Errorf("cpu-batch in groups %v, want 4 on cpu and the fifth on a100 (last resort), none on h100", got)
 	}
 	gang("other", "default", 1)
 	if got := groups("other", 1); got[""] != 1 {
