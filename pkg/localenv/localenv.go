@@ -18,7 +18,9 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -184,6 +186,11 @@ func Start(ctx context.Context, o Options) (_ *Environment, err error) {
 	}
 	if err := step(fmt.Sprintf("creating %d simulated nodes", len(o.Nodes)), func() error {
 		return controlplane.CreateNodes(ctx, env.cluster.Client, o.Nodes)
+	}); err != nil {
+		return nil, err
+	}
+	if err := step(fmt.Sprintf("creating %d persistent volumes", LocalVolumes), func() error {
+		return createVolumes(ctx, env.cluster.Client)
 	}); err != nil {
 		return nil, err
 	}
@@ -395,6 +402,33 @@ func copyFile(from, to string) error {
 		return err
 	}
 	return os.WriteFile(to, b, 0o600)
+}
+
+// LocalVolumes is how many persistent volumes the environment offers to
+// claims of no storage class (kube-controller-manager binds them).
+const LocalVolumes = 8
+
+// createVolumes makes LocalVolumes volumes of 100Gi, for claims of any
+// access mode: a job's volumeClaim (examples/batch/mpi-master-worker.yaml)
+// binds to one, and its pods can be placed.
+func createVolumes(ctx context.Context, c client.Client) error {
+	for i := range LocalVolumes {
+		pv := &corev1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("local-pv-%d", i)},
+			Spec: corev1.PersistentVolumeSpec{
+				Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("100Gi")},
+				AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadWriteMany, corev1.ReadOnlyMany},
+				PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+				PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{
+					Path: fmt.Sprintf("/var/lib/caldera-local/pv-%d", i),
+				}},
+			},
+		}
+		if err := c.Create(ctx, pv); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	return nil
 }
 
 // createDefaultQueues creates the root and default queues, as a Volcano

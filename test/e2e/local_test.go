@@ -164,6 +164,14 @@ func TestLocalUpAndDown(t *testing.T) {
 		out := kubectl("get", "pods", "-l", "app=inference", "-o", "jsonpath={range .items[*]}{.metadata.name}={.status.phase} {end}")
 		return strings.Count(out, "=Running") == 2, out
 	})
+	// The nodes and volumes have what the examples ask for: GPU memory to
+	// share, and a volume for the MPI job's claim.
+	for _, job := range []string{"shared-inference", "lm-mpi-job"} {
+		waitFor(job+" running", func() (bool, string) {
+			out := kubectl("get", "vcjob", job, "-o", "jsonpath={.status.state.phase}")
+			return out == "Running", out
+		})
+	}
 	kubectl("delete", "vcjob", "ddp", "--wait=true")
 	waitFor("ddp's pods and PodGroup gone", func() (bool, string) {
 		pods := kubectl("get", "pods", "-l", "volcano.sh/job-name=ddp", "-o", "name")

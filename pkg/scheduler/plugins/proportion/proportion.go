@@ -9,6 +9,7 @@ package proportion
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -194,6 +195,9 @@ func (p *Plugin) Allocatable(q *api.QueueInfo, t *api.TaskInfo) (bool, *framewor
 	if a == nil {
 		return true, nil
 	}
+	if none := p.noNodeHas(t.Resreq); len(none) > 0 {
+		return false, framework.Reasonf("NoNodeHasResource", "no node has %s, which task %s asks for", strings.Join(none, ", "), t.Name)
+	}
 	future := a.allocated.Clone().Add(t.Resreq)
 	if over := exceeded(future, a.capability, t.Resreq); len(over) > 0 {
 		return false, framework.Reasonf("QueueCapabilityExceeded",
@@ -262,6 +266,10 @@ func (p *Plugin) JobEnqueueable(job *api.JobInfo) (framework.Vote, *framework.Re
 	if a == nil || job.MinResources == nil {
 		return framework.Permit, nil
 	}
+	if none := p.noNodeHas(job.MinResources); len(none) > 0 {
+		return framework.Reject, framework.Reasonf("NoNodeHasResource",
+			"no node has %s, which the job's minimum (%s) asks for", strings.Join(none, ", "), withoutPods(job.MinResources))
+	}
 	future := a.allocated.Clone().Add(a.inqueue).Add(job.MinResources)
 	if over := exceeded(future, a.capability, job.MinResources); len(over) > 0 {
 		return framework.Reject, framework.Reasonf("QueueCapabilityExceeded",
@@ -269,6 +277,20 @@ func (p *Plugin) JobEnqueueable(job *api.JobInfo) (framework.Vote, *framework.Re
 			job.Queue, withoutPods(job.MinResources), withoutPods(a.allocated), withoutPods(a.inqueue), withoutPods(a.capability), over)
 	}
 	return framework.Permit, nil
+}
+
+// noNodeHas lists the resources req asks for that no node has: a queue's
+// capability in them is zero, but the queue is not what keeps the work
+// waiting.
+func (p *Plugin) noNodeHas(req *api.Resource) []string {
+	var out []string
+	for _, name := range req.Names() {
+		if name != corev1.ResourcePods && req.Get(name) > 0 && p.total.Get(name) <= 0 {
+			out = append(out, string(name))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // JobEnqueued counts an admitted job's minimum against its queue.

@@ -140,3 +140,24 @@ func TestEnqueueRespectsCapability(t *testing.T) {
 		t.Errorf("reason:\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestAResourceNoNodeHasIsSaid: a job asking for a resource no node has
+// waits for that, not for its queue's capability.
+func TestAResourceNoNodeHasIsSaid(t *testing.T) {
+	min := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), "volcano.sh/gpu-memory": resource.MustParse("4000")}
+	snap := api.Build(api.Objects{
+		Nodes:     cluster(2, "10"),
+		Queues:    []*schedulingv1beta1.Queue{schedtesting.MakeQueue("a").Obj()},
+		PodGroups: []*schedulingv1beta1.PodGroup{schedtesting.MakePodGroup("shared", "ns").MinMember(1).Queue("a").MinResources(min).Obj()},
+	})
+	ssn := framework.OpenSession(t.Context(), snap, tiers(t), framework.Options{})
+	enqueue.New().Execute(ssn)
+	ssn.Close()
+	o := ssn.Outcomes()["ns/shared"]
+	if o == nil || o.Unschedulable() == nil {
+		t.Fatalf("outcome %+v, want a reason", o)
+	}
+	if got, want := o.Unschedulable().String(), "NoNodeHasResource: no node has volcano.sh/gpu-memory, which the job's minimum (cpu 1, volcano.sh/gpu-memory 4k) asks for"; got != want {
+		t.Errorf("reason:\n got %s\nwant %s", got, want)
+	}
+}
