@@ -10,6 +10,7 @@ import (
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	busv1alpha1 "github.com/caldera-sh/caldera/apis/bus/v1alpha1"
 	datadependencyv1alpha1 "github.com/caldera-sh/caldera/apis/datadependency/v1alpha1"
+	flowv1alpha1 "github.com/caldera-sh/caldera/apis/flow/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
@@ -20,6 +21,7 @@ func AddToScheme(s *runtime.Scheme) error {
 	for _, add := range []func(*runtime.Scheme) error{
 		batchv1alpha1.AddToScheme,
 		busv1alpha1.AddToScheme,
+		flowv1alpha1.AddToScheme,
 		datadependencyv1alpha1.AddToScheme,
 		schedulingv1beta1.AddToScheme,
 		topologyv1alpha1.AddToScheme,
