@@ -70,7 +70,8 @@ type Webhook struct {
 // Config is what the handlers need.
 type Config struct {
 	Scheme *runtime.Scheme
-	// Reader reads queues, PodGroups, Jobs, PriorityClasses and Namespaces.
+	// Reader reads queues, PodGroups, Jobs, HyperNodes, PriorityClasses and
+	// Namespaces.
 	Reader lookup.Reader
 	// SchedulerNames are the schedulers whose pods are checked.
 	SchedulerNames []string
@@ -94,6 +95,7 @@ func New(cfg Config) []Webhook {
 	podGroups := podgroup.NewWebhook(r)
 	queues := queue.NewWebhook(r)
 	hyperJobs := hyperjob.NewWebhook()
+	hyperNodes := hypernode.NewWebhook(r)
 
 	createUpdate := []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}
 	batch := batchv1alpha1.SchemeGroupVersion
@@ -116,7 +118,7 @@ func New(cfg Config) []Webhook {
 		validating("podgroups", admission.WithValidator(s, podGroups), rule(sched.Group, sched.Version, "podgroups", namespaced, createUpdate...)),
 		validating("queues", admission.WithValidator(s, queues), rule(sched.Group, sched.Version, "queues", cluster,
 			admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete)),
-		validating("hypernodes", admission.WithValidator[*topologyv1alpha1.HyperNode](s, hypernode.Webhook{}),
+		validating("hypernodes", admission.WithValidator(s, hyperNodes),
 			rule(topologyv1alpha1.SchemeGroupVersion.Group, topologyv1alpha1.SchemeGroupVersion.Version, "hypernodes", cluster, createUpdate...)),
 		hj[1],
 		validating("datasources", admission.WithValidator[*ddv1alpha1.DataSource](s, datasource.Webhook{}), rule(dd.Group, dd.Version, "datasources", cluster, createUpdate...)),

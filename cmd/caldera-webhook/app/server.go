@@ -24,6 +24,7 @@ import (
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	apischeme "github.com/caldera-sh/caldera/apis/scheme"
+	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	"github.com/caldera-sh/caldera/cmd/caldera-webhook/app/options"
 	"github.com/caldera-sh/caldera/pkg/webhooks"
 	"github.com/caldera-sh/caldera/pkg/webhooks/lookup"
@@ -101,6 +102,7 @@ func cachedObjects() []client.Object {
 		&schedulingv1beta1.Queue{},
 		&schedulingv1beta1.PodGroup{},
 		&batchv1alpha1.Job{},
+		&topologyv1alpha1.HyperNode{},
 		&schedulingv1.PriorityClass{},
 		&corev1.Namespace{},
 	}

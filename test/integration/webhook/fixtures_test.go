@@ -13,6 +13,8 @@ import (
 	testingbatch "github.com/caldera-sh/caldera/apis/batch/v1alpha1/testing"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	testingsched "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
+	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
+	testingtopo "github.com/caldera-sh/caldera/apis/topology/v1alpha1/testing"
 )
 
 // Namespaces of the tests.
@@ -39,7 +41,8 @@ var fixturesOnce sync.Once
 //	busy-pg), team-jobs (holds Job held), closing (holds PodGroup pg-closing,
 //	then Closed), sci-dev (legacy path root/sci/dev), and eng (deserved cpu
 //	10, guarantee 4, capability 16) with the child eng-ml (6, 2, 8);
-//	the PriorityClass high.
+//	the PriorityClass high; the HyperNode hn-spine, whose member hn-leaf
+//	does not exist.
 //
 // It returns once the webhook's cache has seen them all.
 func fixtures(t *testing.T) {
@@ -66,6 +69,7 @@ func fixtures(t *testing.T) {
 			testingsched.MakePodGroup("pg-open", ns).Queue("team-a").MinMember(1).Obj(),
 			testingsched.MakePodGroup("pg-closing", ns).Queue("closing").MinMember(1).Obj(),
 			job("held").Queue("team-jobs").Obj(),
+			hyperNodeSpine(),
 		)
 		for name, state := range map[string]schedulingv1beta1.QueueState{
 			"default": schedulingv1beta1.QueueStateOpen, "team-a": schedulingv1beta1.QueueStateOpen,
@@ -85,7 +89,19 @@ func fixtures(t *testing.T) {
 		eventually(t, "the webhook sees Job held", func(ctx context.Context) error {
 			return refusedWith(fw.Client.Delete(ctx, queue("team-jobs").Obj(), client.DryRunAll), "unfinished job")
 		})
+		eventually(t, "the webhook sees HyperNode hn-spine", func(ctx context.Context) error {
+			return refusedWith(fw.Client.Create(ctx, hyperNodeLeafOfSpine(), client.DryRunAll), "would form a cycle")
+		})
 	})
+}
+
+func hyperNodeSpine() *topologyv1alpha1.HyperNode {
+	return testingtopo.MakeHyperNode("hn-spine", 2).ExactHyperNode("hn-leaf").Obj()
+}
+
+// hyperNodeLeafOfSpine is hn-spine's member, listing hn-spine in turn.
+func hyperNodeLeafOfSpine() *topologyv1alpha1.HyperNode {
+	return testingtopo.MakeHyperNode("hn-leaf", 1).ExactNode("node-1").ExactHyperNode("hn-spine").Obj()
 }
 
 // setQueueState writes status.state, as the queue controller would.

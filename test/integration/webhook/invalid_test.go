@@ -376,6 +376,10 @@ func invalidHyperNodes() map[string]invalidCase {
 			obj:  testingtopo.MakeHyperNode("hn-self", 2).ExactHyperNode("hn-self").Obj(),
 			want: `spec.members[0].selector.exactMatch.name: Invalid value: "hn-self": a HyperNode cannot be a member of itself`,
 		},
+		"hypernode/member that lists it": {
+			obj:  hyperNodeLeafOfSpine(),
+			want: `spec.members[1].selector.exactMatch.name: Invalid value: "hn-spine": the HyperNodes would form a cycle: hn-leaf -> hn-spine -> hn-leaf`,
+		},
 		"hypernode/member listed twice": {
 			obj:  testingtopo.MakeHyperNode("hn-dup", 1).ExactNode("node-1").ExactNode("node-1").Obj(),
 			want: `spec.members[1].selector.exactMatch.name: Duplicate value: "node-1"`,
