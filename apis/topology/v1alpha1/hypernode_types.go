@@ -15,6 +15,8 @@ import (
 // +kubebuilder:printcolumn:name="Tier",type=string,JSONPath=`.spec.tier`
 // +kubebuilder:printcolumn:name="TierName",type=string,JSONPath=`.spec.tierName`
 // +kubebuilder:printcolumn:name="NodeCount",type=integer,JSONPath=`.status.nodeCount`
+// +kubebuilder:printcolumn:name="Valid",type=string,JSONPath=`.status.conditions[?(@.type=="Valid")].status`,description="The status of the Valid condition the HyperNode controller sets: True when the HyperNode breaks none of the topology tree's rules"
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Valid")].reason`,priority=1,description="The reason of the Valid condition: the first rule the HyperNode breaks"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type HyperNode struct {
 	metav1.TypeMeta `json:",inline"`

@@ -194,6 +194,27 @@ func TestDiscoveryFollowsNodeLabels(t *testing.T) {
 		}
 		return false, fmt.Sprintf("%+v", leaf.Status.Conditions)
 	})
+	// kubectl shows the condition's status, and its reason with -o wide.
+	framework.Eventually(t, 30*time.Second, "kubectl get hypernodes shows validity", func() (bool, string) {
+		out, errOut, err := fw.Kubectl(ctx, "get", "hypernodes", "-o", "wide")
+		if err != nil {
+			return false, err.Error() + ": " + errOut
+		}
+		rows := map[string]string{}
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			f := strings.Fields(line)
+			if len(f) >= 6 {
+				rows[f[0]] = strings.Join(f[3:6], " ")
+			}
+		}
+		want := map[string]string{"NAME": "NODECOUNT VALID REASON", "fabric-t1-l1": "2 False MultipleParents", "fabric-t2-s1": "2 True TreeConsistent"}
+		for name, cols := range want {
+			if rows[name] != cols {
+				return false, out
+			}
+		}
+		return true, ""
+	})
 	var got topologyv1alpha1.HyperNode
 	if err := fw.Client.Get(ctx, client.ObjectKey{Name: "z-user"}, &got); err != nil {
 		t.Fatal(err)
