@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
+	flowv1alpha1 "github.com/caldera-sh/caldera/apis/flow/v1alpha1"
 	busv1alpha1 "github.com/caldera-sh/caldera/apis/bus/v1alpha1"
 	ddv1alpha1 "github.com/caldera-sh/caldera/apis/datadependency/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
@@ -25,6 +26,7 @@ import (
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/webhooks/command"
 	"github.com/caldera-sh/caldera/pkg/webhooks/cronjob"
+	"github.com/caldera-sh/caldera/pkg/webhooks/jobflow"
 	"github.com/caldera-sh/caldera/pkg/webhooks/datasource"
 	"github.com/caldera-sh/caldera/pkg/webhooks/datasourceclaim"
 	"github.com/caldera-sh/caldera/pkg/webhooks/hyperjob"
@@ -99,6 +101,7 @@ func New(cfg Config) []Webhook {
 
 	createUpdate := []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}
 	batch := batchv1alpha1.SchemeGroupVersion
+	flow := flowv1alpha1.SchemeGroupVersion
 	sched := schedulingv1beta1.SchemeGroupVersion
 	dd := ddv1alpha1.SchemeGroupVersion
 	namespaced, cluster := admissionregistrationv1.NamespacedScope, admissionregistrationv1.ClusterScope
@@ -107,6 +110,8 @@ func New(cfg Config) []Webhook {
 	return []Webhook{
 		mutating("jobs", admission.WithDefaulter(s, jobs), rule(batch.Group, batch.Version, "jobs", namespaced, createUpdate...)),
 		mutating("cronjobs", admission.WithDefaulter[*batchv1alpha1.CronJob](s, cronjob.Webhook{}), rule(batch.Group, batch.Version, "cronjobs", namespaced, createUpdate...)),
+		mutating("jobflows", admission.WithDefaulter[*flowv1alpha1.JobFlow](s, jobflow.Flows{}), rule(flow.Group, flow.Version, "jobflows", namespaced, createUpdate...)),
+		mutating("jobtemplates", admission.WithDefaulter[*flowv1alpha1.JobTemplate](s, jobflow.Templates{}), rule(flow.Group, flow.Version, "jobtemplates", namespaced, createUpdate...)),
 		mutating("podgroups", admission.WithDefaulter(s, podGroups), rule(sched.Group, sched.Version, "podgroups", namespaced, createUpdate...)),
 		mutating("queues", admission.WithDefaulter(s, queues), rule(sched.Group, sched.Version, "queues", cluster, createUpdate...)),
 		hj[0],
@@ -115,6 +120,8 @@ func New(cfg Config) []Webhook {
 
 		validating("jobs", admission.WithValidator(s, jobs), rule(batch.Group, batch.Version, "jobs", namespaced, createUpdate...)),
 		validating("cronjobs", admission.WithValidator[*batchv1alpha1.CronJob](s, cronjob.Webhook{}), rule(batch.Group, batch.Version, "cronjobs", namespaced, createUpdate...)),
+		validating("jobflows", admission.WithValidator[*flowv1alpha1.JobFlow](s, jobflow.Flows{}), rule(flow.Group, flow.Version, "jobflows", namespaced, createUpdate...)),
+		validating("jobtemplates", admission.WithValidator[*flowv1alpha1.JobTemplate](s, jobflow.Templates{}), rule(flow.Group, flow.Version, "jobtemplates", namespaced, createUpdate...)),
 		validating("podgroups", admission.WithValidator(s, podGroups), rule(sched.Group, sched.Version, "podgroups", namespaced, createUpdate...)),
 		validating("queues", admission.WithValidator(s, queues), rule(sched.Group, sched.Version, "queues", cluster,
 			admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete)),

@@ -47,9 +47,9 @@ func TestFailurePolicies(t *testing.T) {
 		return policy{Path: path, Mutating: mutating, FailurePolicy: admissionregistrationv1.Fail, TimeoutSeconds: 10}
 	}
 	want := []policy{
-		crd("/jobs/mutate", true), crd("/cronjobs/mutate", true), crd("/podgroups/mutate", true), crd("/queues/mutate", true),
+		crd("/jobs/mutate", true), crd("/cronjobs/mutate", true), crd("/jobflows/mutate", true), crd("/jobtemplates/mutate", true), crd("/podgroups/mutate", true), crd("/queues/mutate", true),
 		crd("/hyperjobs/mutate", true), crd("/datasources/mutate", true), crd("/datasourceclaims/mutate", true),
-		crd("/jobs/validate", false), crd("/cronjobs/validate", false), crd("/podgroups/validate", false), crd("/queues/validate", false),
+		crd("/jobs/validate", false), crd("/cronjobs/validate", false), crd("/jobflows/validate", false), crd("/jobtemplates/validate", false), crd("/podgroups/validate", false), crd("/queues/validate", false),
 		crd("/hypernodes/validate", false), crd("/hyperjobs/validate", false), crd("/datasources/validate", false),
 		crd("/datasourceclaims/validate", false), crd("/commands/validate", false),
 		{

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
+	flowv1alpha1 "github.com/caldera-sh/caldera/apis/flow/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/controllers/cronjob"
 	"github.com/caldera-sh/caldera/pkg/controllers/hypernode"
 	"github.com/caldera-sh/caldera/pkg/controllers/job"
+	"github.com/caldera-sh/caldera/pkg/controllers/jobflow"
 	"github.com/caldera-sh/caldera/pkg/controllers/podgroup"
 	"github.com/caldera-sh/caldera/pkg/controllers/queue"
 )
@@ -50,6 +52,9 @@ func controllers() []controller {
 		{name: cronjob.Name, setup: func(mgr ctrl.Manager, _ *options.Options) error {
 			return cronjob.NewReconciler(mgr.GetClient(), mgr.GetEventRecorderFor("caldera-cronjob-controller"), clock.RealClock{}).SetupWithManager(mgr)
 		}, watches: &batchv1alpha1.CronJob{}},
+		{name: jobflow.Name, setup: func(mgr ctrl.Manager, _ *options.Options) error {
+			return jobflow.NewReconciler(mgr.GetClient(), mgr.GetEventRecorderFor("caldera-jobflow-controller"), clock.RealClock{}).SetupWithManager(mgr)
+		}, watches: &flowv1alpha1.JobFlow{}},
 		{name: hypernode.ControllerName, setup: func(mgr ctrl.Manager, o *options.Options) error {
 			var cfg *hypernode.Config
 			if o.HyperNodeDiscoveryConfig != "" {
