@@ -14,6 +14,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/cli/explain"
 	"github.com/caldera-sh/caldera/pkg/cli/hyperjob"
 	"github.com/caldera-sh/caldera/pkg/cli/job"
+	"github.com/caldera-sh/caldera/pkg/cli/jobflow"
 	"github.com/caldera-sh/caldera/pkg/cli/local"
 	"github.com/caldera-sh/caldera/pkg/cli/queue"
 	"github.com/caldera-sh/caldera/pkg/cli/sim"
@@ -40,7 +41,7 @@ func NewCommand(ctx context.Context, use string, f *cmdutil.Factory) *cobra.Comm
 	cmd.SetOut(out)
 	f.AddFlags(cmd)
 	cmd.AddGroup(&cobra.Group{ID: "work", Title: "Work:"}, &cobra.Group{ID: "env", Title: "Environment:"})
-	for _, c := range []*cobra.Command{job.NewCommand(f), cronjob.NewCommand(f), queue.NewCommand(f), hyperjob.NewCommand(f), explain.NewCommand(f)} {
+	for _, c := range []*cobra.Command{job.NewCommand(f), cronjob.NewCommand(f), jobflow.NewFlowCommand(f), jobflow.NewTemplateCommand(f), queue.NewCommand(f), hyperjob.NewCommand(f), explain.NewCommand(f)} {
 		c.GroupID = "work"
 		cmd.AddCommand(c)
 	}
