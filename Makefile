@@ -12,10 +12,15 @@ GO_TEST_FLAGS ?=
 .PHONY: all
 all: build
 
+# Binaries record the git revision they are built from (calderactl version
+# prints it), also where GOFLAGS sets -buildvcs=false; where git cannot read
+# the checkout, which would fail the build, they record none.
+BUILDVCS := $(shell git -C $(CURDIR) status --porcelain >/dev/null 2>&1 && echo auto || echo false)
+
 ## build: build every binary into bin/.
 .PHONY: build
 build:
-	go build -o $(BIN)/ ./cmd/...
+	go build -buildvcs=$(BUILDVCS) -o $(BIN)/ ./cmd/...
 
 ## control-plane: build (or reuse from the cache) etcd, kube-apiserver, kwok, ...
 .PHONY: control-plane

@@ -4,6 +4,9 @@ package cli
 
 import (
 	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -124,13 +127,51 @@ func TestJobCommands(t *testing.T) {
 	}
 }
 
-// TestVersion: version names the Go toolchain; -o json parses.
+// TestVersion: version names the Go toolchain; -o json parses. This test
+// binary records no revision, and version says why; calderactl as make
+// build builds it names the revision of the checkout.
 func TestVersion(t *testing.T) {
-	if out := must(t, "version"); !strings.HasPrefix(out, "calderactl ") || !strings.Contains(out, "go1.") {
+	if out := must(t, "version"); !strings.HasPrefix(out, "calderactl ") || !strings.Contains(out, "go1.") ||
+		!strings.Contains(out, "no VCS revision recorded") {
 		t.Errorf("version: %q", out)
 	}
 	var v map[string]any
 	if err := json.Unmarshal([]byte(must(t, "version", "-o", "json")), &v); err != nil || v["goVersion"] == nil {
 		t.Errorf("version -o json: %v %v", v, err)
+	}
+
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not a git checkout git can read: %v", err)
+	}
+	// The go build command of make build, for calderactl alone.
+	dir := t.TempDir()
+	dry, err := exec.Command("make", "-s", "-n", "-C", root, "build", "BIN="+dir).Output()
+	if err != nil {
+		t.Fatalf("make -n build: %v", err)
+	}
+	var build []string
+	for _, line := range strings.Split(string(dry), "\n") {
+		if f := strings.Fields(line); len(f) > 2 && f[0] == "go" && f[1] == "build" {
+			build = f[1:]
+		}
+	}
+	if i := slices.Index(build, "./cmd/..."); i >= 0 {
+		build[i] = "./cmd/calderactl"
+	} else {
+		t.Fatalf("make build runs no go build of ./cmd/...:\n%s", dry)
+	}
+	cmd := exec.Command("go", build...)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(build, " "), err, out)
+	}
+	out, err := exec.Command(filepath.Join(dir, "calderactl"), "version").Output()
+	if rev := strings.TrimSpace(string(head))[:12]; err != nil || !strings.Contains(string(out), "(revision "+rev+", committed ") {
+		t.Errorf("calderactl built as make build builds it, version: %q %v; want revision %s", out, err, rev)
 	}
 }
