@@ -20,6 +20,7 @@ import (
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/cli/cmdutil"
 	"github.com/caldera-sh/caldera/pkg/cli/explain/core"
+	clijob "github.com/caldera-sh/caldera/pkg/cli/job"
 	jobcore "github.com/caldera-sh/caldera/pkg/controllers/job/core"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
 )
@@ -101,13 +102,14 @@ HyperJob's plan and children.`,
 
 // jobFacts gathers what is known of a job.
 func jobFacts(ctx context.Context, f *cmdutil.Factory, c client.Client, ns, name string) (*core.Facts, error) {
-	job := &batchv1alpha1.Job{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
-		return nil, fmt.Errorf("reading job %s/%s: %w", ns, name, err)
+	// A job that does not exist is an error naming those that do.
+	job, err := clijob.Get(ctx, f, c, name)
+	if err != nil {
+		return nil, err
 	}
 	facts := &core.Facts{Now: f.Now(), Job: job}
 	pg := &schedulingv1beta1.PodGroup{}
-	err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: jobcore.PodGroupName(job)}, pg)
+	err = c.Get(ctx, client.ObjectKey{Namespace: ns, Name: jobcore.PodGroupName(job)}, pg)
 	switch {
 	case err == nil:
 		facts.PodGroup = pg

@@ -73,6 +73,9 @@ func TestJobCommands(t *testing.T) {
 	if _, err := run(t, "-n", ns, "job", "view", "sleepr"); err == nil || err.Error() != `job "sleepr" not found in namespace cli-jobs; its jobs are: sleeper, tensorflow-dist-mnist` {
 		t.Errorf("an unknown job: %v", err)
 	}
+	if _, err := run(t, "-n", ns, "explain", "job", "sleepr"); err == nil || err.Error() != `job "sleepr" not found in namespace cli-jobs; its jobs are: sleeper, tensorflow-dist-mnist` {
+		t.Errorf("explain of an unknown job: %v", err)
+	}
 
 	// Explain: no scheduler has admitted it.
 	out := must(t, "-n", ns, "explain", "job", "sleeper")
