@@ -6,7 +6,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/caldera-sh/caldera/pkg/quantity"
 )
 
 // Resources are amounts in milli-units by resource name.
@@ -108,7 +109,7 @@ func (r Resources) Share(total Resources) float64 {
 }
 
 // String writes the non-zero amounts as quantities, sorted by name:
-// "cpu 8, nvidia.com/gpu 2".
+// "cpu 8, memory 16Gi, nvidia.com/gpu 2".
 func (r Resources) String() string {
 	names := make([]corev1.ResourceName, 0, len(r))
 	for k, v := range r {
@@ -119,11 +120,7 @@ func (r Resources) String() string {
 	slices.Sort(names)
 	parts := make([]string, 0, len(names))
 	for _, k := range names {
-		q := resource.NewMilliQuantity(r[k], resource.DecimalSI)
-		if k == corev1.ResourceMemory || strings.HasSuffix(string(k), "memory") {
-			q = resource.NewQuantity(r[k]/1000, resource.BinarySI)
-		}
-		parts = append(parts, fmt.Sprintf("%s %s", k, q))
+		parts = append(parts, fmt.Sprintf("%s %s", k, quantity.Milli(k, r[k])))
 	}
 	if len(parts) == 0 {
 		return "nothing"

@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/caldera-sh/caldera/pkg/quantity"
 )
 
 // Resource is an amount of every resource kind: CPU in millicores, memory in
@@ -357,19 +359,16 @@ func (r *Resource) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// Quantity returns one amount as a Kubernetes quantity.
+// Quantity returns one amount as a Kubernetes quantity; amounts of bytes
+// (memory, ephemeral-storage, ...) in binary SI where exact.
 func (r *Resource) Quantity(name corev1.ResourceName) *resource.Quantity {
 	switch name {
 	case corev1.ResourceCPU:
 		return resource.NewMilliQuantity(r.MilliCPU, resource.DecimalSI)
 	case corev1.ResourceMemory:
-		return resource.NewQuantity(r.Memory, resource.BinarySI)
+		return quantity.Bytes(r.Memory)
 	default:
-		v := r.Get(name)
-		if v%1000 == 0 {
-			return resource.NewQuantity(v/1000, resource.DecimalSI)
-		}
-		return resource.NewMilliQuantity(v, resource.DecimalSI)
+		return quantity.Milli(name, r.Get(name))
 	}
 }
 

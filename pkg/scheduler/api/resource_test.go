@@ -85,6 +85,29 @@ func TestResourceLessEqualInIgnoresUncappedResources(t *testing.T) {
 	}
 }
 
+// TestResourceString: amounts of bytes read as quantities, not as counts
+// of bytes.
+func TestResourceString(t *testing.T) {
+	cases := map[string]struct {
+		in   corev1.ResourceList
+		want string
+	}{
+		"memory in binary units":  {in: rl("memory", "512Mi"), want: "memory 512Mi"},
+		"memory in decimal units": {in: rl("memory", "1G"), want: "memory 1G"},
+		"ephemeral storage":       {in: rl("cpu", "2", "ephemeral-storage", "16Gi"), want: "cpu 2, ephemeral-storage 16Gi"},
+		"huge pages":              {in: rl("hugepages-2Mi", "1Gi"), want: "hugepages-2Mi 1Gi"},
+		"GPU memory counts MiB":   {in: rl("volcano.sh/gpu-memory", "16384"), want: "volcano.sh/gpu-memory 16384"},
+		"fractions":               {in: rl("cpu", "250m", "nvidia.com/gpu", "500m"), want: "cpu 250m, nvidia.com/gpu 500m"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, NewResource(tc.in).String()); diff != "" {
+				t.Errorf("String (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestResourceListRoundTrip(t *testing.T) {
 	in := rl("cpu", "250m", "memory", "1Gi", "nvidia.com/gpu", "1")
 	out := NewResource(in).ResourceList()

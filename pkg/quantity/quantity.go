@@ -1,0 +1,50 @@
+// Package quantity writes amounts of resources as the Kubernetes quantities
+// a person would write: bytes in binary SI (512Mi, 16Gi), everything else
+// in decimal SI (500m, 4). Messages and statuses use it so that an amount of
+// memory does not read as a raw count of bytes.
+package quantity
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// batchMemory is the memory the colocation agent offers offline pods
+// (pkg/agent/qos), in bytes like memory itself.
+const batchMemory corev1.ResourceName = "kubernetes.io/batch-memory"
+
+// IsBytes reports whether amounts of the resource are bytes: memory,
+// ephemeral-storage, hugepages-<size> and kubernetes.io/batch-memory. Not
+// volcano.sh/gpu-memory, which counts MiB.
+func IsBytes(name corev1.ResourceName) bool {
+	switch name {
+	case corev1.ResourceMemory, corev1.ResourceEphemeralStorage, batchMemory:
+		return true
+	}
+	return strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix)
+}
+
+// Bytes is an amount of bytes: in binary SI when it is a whole number of
+// KiB (16Gi), else in decimal SI (1G rather than 1000000000).
+func Bytes(v int64) *resource.Quantity {
+	if v%1024 == 0 {
+		return resource.NewQuantity(v, resource.BinarySI)
+	}
+	return resource.NewQuantity(v, resource.DecimalSI)
+}
+
+// Milli is an amount of the resource given in thousandths of its unit (of
+// a byte, for the resources IsBytes names): whole units as Bytes or as a
+// decimal number, fractions in milli-units (500m).
+func Milli(name corev1.ResourceName, milli int64) *resource.Quantity {
+	switch {
+	case milli%1000 != 0:
+		return resource.NewMilliQuantity(milli, resource.DecimalSI)
+	case IsBytes(name):
+		return Bytes(milli / 1000)
+	default:
+		return resource.NewQuantity(milli/1000, resource.DecimalSI)
+	}
+}
