@@ -110,12 +110,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.recorder.Event(&jf, e.Type, e.Reason, e.Message)
 	}
 	if !equality.Semantic.DeepEqual(jf.Status, d.Status) {
+		was := jf.Status.State.Phase
 		jf.Status = d.Status
 		if err := r.client.Status().Update(ctx, &jf); err != nil {
 			if apierrors.IsConflict(err) {
 				return reconcile.Result{Requeue: true}, nil
 			}
 			return reconcile.Result{}, err
+		}
+		// Counted once the end is recorded, so that it is counted once.
+		if now := d.Status.State.Phase; now != was && (now == flowv1alpha1.Succeed || now == flowv1alpha1.Failed) {
+			finished.WithLabelValues(string(now)).Inc()
 		}
 	}
 	return reconcile.Result{}, nil

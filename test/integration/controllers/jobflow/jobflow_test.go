@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
@@ -137,9 +138,37 @@ func TestJobFlowRunsItsDAG(t *testing.T) {
 	if strings.Join(st.CompletedJobs, ",") != "p-prep,p-train,p-eval" || len(st.JobStatusList) != 4 || st.Conditions["p-prep"].Phase != batchv1alpha1.JobCompleted {
 		t.Errorf("status %+v", st)
 	}
+	before := counted(t, "Succeed")
 	complete("p-report")
 	framework.Eventually(t, 30*time.Second, "succeeded, its jobs deleted", func() (bool, string) {
 		st := status()
 		return st.State.Phase == flowv1alpha1.Succeed && jobs() == "", string(st.State.Phase) + " " + jobs()
 	})
+	if got := counted(t, "Succeed"); got != before+1 {
+		t.Errorf("caldera_jobflows_finished_total{phase=Succeed} went from %v to %v, want one more", before, got)
+	}
+}
+
+// counted reads caldera_jobflows_finished_total for a phase from the
+// controller manager's registry.
+func counted(t *testing.T, phase string) float64 {
+	t.Helper()
+	mfs, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "caldera_jobflows_finished_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "phase" && l.GetValue() == phase {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("no caldera_jobflows_finished_total{phase=%q}", phase)
+	return 0
 }
