@@ -55,9 +55,9 @@ const (
 	// that deleting a Job takes its pods and objects with it, Deployments
 	// and StatefulSets get pods, and namespaces go away.
 	ComponentKubeControllerManager = "kube-controller-manager"
-	ComponentWebhook           = "caldera-webhook"
-	ComponentScheduler         = "caldera-scheduler"
-	ComponentControllerManager = "caldera-controller-manager"
+	ComponentWebhook               = "caldera-webhook"
+	ComponentScheduler             = "caldera-scheduler"
+	ComponentControllerManager     = "caldera-controller-manager"
 	// ComponentAgent runs caldera-agent for every node labelled
 	// volcano.sh/colocation=true, each reading a simulated node: a cgroup
 	// tree and meminfo of its own under the environment's directory, idle.
