@@ -32,8 +32,10 @@ func NewCommand(f *cmdutil.Factory) *cobra.Command {
 		Short:   "Run, list, view, suspend, resume and delete Volcano Jobs",
 	}
 	cmd.AddCommand(newRun(f), newList(f), newView(f),
-		newCommand(f, "suspend", busv1alpha1.AbortJobAction, "Suspend a job: its pods are deleted, the job is Aborted until resumed"),
-		newCommand(f, "resume", busv1alpha1.ResumeJobAction, "Resume a suspended (Aborted) job"),
+		newCommand(f, "suspend", busv1alpha1.AbortJobAction, "Suspend a job: its pods are deleted, the job is Aborted until resumed",
+			"the job is Aborted", batchv1alpha1.JobAborted, aborted),
+		newCommand(f, "resume", busv1alpha1.ResumeJobAction, "Resume a suspended (Aborted) job",
+			"the job is Running again (or has ended)", batchv1alpha1.JobRunning, runningOrEnded(false)),
 		newDelete(f))
 	return cmd
 }
@@ -43,6 +45,7 @@ type runOptions struct {
 	requests, limits                        string
 	replicas, min                           int32
 	output                                  string
+	waitOptions
 }
 
 func newRun(f *cmdutil.Factory) *cobra.Command {
@@ -70,6 +73,7 @@ func newRun(f *cmdutil.Factory) *cobra.Command {
 	cmd.Flags().StringVar(&o.queue, "queue", "", "the queue (default: the file's, else default)")
 	cmd.Flags().StringVar(&o.scheduler, "scheduler", "volcano", "the scheduler name")
 	cmdutil.AddOutputFlag(cmd, &o.output, "name", cmdutil.OutputYAML, cmdutil.OutputJSON)
+	o.addFlags(cmd, "the job is Running, or has ended (an end other than Completed is an error)")
 	_ = cmd.RegisterFlagCompletionFunc("queue", queue.Completion(f))
 	return cmd
 }
@@ -121,9 +125,22 @@ func (o *runOptions) run(cmd *cobra.Command, f *cmdutil.Factory, args, command [
 		return fmt.Errorf("creating job %s/%s: %w", job.Namespace, job.Name, err)
 	}
 	if o.output != "name" {
-		return f.PrintObjects(o.output, false, job)
+		if err := f.PrintObjects(o.output, false, job); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(f.Out, "job.batch.volcano.sh/%s created\n", job.Name)
 	}
-	fmt.Fprintf(f.Out, "job.batch.volcano.sh/%s created\n", job.Name)
+	if !o.wait {
+		return nil
+	}
+	j, err := o.waitFor(ctx, c, client.ObjectKeyFromObject(job), string(batchv1alpha1.JobRunning), runningOrEnded(true))
+	if err != nil {
+		return err
+	}
+	if o.output == "name" {
+		fmt.Fprintf(f.Out, "job.batch.volcano.sh/%s is %s\n", j.Name, j.Status.State.Phase)
+	}
 	return nil
 }
 
@@ -299,9 +316,12 @@ func tasks(j *batchv1alpha1.Job) string {
 	return cmdutil.Or(strings.Join(parts, ","), "-")
 }
 
-// newCommand returns a verb that issues a bus Command to a job.
-func newCommand(f *cmdutil.Factory, verb string, action busv1alpha1.Action, short string) *cobra.Command {
-	return cmdutil.Named(f, verb+" NAME", short, "job", Completion(f), func(ctx context.Context, c client.Client, name string) error {
+// newCommand returns a verb that issues a bus Command to a job; with
+// --wait it then waits until g says the job is in phase want (until, in
+// the flag's help).
+func newCommand(f *cmdutil.Factory, verb string, action busv1alpha1.Action, short, until string, want batchv1alpha1.JobPhase, g goal) *cobra.Command {
+	o := &waitOptions{}
+	cmd := cmdutil.Named(f, verb+" NAME", short, "job", Completion(f), func(ctx context.Context, c client.Client, name string) error {
 		j, err := Get(ctx, f, c, name)
 		if err != nil {
 			return err
@@ -310,12 +330,22 @@ func newCommand(f *cmdutil.Factory, verb string, action busv1alpha1.Action, shor
 			return err
 		}
 		fmt.Fprintf(f.Out, "job.batch.volcano.sh/%s: %s issued\n", j.Name, action)
+		if !o.wait {
+			return nil
+		}
+		if j, err = o.waitFor(ctx, c, client.ObjectKeyFromObject(j), string(want), g); err != nil {
+			return err
+		}
+		fmt.Fprintf(f.Out, "job.batch.volcano.sh/%s is %s\n", j.Name, j.Status.State.Phase)
 		return nil
 	})
+	o.addFlags(cmd, until)
+	return cmd
 }
 
 func newDelete(f *cmdutil.Factory) *cobra.Command {
-	return cmdutil.Named(f, "delete NAME", "Delete a job and its pods", "job", Completion(f), func(ctx context.Context, c client.Client, name string) error {
+	o := &waitOptions{}
+	cmd := cmdutil.Named(f, "delete NAME", "Delete a job and its pods", "job", Completion(f), func(ctx context.Context, c client.Client, name string) error {
 		j, err := Get(ctx, f, c, name)
 		if err != nil {
 			return err
@@ -324,8 +354,13 @@ func newDelete(f *cmdutil.Factory) *cobra.Command {
 			return fmt.Errorf("deleting job %s/%s: %w", j.Namespace, j.Name, err)
 		}
 		fmt.Fprintf(f.Out, "job.batch.volcano.sh/%s deleted\n", j.Name)
-		return nil
+		if !o.wait {
+			return nil
+		}
+		return o.waitGone(ctx, c, client.ObjectKeyFromObject(j))
 	})
+	o.addFlags(cmd, "the job is gone (its pods may still be terminating)")
+	return cmd
 }
 
 // Get reads a job of the current namespace; one that does not exist is an
