@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	testingbatch "github.com/caldera-sh/caldera/apis/batch/v1alpha1/testing"
 	"github.com/caldera-sh/caldera/pkg/webhooks/job"
@@ -11,7 +13,8 @@ import (
 )
 
 // FuzzJobWebhook defaults and admits a decoded Job against fixed queues:
-// nothing panics, defaulting is idempotent and the verdict deterministic.
+// nothing panics, defaulting refuses only what validation refuses and is
+// otherwise idempotent, and the verdict is deterministic.
 func FuzzJobWebhook(f *testing.F) {
 	for _, j := range []*batchv1alpha1.Job{
 		newJob("j").Obj(),
@@ -32,7 +35,10 @@ func FuzzJobWebhook(f *testing.F) {
 		}
 		once := in.DeepCopy()
 		if err := w.Default(t.Context(), once); err != nil {
-			t.Fatal(err)
+			if _, verr := w.ValidateCreate(t.Context(), in.DeepCopy()); verr == nil || !apierrors.IsInvalid(err) {
+				t.Fatalf("Default refused what ValidateCreate admits (%v): %v", verr, err)
+			}
+			return
 		}
 		twice := once.DeepCopy()
 		if err := w.Default(t.Context(), twice); err != nil {

@@ -24,6 +24,8 @@ import (
 	"github.com/caldera-sh/caldera/pkg/webhooks/queueref"
 )
 
+var groupKind = batchv1alpha1.SchemeGroupVersion.WithKind("Job").GroupKind()
+
 // Webhook defaults and validates Jobs.
 type Webhook struct {
 	reader lookup.Reader
@@ -43,9 +45,32 @@ func NewWebhook(reader lookup.Reader) *Webhook {
 // idempotent, and re-applying a manifest that omits defaulted fields (task
 // names, minAvailable) then yields the stored job instead of a change that
 // the update rules forbid.
+//
+// It refuses a job that names a value outside one of the CRD schema's
+// enums (a policy's action or event, a topology policy, a dependsOn
+// iteration, a network topology mode). The API server checks the schema
+// after the mutating webhooks and before the validating ones, and an enum
+// error makes it skip the schema's CEL rules and add a pathless line to
+// the refusal ("<nil>: Invalid value: null: some validation rules were not
+// checked ..."). Refused here, the job gets one field error per value.
 func (w *Webhook) Default(_ context.Context, job *batchv1alpha1.Job) error {
+	if errs := unsupportedValues(batchvalidation.ValidateJob(defaulted(job))); len(errs) > 0 {
+		return admit.Invalid(groupKind, job.Name, errs)
+	}
 	batchv1alpha1.SetDefaults_Job(job)
 	return nil
+}
+
+// unsupportedValues keeps the errors of values outside a set: those the
+// schema's enums also find.
+func unsupportedValues(errs field.ErrorList) field.ErrorList {
+	var out field.ErrorList
+	for _, e := range errs {
+		if e.Type == field.ErrorTypeNotSupported {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // ValidateCreate checks a new job.
@@ -67,7 +92,7 @@ func (w *Webhook) ValidateCreate(ctx context.Context, job *batchv1alpha1.Job) (a
 	if err != nil {
 		return nil, admit.Internal("checking the job's queue and PriorityClass", err)
 	}
-	return nil, admit.Invalid(batchv1alpha1.SchemeGroupVersion.WithKind("Job").GroupKind(), job.Name, append(errs, refErrs...))
+	return nil, admit.Invalid(groupKind, job.Name, append(errs, refErrs...))
 }
 
 // ValidateUpdate checks a change of a job. The queue is not checked again
@@ -85,7 +110,7 @@ func (w *Webhook) ValidateUpdate(ctx context.Context, oldJob, newJob *batchv1alp
 		}
 		errs = append(errs, pcErrs...)
 	}
-	return nil, admit.Invalid(batchv1alpha1.SchemeGroupVersion.WithKind("Job").GroupKind(), newJob.Name, errs)
+	return nil, admit.Invalid(groupKind, newJob.Name, errs)
 }
 
 // ValidateDelete allows every deletion.

@@ -17,6 +17,7 @@ import (
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	testingbatch "github.com/caldera-sh/caldera/apis/batch/v1alpha1/testing"
+	busv1alpha1 "github.com/caldera-sh/caldera/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	testingsched "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
 	"github.com/caldera-sh/caldera/pkg/webhooks/job"
@@ -67,6 +68,39 @@ func TestDefault(t *testing.T) {
 	}
 	if diff := cmp.Diff(got, again); diff != "" {
 		t.Errorf("Default is not idempotent (-first,+second):\n%s", diff)
+	}
+}
+
+// TestDefaultRefusesUnsupportedValues: a value outside one of the schema's
+// enums is refused while defaulting, with one field error, before the API
+// server's schema check would add a pathless line of its own.
+func TestDefaultRefusesUnsupportedValues(t *testing.T) {
+	cases := map[string]struct {
+		job  *batchv1alpha1.Job
+		want []metav1.StatusCause
+	}{
+		"policy action": {
+			job: newJob("j").Policy(batchv1alpha1.LifecyclePolicy{Event: batchv1alpha1.PodFailedEvent, Action: "SyncJob"}).Obj(),
+			want: []metav1.StatusCause{wt.Cause(wt.NotSupported, "spec.policies[0].action",
+				`Unsupported value: "SyncJob": supported values: "AbortJob", "CompleteJob", "RestartJob", "RestartPartition", "RestartPod", "RestartTask", "ResumeJob", "TerminateJob"`)},
+		},
+		"task policy event": {
+			job: testingbatch.MakeJob("j", "ns").Task(testingbatch.MakeTask("worker", 2).
+				Policy(batchv1alpha1.LifecyclePolicy{Event: "OutOfSync", Action: busv1alpha1.RestartJobAction})).Obj(),
+			want: []metav1.StatusCause{wt.Cause(wt.NotSupported, "spec.tasks[0].policies[0].event",
+				`Unsupported value: "OutOfSync": supported values: "*", "JobUpdated", "PodEvicted", "PodFailed", "PodPending", "TaskCompleted", "TaskFailed", "Unknown"`)},
+		},
+		"other problems are left to validation": {
+			job: newJob("j").Queue("nope").Policy(batchv1alpha1.LifecyclePolicy{Action: busv1alpha1.RestartJobAction}).Obj(),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := job.NewWebhook(wt.Reader(t, queues()...)).Default(t.Context(), tc.job)
+			if diff := cmp.Diff(tc.want, wt.Causes(t, err)); diff != "" {
+				t.Errorf("Default causes (-want,+got):\n%s", diff)
+			}
+		})
 	}
 }
 

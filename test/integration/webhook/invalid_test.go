@@ -109,6 +109,10 @@ func invalidJobs() map[string]invalidCase {
 				Policy(testingbatch.OnEvent(busv1alpha1.AbortJobAction, batchv1alpha1.PodEvictedEvent)).Obj(),
 			want: `spec.policies: Invalid value: "*": the event * matches every event and cannot be combined with other events`,
 		},
+		"job/unsupported policy action": {
+			obj:  job("j-action").Policy(batchv1alpha1.LifecyclePolicy{Event: batchv1alpha1.PodFailedEvent, Action: "SyncJob"}).Obj(),
+			want: `spec.policies[0].action: Unsupported value: "SyncJob": supported values: "AbortJob", "CompleteJob",`,
+		},
 		"job/exit code in two policies": {
 			obj: job("j-dup-code").
 				Policy(testingbatch.OnExitCode(busv1alpha1.RestartJobAction, 3)).
