@@ -15,6 +15,9 @@ const (
 	DefaultSchedulerName = "volcano"
 	// DefaultMaxRetry is the maxRetry of a job, or of a task, that sets 0.
 	DefaultMaxRetry int32 = 3
+	// DefaultMemoryIncreasePercent is a memoryScaling's increasePercent when
+	// unset (a Caldera addition).
+	DefaultMemoryIncreasePercent int32 = 50
 )
 
 // Job plugins whose presence implies another plugin. The plugins themselves
@@ -51,6 +54,7 @@ func SetDefaults_Job(job *Job) {
 		spec.MaxRetry = DefaultMaxRetry
 	}
 	schedulingv1beta1.SetDefaults_NetworkTopologySpec(spec.NetworkTopology)
+	setDefaultsPolicies(spec.Policies)
 
 	for i := range spec.Tasks {
 		setDefaultsTask(&spec.Tasks[i], i)
@@ -92,6 +96,15 @@ func setDefaultsTask(task *TaskSpec, index int) {
 	}
 	if pp := task.PartitionPolicy; pp != nil {
 		schedulingv1beta1.SetDefaults_NetworkTopologySpec(pp.NetworkTopology)
+	}
+	setDefaultsPolicies(task.Policies)
+}
+
+func setDefaultsPolicies(policies []LifecyclePolicy) {
+	for i := range policies {
+		if ms := policies[i].MemoryScaling; ms != nil && ms.IncreasePercent == 0 {
+			ms.IncreasePercent = DefaultMemoryIncreasePercent
+		}
 	}
 }
 

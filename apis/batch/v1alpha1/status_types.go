@@ -2,7 +2,9 @@ package v1alpha1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // JobPhase is the lifecycle phase of a Job.
@@ -145,4 +147,57 @@ type JobStatus struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// MemoryScaling records, per task, the memory the job controller raised
+	// after OOM kills (the RestartTaskWithMoreMemory policy action). The
+	// task's pods are created with it in place of their template's. It is a
+	// Caldera addition; Volcano clients ignore it.
+	// +listType=map
+	// +listMapKey=task
+	// +optional
+	MemoryScaling []TaskMemoryScaling `json:"memoryScaling,omitempty"`
+}
+
+// TaskMemoryScaling is the memory a task's containers were raised to.
+type TaskMemoryScaling struct {
+	// Task is the task's name.
+	// +required
+	Task string `json:"task"`
+
+	// Containers are the containers raised, with their memory now.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Containers []ContainerMemory `json:"containers,omitempty"`
+
+	// Steps counts the raises.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Steps int32 `json:"steps,omitempty"`
+
+	// LastPod names the OOM-killed pod that caused the last raise, and
+	// LastPodUID tells it from a later pod of the same name.
+	// +optional
+	LastPod string `json:"lastPod,omitempty"`
+	// +optional
+	LastPodUID types.UID `json:"lastPodUID,omitempty"`
+
+	// LastTransitionTime is when the memory was last raised.
+	// +optional
+	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty"`
+}
+
+// ContainerMemory is a container's memory request and limit.
+type ContainerMemory struct {
+	// Name is the container's name (an init container's too).
+	// +required
+	Name string `json:"name"`
+
+	// Request is the memory request, when the template sets one.
+	// +optional
+	Request *resource.Quantity `json:"request,omitempty"`
+
+	// Limit is the memory limit, when the template sets one.
+	// +optional
+	Limit *resource.Quantity `json:"limit,omitempty"`
 }

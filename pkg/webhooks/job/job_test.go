@@ -82,13 +82,13 @@ func TestDefaultRefusesUnsupportedValues(t *testing.T) {
 		"policy action": {
 			job: newJob("j").Policy(batchv1alpha1.LifecyclePolicy{Event: batchv1alpha1.PodFailedEvent, Action: "SyncJob"}).Obj(),
 			want: []metav1.StatusCause{wt.Cause(wt.NotSupported, "spec.policies[0].action",
-				`Unsupported value: "SyncJob": supported values: "AbortJob", "CompleteJob", "RestartJob", "RestartPartition", "RestartPod", "RestartTask", "ResumeJob", "TerminateJob"`)},
+				`Unsupported value: "SyncJob": supported values: "AbortJob", "CompleteJob", "RestartJob", "RestartPartition", "RestartPod", "RestartTask", "RestartTaskWithMoreMemory", "ResumeJob", "TerminateJob"`)},
 		},
 		"task policy event": {
 			job: testingbatch.MakeJob("j", "ns").Task(testingbatch.MakeTask("worker", 2).
 				Policy(batchv1alpha1.LifecyclePolicy{Event: "OutOfSync", Action: busv1alpha1.RestartJobAction})).Obj(),
 			want: []metav1.StatusCause{wt.Cause(wt.NotSupported, "spec.tasks[0].policies[0].event",
-				`Unsupported value: "OutOfSync": supported values: "*", "JobUpdated", "PodEvicted", "PodFailed", "PodPending", "TaskCompleted", "TaskFailed", "Unknown"`)},
+				`Unsupported value: "OutOfSync": supported values: "*", "JobUpdated", "OOMKilled", "PodEvicted", "PodFailed", "PodPending", "TaskCompleted", "TaskFailed", "Unknown"`)},
 		},
 		"other problems are left to validation": {
 			job: newJob("j").Queue("nope").Policy(batchv1alpha1.LifecyclePolicy{Action: busv1alpha1.RestartJobAction}).Obj(),

@@ -38,6 +38,7 @@ func TestPodLifecycle(t *testing.T) {
 		annotations  map[string]string
 		wantPhase    corev1.PodPhase
 		wantExitCode int32
+		wantReason   string
 	}{
 		"runs until deleted without a run duration": {
 			wantPhase: corev1.PodRunning,
@@ -50,6 +51,14 @@ func TestPodLifecycle(t *testing.T) {
 			annotations:  map[string]string{"pod.caldera.sh/run-duration": "1s", "pod.caldera.sh/exit-code": "3"},
 			wantPhase:    corev1.PodFailed,
 			wantExitCode: 3,
+			wantReason:   "Error",
+		},
+		"is OOM-killed with its exit reason": {
+			annotations: map[string]string{"pod.caldera.sh/run-duration": "1s", "pod.caldera.sh/exit-code": "137",
+				"pod.caldera.sh/exit-reason": "OOMKilled"},
+			wantPhase:    corev1.PodFailed,
+			wantExitCode: 137,
+			wantReason:   "OOMKilled",
 		},
 	}
 	i := 0
@@ -85,6 +94,9 @@ func TestPodLifecycle(t *testing.T) {
 				}
 				if code := got.Status.ContainerStatuses[0].State.Terminated.ExitCode; code != tc.wantExitCode {
 					t.Errorf("exit code = %d, want %d", code, tc.wantExitCode)
+				}
+				if r := got.Status.ContainerStatuses[0].State.Terminated.Reason; r != tc.wantReason {
+					t.Errorf("reason = %q, want %q", r, tc.wantReason)
 				}
 			}
 			if err := fw.Client.Delete(ctx, pod); err != nil {

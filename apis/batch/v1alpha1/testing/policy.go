@@ -3,6 +3,7 @@ package testing
 import (
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
@@ -31,4 +32,14 @@ func OnExitCode(action busv1alpha1.Action, code int32) batchv1alpha1.LifecyclePo
 func After(p batchv1alpha1.LifecyclePolicy, d time.Duration) batchv1alpha1.LifecyclePolicy {
 	p.Timeout = &metav1.Duration{Duration: d}
 	return p
+}
+
+// OnOOMKilled is a policy that raises an OOM-killed task's memory by percent
+// (0 leaves the default) up to maxMemory and restarts it.
+func OnOOMKilled(percent int32, maxMemory string) batchv1alpha1.LifecyclePolicy {
+	return batchv1alpha1.LifecyclePolicy{
+		Action:        batchv1alpha1.RestartTaskWithMoreMemoryAction,
+		Event:         batchv1alpha1.OOMKilledEvent,
+		MemoryScaling: &batchv1alpha1.MemoryScaling{IncreasePercent: percent, MaxMemory: resource.MustParse(maxMemory)},
+	}
 }

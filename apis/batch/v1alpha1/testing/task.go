@@ -95,3 +95,24 @@ func (w *TaskWrapper) ContainerName(name string) *TaskWrapper {
 	w.task.Template.Spec.Containers[0].Name = name
 	return w
 }
+
+// Memory sets the memory request and limit of every container; an empty
+// string leaves that one unset.
+func (w *TaskWrapper) Memory(request, limit string) *TaskWrapper {
+	for i := range w.task.Template.Spec.Containers {
+		c := &w.task.Template.Spec.Containers[i]
+		if request != "" {
+			if c.Resources.Requests == nil {
+				c.Resources.Requests = corev1.ResourceList{}
+			}
+			c.Resources.Requests[corev1.ResourceMemory] = resource.MustParse(request)
+		}
+		if limit != "" {
+			if c.Resources.Limits == nil {
+				c.Resources.Limits = corev1.ResourceList{}
+			}
+			c.Resources.Limits[corev1.ResourceMemory] = resource.MustParse(limit)
+		}
+	}
+	return w
+}

@@ -38,6 +38,7 @@ var policyEvents = sets.New(
 	batchv1alpha1.TaskCompletedEvent,
 	batchv1alpha1.TaskFailedEvent,
 	batchv1alpha1.JobUpdatedEvent,
+	batchv1alpha1.OOMKilledEvent,
 )
 
 // policyActions are the actions a lifecycle policy may take.
@@ -47,6 +48,7 @@ var policyActions = sets.New(
 	busv1alpha1.RestartTaskAction,
 	busv1alpha1.RestartPodAction,
 	batchv1alpha1.RestartPartitionAction,
+	batchv1alpha1.RestartTaskWithMoreMemoryAction,
 	busv1alpha1.TerminateJobAction,
 	busv1alpha1.CompleteJobAction,
 	busv1alpha1.ResumeJobAction,
@@ -169,7 +171,7 @@ func validateJobSpec(spec *batchv1alpha1.JobSpec, jobName string, fldPath *field
 	}
 	allErrs = append(allErrs, schedulingvalidation.ValidateNetworkTopology(spec.NetworkTopology, fldPath.Child("networkTopology"))...)
 	allErrs = append(allErrs, validateTasks(spec, jobName, fldPath)...)
-	allErrs = append(allErrs, validatePolicies(spec.Policies, fldPath.Child("policies"))...)
+	allErrs = append(allErrs, validatePolicies(spec.Policies, spec.Tasks, fldPath.Child("policies"))...)
 	allErrs = append(allErrs, validateVolumes(spec.Volumes, fldPath.Child("volumes"))...)
 	return allErrs
 }
@@ -214,7 +216,7 @@ func validateTasks(spec *batchv1alpha1.JobSpec, jobName string, specPath *field.
 		}
 		allErrs = append(allErrs, validateTopologyPolicy(task, taskPath)...)
 		allErrs = append(allErrs, validatePartitionPolicy(task, taskPath.Child("partitionPolicy"))...)
-		allErrs = append(allErrs, validatePolicies(task.Policies, taskPath.Child("policies"))...)
+		allErrs = append(allErrs, validatePolicies(task.Policies, spec.Tasks[i:i+1], taskPath.Child("policies"))...)
 	}
 
 	if int64(spec.MinAvailable) > totalReplicas {
@@ -305,9 +307,9 @@ func validatePartitionPolicy(task *batchv1alpha1.TaskSpec, fldPath *field.Path) 
 }
 
 // validatePolicies checks one list of lifecycle policies (the job's, or one
-// task's). Within a list an event or exit code may appear in one policy only,
-// and "*" excludes every other event.
-func validatePolicies(policies []batchv1alpha1.LifecyclePolicy, fldPath *field.Path) field.ErrorList {
+// task's) covering the given tasks. Within a list an event or exit code may
+// appear in one policy only, and "*" excludes every other event.
+func validatePolicies(policies []batchv1alpha1.LifecyclePolicy, covered []batchv1alpha1.TaskSpec, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	seenEvents := sets.New[batchv1alpha1.Event]()
 	seenExitCodes := sets.New[int32]()
@@ -365,6 +367,7 @@ func validatePolicies(policies []batchv1alpha1.LifecyclePolicy, fldPath *field.P
 		if t := p.Timeout; t != nil && t.Duration < 0 {
 			allErrs = append(allErrs, field.Invalid(pPath.Child("timeout"), t.Duration.String(), "must not be negative"))
 		}
+		allErrs = append(allErrs, validateMemoryScaling(p, covered, pPath)...)
 	}
 
 	if seenEvents.Has(batchv1alpha1.AnyEvent) && seenEvents.Len() > 1 {
@@ -372,6 +375,69 @@ func validatePolicies(policies []batchv1alpha1.LifecyclePolicy, fldPath *field.P
 			"the event * matches every event and cannot be combined with other events in the same policies list"))
 	}
 	return allErrs
+}
+
+// memoryScalingEvents are the events on which RestartTaskWithMoreMemory can
+// find an OOM-killed pod.
+var memoryScalingEvents = sets.New(batchv1alpha1.OOMKilledEvent, batchv1alpha1.PodFailedEvent)
+
+// validateMemoryScaling checks a policy's memoryScaling against its action
+// and the containers it covers: each must ask for memory (else there is
+// nothing to raise) and fit under the cap.
+func validateMemoryScaling(p *batchv1alpha1.LifecyclePolicy, covered []batchv1alpha1.TaskSpec, pPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	msPath := pPath.Child("memoryScaling")
+	ms := p.MemoryScaling
+	if p.Action != batchv1alpha1.RestartTaskWithMoreMemoryAction {
+		if ms != nil {
+			allErrs = append(allErrs, field.Forbidden(msPath, fmt.Sprintf("set only with action %s", batchv1alpha1.RestartTaskWithMoreMemoryAction)))
+		}
+		return allErrs
+	}
+	if ms == nil {
+		return field.ErrorList{field.Required(msPath, fmt.Sprintf("action %s needs increasePercent and maxMemory", p.Action))}
+	}
+	events := append([]batchv1alpha1.Event{p.Event}, p.Events...)
+	for _, e := range events {
+		if e != "" && !memoryScalingEvents.Has(e) {
+			allErrs = append(allErrs, field.Invalid(pPath.Child("action"), p.Action,
+				fmt.Sprintf("acts on an OOM-killed pod, so its policy may name only the events %s or an exitCode, not %s",
+					strings.Join(slices.Sorted(slices.Values(eventNames(memoryScalingEvents))), ", "), e)))
+			break
+		}
+	}
+	if ms.IncreasePercent < 1 || ms.IncreasePercent > 900 {
+		allErrs = append(allErrs, field.Invalid(msPath.Child("increasePercent"), ms.IncreasePercent, "must be between 1 and 900"))
+	}
+	if ms.MaxMemory.Sign() <= 0 {
+		return append(allErrs, field.Invalid(msPath.Child("maxMemory"), ms.MaxMemory.String(), "must be greater than 0"))
+	}
+	for _, task := range covered {
+		for _, c := range task.Template.Spec.Containers {
+			req, hasReq := c.Resources.Requests[corev1.ResourceMemory]
+			limit, hasLimit := c.Resources.Limits[corev1.ResourceMemory]
+			switch {
+			case !hasReq && !hasLimit:
+				allErrs = append(allErrs, field.Invalid(pPath.Child("action"), p.Action,
+					fmt.Sprintf("task %s container %s asks for no memory, so there is none to raise: set its resources.requests.memory or resources.limits.memory", task.Name, c.Name)))
+			case hasLimit && limit.Cmp(ms.MaxMemory) > 0:
+				allErrs = append(allErrs, field.Invalid(msPath.Child("maxMemory"), ms.MaxMemory.String(),
+					fmt.Sprintf("must be at least task %s container %s's memory limit %s", task.Name, c.Name, limit.String())))
+			case hasReq && req.Cmp(ms.MaxMemory) > 0:
+				allErrs = append(allErrs, field.Invalid(msPath.Child("maxMemory"), ms.MaxMemory.String(),
+					fmt.Sprintf("must be at least task %s container %s's memory request %s", task.Name, c.Name, req.String())))
+			}
+		}
+	}
+	return allErrs
+}
+
+func eventNames(s sets.Set[batchv1alpha1.Event]) []string {
+	var out []string
+	for e := range s {
+		out = append(out, string(e))
+	}
+	return out
 }
 
 func validateVolumes(volumes []batchv1alpha1.VolumeSpec, fldPath *field.Path) field.ErrorList {

@@ -95,6 +95,44 @@ func TestValidateJob(t *testing.T) {
 				Events: []batchv1alpha1.Event{batchv1alpha1.PodFailedEvent},
 			}).Task(task("a", 1)).Obj(),
 		},
+		"OOM policy on the job and on a task": {
+			job: job().Policy(batchtesting.OnOOMKilled(0, "16Gi")).
+				Task(task("ps", 1).Memory("1Gi", "")).
+				Task(task("worker", 2).Memory("2Gi", "4Gi").Policy(batchtesting.OnOOMKilled(25, "8Gi"))).Obj(),
+		},
+		"OOM policy without memoryScaling": {
+			job: job().Policy(batchtesting.OnEvent(batchv1alpha1.RestartTaskWithMoreMemoryAction, batchv1alpha1.OOMKilledEvent)).
+				Task(task("a", 1).Memory("1Gi", "")).Obj(),
+			want: field.ErrorList{required("spec.policies[0].memoryScaling")},
+		},
+		"memoryScaling with another action": {
+			job: job().Policy(func() batchv1alpha1.LifecyclePolicy {
+				p := batchtesting.OnOOMKilled(0, "8Gi")
+				p.Action = busv1alpha1.RestartTaskAction
+				return p
+			}()).Task(task("a", 1).Memory("1Gi", "")).Obj(),
+			want: field.ErrorList{forbidden("spec.policies[0].memoryScaling")},
+		},
+		"OOM policy on an event without an OOM-killed pod": {
+			job: job().Policy(func() batchv1alpha1.LifecyclePolicy {
+				p := batchtesting.OnOOMKilled(0, "8Gi")
+				p.Event = batchv1alpha1.PodEvictedEvent
+				return p
+			}()).Task(task("a", 1).Memory("1Gi", "")).Obj(),
+			want: field.ErrorList{invalid("spec.policies[0].action")},
+		},
+		"OOM policy over a container that asks for no memory": {
+			job:  job().Task(task("a", 1).Policy(batchtesting.OnOOMKilled(0, "8Gi"))).Obj(),
+			want: field.ErrorList{invalid("spec.tasks[0].policies[0].action")},
+		},
+		"OOM policy capped below a container's limit": {
+			job:  job().Policy(batchtesting.OnOOMKilled(0, "2Gi")).Task(task("a", 1).Memory("1Gi", "4Gi")).Obj(),
+			want: field.ErrorList{invalid("spec.policies[0].memoryScaling.maxMemory")},
+		},
+		"OOM policy raising by 1000%": {
+			job:  job().Policy(batchtesting.OnOOMKilled(1000, "8Gi")).Task(task("a", 1).Memory("1Gi", "")).Obj(),
+			want: field.ErrorList{invalid("spec.policies[0].memoryScaling.increasePercent")},
+		},
 		"no tasks": {
 			job:  job().Obj(),
 			want: field.ErrorList{required("spec.tasks")},

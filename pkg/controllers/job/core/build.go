@@ -50,6 +50,7 @@ func BuildPod(job *batchv1alpha1.Job, ti, index int, plugins []JobPlugin) *corev
 		},
 		Spec: tmpl.Spec,
 	}
+	applyMemory(&pod.Spec, memoryRecord(&job.Status, task))
 	if pod.Labels == nil {
 		pod.Labels = map[string]string{}
 	}
@@ -217,7 +218,12 @@ func minResources(job *batchv1alpha1.Job, minMember int32) corev1.ResourceList {
 	remaining := minMember
 	counted := make([]int32, len(job.Spec.Tasks))
 	add := func(ti int, n int32) {
-		req := podRequests(&job.Spec.Tasks[ti].Template.Spec)
+		spec := &job.Spec.Tasks[ti].Template.Spec
+		if rec := memoryRecord(&job.Status, TaskName(job, ti)); rec != nil {
+			spec = spec.DeepCopy()
+			applyMemory(spec, rec)
+		}
+		req := podRequests(spec)
 		for name, q := range req {
 			q = q.DeepCopy()
 			q.Mul(int64(n))

@@ -76,7 +76,7 @@ func Decide(in Input) Decision {
 		phase = batchv1alpha1.JobPending
 	}
 
-	action, act := busv1alpha1.Action(""), trigger{}
+	action, act, policy := busv1alpha1.Action(""), trigger{}, batchv1alpha1.LifecyclePolicy{}
 	for _, cmd := range in.Commands {
 		d.DeleteCommands = append(d.DeleteCommands, cmd)
 		if action == "" {
@@ -85,7 +85,7 @@ func Decide(in Input) Decision {
 		}
 	}
 	if action == "" && (phase == batchv1alpha1.JobPending || phase == batchv1alpha1.JobRunning) {
-		action, act, d.RequeueAfter = policyAction(in, refs)
+		action, act, policy, d.RequeueAfter = policyAction(in, refs)
 		if action != "" {
 			d.Events = append(d.Events, Event{corev1.EventTypeNormal, "PolicyTriggered",
 				fmt.Sprintf("%s on %s", action, describe(act))})
@@ -135,6 +135,30 @@ func Decide(in Input) Decision {
 			if act.pod != nil && act.pod.DeletionTimestamp == nil {
 				d.DeletePods = append(d.DeletePods, act.pod)
 			}
+		case batchv1alpha1.RestartPartitionAction:
+			d.DeletePods = append(d.DeletePods, partitionPods(refs, act)...)
+		case batchv1alpha1.RestartTaskWithMoreMemoryAction:
+			ti := TaskIndex(job, act.task)
+			if act.pod == nil || ti < 0 || policy.MemoryScaling == nil {
+				break
+			}
+			r := raiseMemory(job, st, ti, act.pod, policy.MemoryScaling, in.Now)
+			d.Events = append(d.Events, r.Events...)
+			if r.AtCap != "" {
+				d.Events = append(d.Events, Event{corev1.EventTypeWarning, string(batchv1alpha1.MemoryAtCapReason), r.AtCap})
+				setPhase(batchv1alpha1.JobFailed, r.AtCap)
+				d.StatusFirst = true
+				break
+			}
+			if r.Record != nil {
+				setMemoryRecord(st, *r.Record)
+				d.StatusFirst = true
+			}
+			for _, ref := range refs {
+				if ref.Task == act.task && ref.Pod.DeletionTimestamp == nil && ref.Pod.Status.Phase != corev1.PodSucceeded {
+					d.DeletePods = append(d.DeletePods, ref.Pod)
+				}
+			}
 		}
 	case batchv1alpha1.JobAborted:
 		if action == busv1alpha1.ResumeJobAction {
@@ -148,13 +172,18 @@ func Decide(in Input) Decision {
 
 	switch phase {
 	case batchv1alpha1.JobPending, batchv1alpha1.JobRunning:
+		// Pods are built from the status decided here (memory raised by a
+		// policy just now included).
+		now := *job
+		now.Status = d.Status
+		in.Job = &now
 		sync(in, refs, &d)
 		alive := st.Running + st.Succeeded + st.Failed
 		total := job.Spec.TotalReplicas()
 		switch {
 		case phase == batchv1alpha1.JobPending && job.Spec.MinAvailable <= alive && alive > 0:
 			setPhase(batchv1alpha1.JobRunning, "")
-		case phase == batchv1alpha1.JobRunning && total > 0:
+		case phase == batchv1alpha1.JobRunning && total > 0 && !restartingPods(refs, d.DeletePods):
 			if p, reason, done := finished(job, st, total); done {
 				setPhase(p, reason)
 			}
@@ -189,7 +218,9 @@ func Decide(in Input) Decision {
 		d.DeletePods = append(d.DeletePods, liveOrAll(refs, true)...)
 		d.PodGroup = nil
 	default:
-		d.PodGroup = BuildPodGroup(job)
+		withStatus := *job
+		withStatus.Status.MemoryScaling = st.MemoryScaling
+		d.PodGroup = BuildPodGroup(&withStatus)
 		d.Objects = append(Claims(job), pluginObjects(job, in.Plugins)...)
 	}
 	d.DeletePods = unique(d.DeletePods)
@@ -198,6 +229,8 @@ func Decide(in Input) Decision {
 
 func describe(t trigger) string {
 	switch {
+	case t.event == batchv1alpha1.OOMKilledEvent && t.pod != nil:
+		return fmt.Sprintf("pod %s OOM-killed", t.pod.Name)
 	case t.pod != nil && t.exitCode != 0:
 		return fmt.Sprintf("pod %s exited with code %d", t.pod.Name, t.exitCode)
 	case t.pod != nil:
@@ -242,6 +275,23 @@ func finished(job *batchv1alpha1.Job, st *batchv1alpha1.JobStatus, total int32) 
 		return batchv1alpha1.JobCompleted, fmt.Sprintf("%d of %d pods succeeded", st.Succeeded, total), true
 	}
 	return batchv1alpha1.JobFailed, fmt.Sprintf("every pod ended and %d succeeded, fewer than minAvailable %d", st.Succeeded, job.Spec.MinAvailable), true
+}
+
+// restartingPods: a failed pod is being deleted (by a restart decided now
+// or before), so it has not ended for good; the job is not finished while
+// it goes.
+func restartingPods(refs []PodRef, deleting []*corev1.Pod) bool {
+	for _, p := range deleting {
+		if p.Status.Phase == corev1.PodFailed {
+			return true
+		}
+	}
+	for _, r := range refs {
+		if r.Pod.DeletionTimestamp != nil && r.Pod.Status.Phase == corev1.PodFailed {
+			return true
+		}
+	}
+	return false
 }
 
 // liveOrAll returns the pods to delete: when keepEnded, those that have
@@ -311,6 +361,11 @@ func sync(in Input, refs []PodRef, d *Decision) {
 	for _, r := range refs {
 		existing[r.Pod.Name] = r
 		if r.Version < version && r.Pod.DeletionTimestamp == nil {
+			d.DeletePods = append(d.DeletePods, r.Pod)
+		}
+	}
+	for _, r := range refs {
+		if r.Pod.DeletionTimestamp == nil && r.Pod.Status.Phase != corev1.PodSucceeded && memoryStale(r.Pod, memoryRecord(&d.Status, r.Task)) {
 			d.DeletePods = append(d.DeletePods, r.Pod)
 		}
 	}
@@ -394,7 +449,7 @@ func dependenciesReady(job *batchv1alpha1.Job, dep *batchv1alpha1.DependsOn, ref
 // policyAction finds the first observed event a policy acts on, task
 // policies before job policies, and returns its action. Events held back
 // by a policy timeout ask to be looked at again when it expires.
-func policyAction(in Input, refs []PodRef) (busv1alpha1.Action, trigger, time.Duration) {
+func policyAction(in Input, refs []PodRef) (busv1alpha1.Action, trigger, batchv1alpha1.LifecyclePolicy, time.Duration) {
 	var requeue time.Duration
 	for _, t := range triggers(in, refs) {
 		p, ok := matchPolicy(in.Job, t)
@@ -408,10 +463,24 @@ func policyAction(in Input, refs []PodRef) (busv1alpha1.Action, trigger, time.Du
 			}
 		}
 		if p.Action != "" {
-			return busv1alpha1.Action(p.Action), t, requeue
+			return busv1alpha1.Action(p.Action), t, p, requeue
 		}
 	}
-	return "", trigger{}, requeue
+	return "", trigger{}, batchv1alpha1.LifecyclePolicy{}, requeue
+}
+
+// partitionPods are the live pods of the triggering pod's partition (its
+// task's pods with the same partition id), or of its whole task when the
+// task is not partitioned.
+func partitionPods(refs []PodRef, act trigger) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, r := range refs {
+		samePart := act.pod == nil || r.Pod.Labels[batchv1alpha1.TaskPartitionID] == act.pod.Labels[batchv1alpha1.TaskPartitionID]
+		if r.Task == act.task && r.Pod.DeletionTimestamp == nil && samePart {
+			out = append(out, r.Pod)
+		}
+	}
+	return out
 }
 
 // triggers lists the events observed on the current version's pods and the
@@ -434,6 +503,13 @@ func triggers(in Input, refs []PodRef) []trigger {
 			continue
 		}
 		p := r.Pod
+		if rec := memoryRecord(&job.Status, r.Task); rec != nil && rec.LastPodUID != "" && rec.LastPodUID == p.UID {
+			// Its OOM kill was acted on; it is on its way out.
+			continue
+		}
+		if p.DeletionTimestamp == nil && len(OOMKilledContainers(p)) > 0 {
+			out = append(out, trigger{event: batchv1alpha1.OOMKilledEvent, task: r.Task, pod: p, exitCode: exitCode(p), since: oomKilledAt(p, in.Now)})
+		}
 		switch {
 		case evicted(p):
 			out = append(out, trigger{event: batchv1alpha1.PodEvictedEvent, task: r.Task, pod: p, since: deletionTime(p, in.Now)})

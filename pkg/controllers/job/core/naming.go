@@ -24,3 +24,13 @@ func TaskName(job *batchv1alpha1.Job, i int) string {
 	}
 	return batchv1alpha1.DefaultTaskSpec + strconv.Itoa(i)
 }
+
+// TaskIndex is the index of the named task in the Job's spec, or -1.
+func TaskIndex(job *batchv1alpha1.Job, task string) int {
+	for i := range job.Spec.Tasks {
+		if TaskName(job, i) == task {
+			return i
+		}
+	}
+	return -1
+}
