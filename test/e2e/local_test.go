@@ -4,10 +4,8 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"os"
@@ -15,14 +13,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/caldera-sh/caldera/pkg/controlplane"
 )
 
 // TestLocalUpAndDown starts `calderactl local up` (what `make run` runs),
@@ -31,58 +26,10 @@ import (
 // Ctrl-C), and checks that it exits cleanly, frees its API server port and
 // leaves no process behind.
 func TestLocalUpAndDown(t *testing.T) {
-	binDir, err := controlplane.FindBinDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	calderactl := filepath.Join(binDir, "calderactl")
-	if _, err := os.Stat(calderactl); err != nil {
-		t.Fatalf("%v (make test-e2e builds it)", err)
-	}
-	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-
-	cmd := exec.CommandContext(ctx, calderactl, "local", "up", "--bin-dir", binDir, "--dir", dir)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = cmd.Stdout
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var log strings.Builder
-	var logMu sync.Mutex
-	logText := func() string {
-		logMu.Lock()
-		defer logMu.Unlock()
-		return log.String()
-	}
-	up, exited := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(exited)
-		s := bufio.NewScanner(stdout)
-		closed := false
-		for s.Scan() {
-			logMu.Lock()
-			log.WriteString(s.Text() + "\n")
-			logMu.Unlock()
-			if !closed && strings.Contains(s.Text(), "Stop it with Ctrl-C") {
-				close(up)
-				closed = true
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case <-up:
-	case <-exited:
-		t.Fatalf("local up exited before coming up:\n%s", logText())
-	case <-ctx.Done():
-		t.Fatalf("local up did not come up:\n%s", logText())
-	}
+	env := startLocal(ctx, t)
+	binDir, dir, calderactl, cmd, exited, logText := env.binDir, env.dir, env.calderactl, env.cmd, env.exited, env.logText
 
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	kubectl := func(args ...string) string {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,6 +60,14 @@ func ParseMinMember(value string) (int32, error) {
 		return 0, fmt.Errorf("%w: %q must be at most %d", ErrInvalidMinMember, value, math.MaxInt32)
 	}
 	return int32(n), nil
+}
+
+// OrdersPods reports whether a StatefulSet creates its pods one at a time,
+// each once the one before is ready (podManagementPolicy OrderedReady, the
+// default): such a StatefulSet never has more than one unscheduled pod, so
+// a gang of more than one never forms.
+func OrdersPods(sts *appsv1.StatefulSet) bool {
+	return sts.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
 }
 
 // Workload is what the PodGroup of a group of pods is built from, besides

@@ -155,6 +155,12 @@ func (r *Reconciler) ensurePodGroup(ctx context.Context, key types.NamespacedNam
 		return reconcile.TerminalError(fmt.Errorf("building PodGroup %s: %w", key, err))
 	}
 
+	if sts, ok := owner.(*appsv1.StatefulSet); ok && desired.Spec.MinMember > 1 && OrdersPods(sts) {
+		// Not an error of the PodGroup: the gang waits, and says why.
+		r.recorder.Eventf(sts, rep, corev1.EventTypeWarning, "GangCannotForm", "CreatePodGroup",
+			"StatefulSet %s creates its pods one at a time (podManagementPolicy OrderedReady), so its gang of %d (%s) never has its pods at once: set podManagementPolicy: Parallel",
+			sts.Name, desired.Spec.MinMember, schedulingv1beta1.GroupMinMemberAnnotation)
+	}
 	if current == nil {
 		if err := r.client.Create(ctx, desired); err != nil {
 			if apierrors.IsAlreadyExists(err) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -379,5 +380,35 @@ func TestGroupOfPod(t *testing.T) {
 				t.Errorf("groupOfPod (-want,+got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestOrderedStatefulSetGangIsReported: a StatefulSet that creates its pods
+// one at a time can never form a gang of more than one; the controller
+// still makes its PodGroup and says why it waits.
+func TestOrderedStatefulSetGangIsReported(t *testing.T) {
+	for _, policy := range []appsv1.PodManagementPolicyType{"", appsv1.OrderedReadyPodManagement, appsv1.ParallelPodManagement} {
+		sts := &appsv1.StatefulSet{
+			TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db", UID: "uid-db",
+				Annotations: map[string]string{schedulingv1beta1.GroupMinMemberAnnotation: "3"}},
+			Spec: appsv1.StatefulSetSpec{PodManagementPolicy: policy},
+		}
+		f := newFixture(t, sts, makePod("ns", "db-0").ControlledBy("apps/v1", "StatefulSet", "db", sts.UID).Obj())
+		if err := f.reconcile(t, "podgroup-uid-db"); err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		select {
+		case got = <-f.recorder.Events:
+		default:
+		}
+		want := ""
+		if policy != appsv1.ParallelPodManagement {
+			want = "Warning GangCannotForm StatefulSet db creates its pods one at a time (podManagementPolicy OrderedReady), so its gang of 3 (scheduling.volcano.sh/group-min-member) never has its pods at once: set podManagementPolicy: Parallel"
+		}
+		if got != want {
+			t.Errorf("policy %q: event %q, want %q", policy, got, want)
+		}
 	}
 }
