@@ -1,7 +1,8 @@
 // Package jobflow runs flow.volcano.sh/v1alpha1 JobFlows: it creates each
 // flow's Job from its JobTemplate once the flow's dependencies hold, as the
 // decision in package core says, deletes the Jobs of a succeeded flow whose
-// retain policy is delete, and keeps the JobFlow's status.
+// retain policy is delete, and keeps the JobFlow's status and each
+// JobTemplate's list of the Jobs made from it.
 package jobflow
 
 import (
@@ -41,8 +42,12 @@ func NewReconciler(c client.Client, recorder record.EventRecorder, clk clock.Clo
 
 // SetupWithManager registers the controller and its watches: its JobFlows,
 // their Jobs, and the JobTemplates they name (a flow waiting for its
-// template starts when it is created).
+// template starts when it is created). A second controller keeps each
+// JobTemplate's list of the Jobs made from it.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := (&templateStatus{client: mgr.GetClient()}).setup(mgr); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(Name).
 		For(&flowv1alpha1.JobFlow{}).

@@ -140,11 +140,25 @@ func TestJobFlowRunsItsDAG(t *testing.T) {
 		return strings.Join(st.CompletedJobs, ",") == "p-prep,p-train,p-eval" && len(st.JobStatusList) == 4 &&
 			st.Conditions["p-prep"].Phase == batchv1alpha1.JobCompleted, fmt.Sprintf("%+v", st)
 	})
+	framework.Eventually(t, 30*time.Second, "each template listing the job made from it", func() (bool, string) {
+		var tmpl flowv1alpha1.JobTemplate
+		if err := fw.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "train"}, &tmpl); err != nil {
+			return false, err.Error()
+		}
+		return strings.Join(tmpl.Status.JobDependsOnList, ",") == "p-train", fmt.Sprint(tmpl.Status.JobDependsOnList)
+	})
 	before := counted(t, "Succeed")
 	complete("p-report")
 	framework.Eventually(t, 30*time.Second, "succeeded, its jobs deleted", func() (bool, string) {
 		st := status()
 		return st.State.Phase == flowv1alpha1.Succeed && jobs() == "", string(st.State.Phase) + " " + jobs()
+	})
+	framework.Eventually(t, 30*time.Second, "the templates' lists emptied with their jobs", func() (bool, string) {
+		var tmpl flowv1alpha1.JobTemplate
+		if err := fw.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "prep"}, &tmpl); err != nil {
+			return false, err.Error()
+		}
+		return len(tmpl.Status.JobDependsOnList) == 0, fmt.Sprint(tmpl.Status.JobDependsOnList)
 	})
 	if got := counted(t, "Succeed"); got != before+1 {
 		t.Errorf("caldera_jobflows_finished_total{phase=Succeed} went from %v to %v, want one more", before, got)
