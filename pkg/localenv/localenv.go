@@ -76,8 +76,9 @@ func AllComponents() []string {
 var KubeControllers = []string{"*"}
 
 // SchedulerConfig is the local environment's scheduler configuration:
-// Volcano's default tiers with cooldown protection and network topology,
-// and preemption and reclaim besides placement.
+// Volcano's default tiers with cooldown protection, network topology and
+// GPU sharing by card (the H100 nodes offer volcano.sh/gpu-memory and
+// gpu-number), and preemption and reclaim besides placement.
 const SchedulerConfig = `actions: "enqueue, allocate, preempt, reclaim, backfill"
 tiers:
 - plugins:
@@ -89,6 +90,10 @@ tiers:
   - name: overcommit
   - name: drf
   - name: predicates
+  - name: deviceshare
+    arguments:
+      deviceshare.GPUSharingEnable: true
+      deviceshare.GPUNumberEnable: true
   - name: proportion
   - name: nodeorder
   - name: binpack

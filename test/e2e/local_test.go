@@ -119,6 +119,11 @@ func TestLocalUpAndDown(t *testing.T) {
 			return out == "Running", out
 		})
 	}
+	// The local scheduler shares GPU cards: each shared-inference server
+	// pod names the card it got.
+	if out := kubectl("get", "pods", "-l", "volcano.sh/job-name=shared-inference,volcano.sh/task-spec=server", "-o", `jsonpath={range .items[*]}{.metadata.annotations.volcano\.sh/gpu-index} {end}`); len(strings.Fields(out)) != 4 {
+		t.Errorf("shared-inference server pods' volcano.sh/gpu-index annotations = %q, want 4 cards named", out)
+	}
 	kubectl("delete", "vcjob", "ddp", "--wait=true")
 	waitFor("ddp's pods and PodGroup gone", func() (bool, string) {
 		pods := kubectl("get", "pods", "-l", "volcano.sh/job-name=ddp", "-o", "name")
