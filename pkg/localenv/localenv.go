@@ -55,6 +55,10 @@ const (
 	// that deleting a Job takes its pods and objects with it, Deployments
 	// and StatefulSets get pods, and namespaces go away.
 	ComponentKubeControllerManager = "kube-controller-manager"
+	// ComponentKubeScheduler runs kube-scheduler as the cluster's default
+	// scheduler, for pods that name no scheduler (schedulerName
+	// default-scheduler), as every cluster has.
+	ComponentKubeScheduler = "kube-scheduler"
 	ComponentWebhook               = "caldera-webhook"
 	ComponentScheduler             = "caldera-scheduler"
 	ComponentControllerManager     = "caldera-controller-manager"
@@ -68,7 +72,7 @@ const (
 // controllers, then admission, so that everything the others create passes
 // through it.
 func AllComponents() []string {
-	return []string{ComponentKubeControllerManager, ComponentWebhook, ComponentScheduler, ComponentControllerManager, ComponentAgent}
+	return []string{ComponentKubeControllerManager, ComponentKubeScheduler, ComponentWebhook, ComponentScheduler, ComponentControllerManager, ComponentAgent}
 }
 
 // KubeControllers are the kube-controller-manager controllers the local
@@ -126,6 +130,7 @@ type Environment struct {
 	etcd       *controlplane.Etcd
 	cluster    *controlplane.Cluster
 	kcm        *controlplane.KubeControllerManager
+	ks         *controlplane.KubeScheduler
 	components []*controlplane.Component
 	lockPath   string
 }
@@ -218,8 +223,16 @@ func Start(ctx context.Context, o Options) (_ *Environment, err error) {
 			return nil, err
 		}
 	}
+	if slices.Contains(components, ComponentKubeScheduler) {
+		if err := step("starting kube-scheduler (the default scheduler)", func() (err error) {
+			env.ks, err = controlplane.StartKubeScheduler(ctx, env.cluster.APIServer, controlplane.KubeSchedulerOptions{BinDir: o.BinDir, Dir: o.Dir})
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
 	for _, name := range components {
-		if name == ComponentAgent || name == ComponentKubeControllerManager {
+		if name == ComponentAgent || name == ComponentKubeControllerManager || name == ComponentKubeScheduler {
 			continue
 		}
 		if err := step("starting "+name, func() error { return env.startComponent(ctx, o.BinDir, name) }); err != nil {
@@ -376,7 +389,7 @@ func (e *Environment) Stop() error {
 	for i := len(e.components) - 1; i >= 0; i-- {
 		errs = append(errs, e.components[i].Stop())
 	}
-	err := errors.Join(append(errs, e.kcm.Stop(), e.cluster.Stop(), e.etcd.Stop())...)
+	err := errors.Join(append(errs, e.ks.Stop(), e.kcm.Stop(), e.cluster.Stop(), e.etcd.Stop())...)
 	if rmErr := os.Remove(e.lockPath); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
 		err = errors.Join(err, rmErr)
 	}

@@ -164,7 +164,7 @@ func notRunning(ctx context.Context, t *testing.T, env *localEnv, ns string, nam
 			ok, is = o.Status.Phase == "Running", o.Status.Phase
 		case "Pod":
 			ok, is = o.Status.Phase == "Running", o.Status.Phase
-		case "Deployment", "StatefulSet":
+		case "Deployment", "StatefulSet", "ReplicaSet":
 			ok, is = o.Spec.Replicas != nil && o.Status.ReadyReplicas == *o.Spec.Replicas, fmt.Sprintf("%d ready", o.Status.ReadyReplicas)
 			if m := o.Metadata.Annotations["scheduling.volcano.sh/group-min-member"]; ok && m != "" {
 				if podGroups == nil {

@@ -154,8 +154,8 @@ func TestLocalUpAndDown(t *testing.T) {
 
 	server := apiServerAddress(t, kubeconfig)
 	pids := descendants(cmd.Process.Pid)
-	if len(pids) < 11 {
-		t.Errorf("want etcd, kube-apiserver, kwok, kube-controller-manager, caldera-webhook, caldera-scheduler, caldera-controller-manager and 4 caldera-agents running under local up, found pids %v", pids)
+	if len(pids) < 12 {
+		t.Errorf("want etcd, kube-apiserver, kwok, kube-controller-manager, kube-scheduler, caldera-webhook, caldera-scheduler, caldera-controller-manager and 4 caldera-agents running under local up, found pids %v", pids)
 	}
 	// The agents publish the CPU nodes' batch resources: cpu-0's online
 	// pod requests 8 CPUs it does not use (the simulated node is idle).

@@ -160,7 +160,8 @@ Caldera local environment is up (%s).
   kubeconfig: %s
   nodes:      %d simulated (kwok): 8 GPU nodes (A100, H100) on two leaves, 4 CPU nodes
   components: caldera-webhook, caldera-scheduler, caldera-controller-manager,
-              caldera-agent on the CPU nodes
+              caldera-agent on the CPU nodes; kube-controller-manager and
+              kube-scheduler (for pods that name no scheduler)
   demo:       job %s (a parameter server and 4 GPU workers, one gang)
   logs:       %s
 
