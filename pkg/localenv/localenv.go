@@ -58,10 +58,10 @@ const (
 	// ComponentKubeScheduler runs kube-scheduler as the cluster's default
 	// scheduler, for pods that name no scheduler (schedulerName
 	// default-scheduler), as every cluster has.
-	ComponentKubeScheduler = "kube-scheduler"
-	ComponentWebhook               = "caldera-webhook"
-	ComponentScheduler             = "caldera-scheduler"
-	ComponentControllerManager     = "caldera-controller-manager"
+	ComponentKubeScheduler     = "kube-scheduler"
+	ComponentWebhook           = "caldera-webhook"
+	ComponentScheduler         = "caldera-scheduler"
+	ComponentControllerManager = "caldera-controller-manager"
 	// ComponentAgent runs caldera-agent for every node labelled
 	// volcano.sh/colocation=true, each reading a simulated node: a cgroup
 	// tree and meminfo of its own under the environment's directory, idle.
