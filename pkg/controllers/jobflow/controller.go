@@ -98,7 +98,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, err
 		}
 	}
-	d := core.Decide(core.Input{Flow: &jf, Templates: templates, Jobs: owned, Now: r.clock.Now()})
+	in := core.Input{Flow: &jf, Templates: templates, Jobs: owned, Now: r.clock.Now()}
+	probes, err := r.runProbes(ctx, jf.Namespace, core.ProbesToRun(in))
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	in.Probes = probes
+	d := core.Decide(in)
 	for _, j := range d.Create {
 		if err := r.client.Create(ctx, j); err != nil && !apierrors.IsAlreadyExists(err) {
 			r.recorder.Eventf(&jf, "Warning", "FailedCreate", "creating job %s: %v", j.Name, err)
@@ -128,5 +134,5 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			finished.WithLabelValues(string(now)).Inc()
 		}
 	}
-	return reconcile.Result{}, nil
+	return reconcile.Result{RequeueAfter: d.RequeueAfter}, nil
 }

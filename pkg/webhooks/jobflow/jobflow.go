@@ -60,18 +60,6 @@ func (Flows) ValidateDelete(context.Context, *flowv1alpha1.JobFlow) (admission.W
 
 func invalidFlow(jf *flowv1alpha1.JobFlow) error {
 	errs := flowvalidation.ValidateJobFlow(jf)
-	for i, f := range jf.Spec.Flows {
-		if f.DependsOn == nil || f.DependsOn.Probe == nil {
-			continue
-		}
-		p := field.NewPath("spec", "flows").Index(i).Child("dependsOn", "probe")
-		if len(f.DependsOn.Probe.HTTPGetList) > 0 {
-			errs = append(errs, field.Forbidden(p.Child("httpGetList"), "HTTP probes are not supported in this version; depend on the targets' completion or on taskStatusList"))
-		}
-		if len(f.DependsOn.Probe.TCPSocketList) > 0 {
-			errs = append(errs, field.Forbidden(p.Child("tcpSocketList"), "TCP probes are not supported in this version; depend on the targets' completion or on taskStatusList"))
-		}
-	}
 	if len(errs) == 0 {
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/net/http/httpguts"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -70,14 +71,24 @@ func ValidateJobFlow(jf *flowv1alpha1.JobFlow) field.ErrorList {
 			}
 		}
 		if pr := f.DependsOn.Probe; pr != nil {
+			if len(f.DependsOn.Targets) == 0 && len(pr.TCPSocketList)+len(pr.HTTPGetList)+len(pr.TaskStatusList) > 0 {
+				errs = append(errs, field.Required(dp.Child("targets"), "a probe asks the targets' pods: name the flows it waits for"))
+			}
 			for j, tcp := range pr.TCPSocketList {
 				if tcp.Port < 1 || tcp.Port > 65535 {
 					errs = append(errs, field.Invalid(dp.Child("probe", "tcpSocketList").Index(j).Child("port"), tcp.Port, "a port is between 1 and 65535"))
 				}
 			}
 			for j, h := range pr.HTTPGetList {
+				hp := dp.Child("probe", "httpGetList").Index(j)
 				if h.Port < 1 || h.Port > 65535 {
-					errs = append(errs, field.Invalid(dp.Child("probe", "httpGetList").Index(j).Child("port"), h.Port, "a port is between 1 and 65535"))
+					errs = append(errs, field.Invalid(hp.Child("port"), h.Port, "a port is between 1 and 65535"))
+				}
+				if h.Path != "" && !strings.HasPrefix(h.Path, "/") {
+					errs = append(errs, field.Invalid(hp.Child("path"), h.Path, "a path starts with /"))
+				}
+				if hh := h.HTTPHeader; hh != nil && !httpguts.ValidHeaderFieldName(hh.Name) {
+					errs = append(errs, field.Invalid(hp.Child("httpHeader", "name"), hh.Name, "not a valid HTTP header name"))
 				}
 			}
 		}

@@ -36,7 +36,10 @@ type Input struct {
 	Templates map[string]*flowv1alpha1.JobTemplate
 	// Jobs are the Jobs the JobFlow owns, by name.
 	Jobs map[string]*batchv1alpha1.Job
-	Now  time.Time
+	// Probes are the answers to ProbesToRun's probes: true for those that
+	// held. A probe not run counts as not holding.
+	Probes map[ProbeRef]bool
+	Now    time.Time
 }
 
 // Event is a Kubernetes event for the JobFlow.
@@ -50,7 +53,13 @@ type Decision struct {
 	Delete []*batchv1alpha1.Job
 	Status flowv1alpha1.JobFlowStatus
 	Events []Event
+	// RequeueAfter asks to decide again then: a flow waits on probes that
+	// did not hold yet.
+	RequeueAfter time.Duration
 }
+
+// ProbePeriod is how often the probes of a waiting flow are run again.
+const ProbePeriod = 5 * time.Second
 
 // finished phases of a Job.
 func done(p batchv1alpha1.JobPhase) bool {
@@ -87,7 +96,7 @@ func Decide(in Input) Decision {
 	for _, f := range jf.Spec.Flows {
 		name := validation.JobName(jf.Name, f.Name)
 		j := in.Jobs[name]
-		if j == nil && jf.DeletionTimestamp == nil && ready(jf, f, in.Jobs) {
+		if j == nil && jf.DeletionTimestamp == nil && ready(in, f) {
 			tmpl := in.Templates[f.Name]
 			if tmpl == nil {
 				d.Events = append(d.Events, Event{corev1.EventTypeWarning, "TemplateNotFound",
@@ -166,13 +175,22 @@ func Decide(in Input) Decision {
 		st.Conditions = nil
 	}
 	d.Status = st
+	// A probe that did not hold kept its flow from starting: ask again.
+	for _, p := range ProbesToRun(in) {
+		if !in.Probes[p.Ref] {
+			d.RequeueAfter = ProbePeriod
+			break
+		}
+	}
 	return d
 }
 
 // ready reports whether a flow's dependencies hold: every target's Job has
-// completed, or, when the flow lists task phases to wait for, every listed
-// task of a target has a pod in its phase.
-func ready(jf *flowv1alpha1.JobFlow, f flowv1alpha1.Flow, jobs map[string]*batchv1alpha1.Job) bool {
+// completed, or, when the flow lists probes, every probe holds: each listed
+// task of a target has a pod in its phase, and each HTTP and TCP probe
+// answered (in.Probes).
+func ready(in Input, f flowv1alpha1.Flow) bool {
+	jf, jobs := in.Flow, in.Jobs
 	if f.DependsOn == nil {
 		return true
 	}
@@ -184,7 +202,10 @@ func ready(jf *flowv1alpha1.JobFlow, f flowv1alpha1.Flow, jobs map[string]*batch
 		}
 		targets = append(targets, j)
 	}
-	if p := f.DependsOn.Probe; p != nil && len(p.TaskStatusList) > 0 {
+	if p := f.DependsOn.Probe; p != nil && len(p.TaskStatusList)+len(p.HTTPGetList)+len(p.TCPSocketList) > 0 {
+		if !probesHold(in, f) {
+			return false
+		}
 		for _, ts := range p.TaskStatusList {
 			if !slices.ContainsFunc(targets, func(j *batchv1alpha1.Job) bool {
 				return j.Status.TaskStatusCount[ts.TaskName].Phase[corev1.PodPhase(ts.Phase)] > 0
