@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/caldera-sh/caldera/pkg/cli/cmdutil"
 )
@@ -67,6 +68,16 @@ func newView(f *cmdutil.Factory) *cobra.Command {
 				}
 				fmt.Fprintf(w, "  %s\t%d\t%s\t%s\t%s\n", t.Name, t.Replicas, min, cmdutil.Or(strings.Join(images, ","), "-"), strings.Join(requests, " "))
 			}
+			if len(st.MemoryScaling) > 0 {
+				fmt.Fprintln(w, "Memory raised after OOM kills:")
+				fmt.Fprintln(w, "  TASK\tCONTAINER\tREQUEST\tLIMIT\tRAISES\tLAST")
+				for _, m := range st.MemoryScaling {
+					for _, c := range m.Containers {
+						fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%d\t%s ago (pod %s)\n", m.Task, c.Name, quantityOr(c.Request), quantityOr(c.Limit),
+							m.Steps, f.Age(m.LastTransitionTime.Time), m.LastPod)
+					}
+				}
+			}
 			if len(st.Conditions) > 0 {
 				fmt.Fprintln(w, "Conditions:")
 				for _, c := range st.Conditions {
@@ -83,4 +94,11 @@ func newView(f *cmdutil.Factory) *cobra.Command {
 	cmd.Flags().StringVar(&name, "name", "", "the job's name (or give it as the argument)")
 	cmdutil.AddOutputFlag(cmd, &output, "text", cmdutil.OutputYAML, cmdutil.OutputJSON)
 	return cmd
+}
+
+func quantityOr(q *resource.Quantity) string {
+	if q == nil {
+		return "-"
+	}
+	return q.String()
 }

@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -58,6 +60,24 @@ func TestJobCommands(t *testing.T) {
 	golden(t, "job-list", must(t, "-n", ns, "job", "list"))
 	golden(t, "job-list-wide", must(t, "-n", ns, "job", "list", "-o", "wide"))
 	golden(t, "job-view", must(t, "-n", ns, "job", "view", "tensorflow-dist-mnist"))
+	// A job whose memory an OOM policy raised shows it.
+	framework.Eventually(t, 30*time.Second, "sleeper's status with raised memory", func() (bool, string) {
+		var j batchv1alpha1.Job
+		if err := fw.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sleeper"}, &j); err != nil {
+			return false, err.Error()
+		}
+		req, lim := resource.MustParse("1536Mi"), resource.MustParse("3Gi")
+		j.Status.MemoryScaling = []batchv1alpha1.TaskMemoryScaling{{Task: task.Name, Steps: 1, LastPod: "sleeper-" + task.Name + "-1", LastTransitionTime: metav1.NewTime(started),
+			Containers: []batchv1alpha1.ContainerMemory{{Name: task.Template.Spec.Containers[0].Name, Request: &req, Limit: &lim}}}}
+		if err := fw.Client.Status().Update(ctx, &j); err != nil {
+			return false, err.Error()
+		}
+		return true, ""
+	})
+	if out := must(t, "-n", ns, "job", "view", "sleeper"); !strings.Contains(out, "Memory raised after OOM kills:") ||
+		!regexp.MustCompile(task.Name+` +`+task.Template.Spec.Containers[0].Name+` +1536Mi +3Gi +1 +30h ago \(pod sleeper-`+task.Name+`-1\)`).MatchString(out) {
+		t.Errorf("job view of a job with raised memory:\n%s", out)
+	}
 	if out := must(t, "job", "list", "-A", "--queue", "default"); !strings.Contains(out, "NAMESPACE") || !strings.Contains(out, "cli-jobs    sleeper") {
 		t.Errorf("list -A:\n%s", out)
 	}
