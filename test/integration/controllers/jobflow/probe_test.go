@@ -3,7 +3,6 @@
 package jobflow
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -15,15 +14,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/clock"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	bt "github.com/caldera-sh/caldera/apis/batch/v1alpha1/testing"
 	flowv1alpha1 "github.com/caldera-sh/caldera/apis/flow/v1alpha1"
-	"github.com/caldera-sh/caldera/pkg/controllers/jobflow"
 	"github.com/caldera-sh/caldera/test/integration/framework"
 )
 
@@ -66,22 +61,7 @@ func TestProbesStartTheFlow(t *testing.T) {
 		return n
 	}
 
-	mgr, err := ctrl.NewManager(fw.RESTConfig(), ctrl.Options{Scheme: fw.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := jobflow.NewReconciler(mgr.GetClient(), mgr.GetEventRecorderFor("caldera-jobflow-controller"), clock.RealClock{}).SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	mctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(mctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	defer startController(t)()
 
 	for _, name := range []string{"serve", "load"} {
 		if err := fw.Client.Create(ctx, &flowv1alpha1.JobTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
