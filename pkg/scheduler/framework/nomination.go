@@ -27,7 +27,7 @@ func (ssn *Session) ClaimOf(t *api.TaskInfo) Claim {
 		return ClaimVoid
 	}
 	s := ssn.Predicate(t, n)
-	if s != nil && s.Unresolvable {
+	if s.Unresolvable() {
 		return ClaimVoid
 	}
 	others := n.Pipelined.Clone().Sub(t.Resreq)

@@ -6,6 +6,38 @@ import (
 	"strings"
 )
 
+// Code says how a task failed to fit a node, with kube-scheduler's codes.
+// The zero value is Unschedulable.
+type Code int
+
+const (
+	// Unschedulable: the node does not fit now; removing pods from it may
+	// change that (insufficient resources, anti-affinity of running pods).
+	// It is the only code preemption and reclaim act on.
+	Unschedulable Code = iota
+	// UnschedulableAndUnresolvable: removing pods cannot help (node
+	// affinity, taints, volume topology, a node of another node group).
+	UnschedulableAndUnresolvable
+	// Error: a plugin failed, so whether the task fits is unknown; nothing
+	// is evicted to cure it.
+	Error
+	// Pending: the task waits for something outside the scheduler.
+	Pending
+	// Wait: a permit plugin holds the task.
+	Wait
+	// Skip: the plugin has nothing to say about the task.
+	Skip
+)
+
+var codeNames = [...]string{"Unschedulable", "UnschedulableAndUnresolvable", "Error", "Pending", "Wait", "Skip"}
+
+func (c Code) String() string {
+	if c >= 0 && int(c) < len(codeNames) {
+		return codeNames[c]
+	}
+	return fmt.Sprintf("Code(%d)", int(c))
+}
+
 // Status says why a task does not fit a node; nil means it fits.
 type Status struct {
 	// Plugin is the plugin that rejected, e.g. "NodeResourcesFit".
@@ -13,8 +45,15 @@ type Status struct {
 	// Reasons are short, node-independent phrases, e.g.
 	// "Insufficient nvidia.com/gpu", so that they aggregate across nodes.
 	Reasons []string
-	// Unresolvable: removing pods from the node would not help.
-	Unresolvable bool
+	// Code is how it failed; Unschedulable unless set.
+	Code Code
+}
+
+// Unresolvable reports whether removing pods from the node cannot make
+// the task fit: every code but Unschedulable. A plugin's error or a
+// pending answer is not cured by evicting anyone.
+func (s *Status) Unresolvable() bool {
+	return s != nil && s.Code != Unschedulable
 }
 
 // NewStatus returns a rejection by plugin for the reasons.

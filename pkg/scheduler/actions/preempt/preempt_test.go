@@ -256,3 +256,54 @@ func TestGangs(t *testing.T) {
 		t.Errorf("evictions %v for a gang that still would not fit, want none", r.evictions)
 	}
 }
+
+// failing is a predicate plugin whose answer for every node is a status of
+// its code, as a kube-scheduler plugin's error or pending answer reaches
+// the framework.
+type failing struct{ code framework.Code }
+
+func (failing) Name() string { return "failing" }
+func (f failing) Predicate(*api.TaskInfo, *api.NodeInfo) *framework.Status {
+	return &framework.Status{Plugin: "failing", Reasons: []string{"boom"}, Code: f.code}
+}
+
+// PredicateWithout: the task would fit once any pod is gone, so only the
+// code decides whether preemption tries.
+func (f failing) PredicateWithout(t *api.TaskInfo, n *api.NodeInfo, victims []*api.TaskInfo) *framework.Status {
+	if len(victims) > 0 {
+		return nil
+	}
+	return f.Predicate(t, n)
+}
+
+// TestNoEvictionCuresAnError: preemption evicts only where the task was
+// rejected as Unschedulable; a plugin's error, a pending answer or an
+// unresolvable rejection is not cured by evicting anyone.
+func TestNoEvictionCuresAnError(t *testing.T) {
+	for _, tc := range []struct {
+		code framework.Code
+		want []string
+	}{
+		{framework.Unschedulable, []string{"low"}},
+		{framework.UnschedulableAndUnresolvable, nil},
+		{framework.Error, nil},
+		{framework.Pending, nil},
+	} {
+		t.Run(tc.code.String(), func(t *testing.T) {
+			o := api.Objects{
+				Nodes:  []*corev1.Node{node("n1", "4")},
+				Pods:   []*corev1.Pod{pod("low", "4", 1, "n1"), pod("high", "2", 10, "")},
+				Queues: []*schedulingv1beta1.Queue{schedtesting.MakeQueue("default").Obj()},
+			}
+			ts := tiers(t)
+			ts[0].Plugins = append(ts[0].Plugins, framework.TierPlugin{Plugin: failing{tc.code}})
+			r := &recorder{}
+			ssn := framework.OpenSession(t.Context(), api.Build(o), ts, framework.Options{Sink: r, Evictor: r})
+			New(nil).Execute(ssn)
+			ssn.Close()
+			if diff := cmp.Diff(tc.want, r.evictions); diff != "" {
+				t.Errorf("evictions (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}

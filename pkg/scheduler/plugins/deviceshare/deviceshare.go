@@ -117,10 +117,10 @@ func (p *Plugin) PredicateWithout(t *api.TaskInfo, n *api.NodeInfo, victims []*a
 
 func fit(req api.GPURequest, cards []api.GPUDevice) *framework.Status {
 	if c := req.Conflict(); c != "" {
-		return &framework.Status{Plugin: Name, Reasons: []string{c}, Unresolvable: true}
+		return &framework.Status{Plugin: Name, Reasons: []string{c}, Code: framework.UnschedulableAndUnresolvable}
 	}
 	if len(cards) == 0 {
-		return &framework.Status{Plugin: Name, Reasons: []string{"node has no GPU cards (" + string(api.ResourceGPUNumber) + ")"}, Unresolvable: true}
+		return &framework.Status{Plugin: Name, Reasons: []string{"node has no GPU cards (" + string(api.ResourceGPUNumber) + ")"}, Code: framework.UnschedulableAndUnresolvable}
 	}
 	if req.Cards > 0 {
 		idle := 0

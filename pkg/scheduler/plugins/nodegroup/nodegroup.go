@@ -187,7 +187,7 @@ func (p *Plugin) Predicate(t *api.TaskInfo, n *api.NodeInfo) *framework.Status {
 		return nil
 	}
 	// Removing pods does not move a node into another group.
-	return &framework.Status{Plugin: Name, Reasons: []string{reason}, Unresolvable: true}
+	return &framework.Status{Plugin: Name, Reasons: []string{reason}, Code: framework.UnschedulableAndUnresolvable}
 }
 
 // check returns why a pod of queue q may not run on a node of group, or "".

@@ -103,7 +103,7 @@ func fits(t *testing.T, p *Plugin, ssn *framework.Session, queue string) ([]stri
 			ok = append(ok, n.Name)
 			continue
 		}
-		if !s.Unresolvable {
+		if !s.Unresolvable() {
 			t.Errorf("rejection of %s on %s is resolvable by eviction", queue, n.Name)
 		}
 		why[n.Name] = strings.Join(s.Reasons, "; ")

@@ -152,7 +152,7 @@ func (p *Plugin) Predicate(t *api.TaskInfo, n *api.NodeInfo) *framework.Status {
 		return convert(st)
 	}
 	if !s.Allows(n.Name) {
-		return &framework.Status{Plugin: "PreFilter", Reasons: []string{"node(s) didn't satisfy plugin(s) PreFilter result"}, Unresolvable: true}
+		return &framework.Status{Plugin: "PreFilter", Reasons: []string{"node(s) didn't satisfy plugin(s) PreFilter result"}, Code: framework.UnschedulableAndUnresolvable}
 	}
 	if st := convert(p.fit.Filter(p.ssn.Ctx, s, n)); st != nil {
 		return st
@@ -239,5 +239,20 @@ func convert(st *podfit.Status) *framework.Status {
 	if st == nil {
 		return nil
 	}
-	return &framework.Status{Plugin: st.Plugin, Reasons: st.Reasons, Unresolvable: st.Code == podfit.UnschedulableAndUnresolvable}
+	return &framework.Status{Plugin: st.Plugin, Reasons: st.Reasons, Code: code(st.Code)}
+}
+
+// code maps a pod-fit code to the framework's. Anything but the two
+// unschedulable codes and Pending is an Error, which nothing evicts pods
+// to cure.
+func code(c podfit.Code) framework.Code {
+	switch c {
+	case podfit.Unschedulable:
+		return framework.Unschedulable
+	case podfit.UnschedulableAndUnresolvable:
+		return framework.UnschedulableAndUnresolvable
+	case podfit.Pending:
+		return framework.Pending
+	}
+	return framework.Error
 }

@@ -246,7 +246,7 @@ func (p *Plugin) makePlan(t *api.TaskInfo) *plan {
 // ask for.
 func (p *Plugin) PrePredicate(t *api.TaskInfo) *framework.Status {
 	if pl := p.planOf(t); pl.invalid != "" {
-		return &framework.Status{Plugin: Name, Reasons: []string{pl.invalid}, Unresolvable: true}
+		return &framework.Status{Plugin: Name, Reasons: []string{pl.invalid}, Code: framework.UnschedulableAndUnresolvable}
 	}
 	return nil
 }

@@ -190,7 +190,7 @@ func TestPodAnnotations(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := newPlugin(t, args())
 			s := p.PrePredicate(tc.task)
-			if s == nil || !s.Unresolvable || !strings.HasPrefix(strings.Join(s.Reasons, "; "), tc.want) {
+			if s == nil || !s.Unresolvable() || !strings.HasPrefix(strings.Join(s.Reasons, "; "), tc.want) {
 				t.Errorf("PrePredicate = %v, want an unresolvable rejection starting %q", s, tc.want)
 			}
 		})
@@ -252,7 +252,7 @@ func TestProportional(t *testing.T) {
 	}
 	withFirst := nodesOf([]*corev1.Node{node}, first)["n"]
 	s := p.Predicate(cpuTask, withFirst)
-	if want := "would keep too little cpu for their idle nvidia.com/gpu (8 cpu per unit, sra proportional)"; s == nil || s.Reasons[0] != want || s.Unresolvable {
+	if want := "would keep too little cpu for their idle nvidia.com/gpu (8 cpu per unit, sra proportional)"; s == nil || s.Reasons[0] != want || s.Unresolvable() {
 		t.Errorf("second cpu task: %v, want a resolvable rejection %q", s, want)
 	}
 	if s := p.Predicate(gpuTask, withFirst); s != nil {

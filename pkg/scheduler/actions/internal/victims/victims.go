@@ -144,7 +144,7 @@ func Choose(ssn *framework.Session, job *api.JobInfo, t *api.TaskInfo, p *Policy
 	for i := 0; i < total && len(choices) < enough; i++ {
 		visited++
 		n := nodes[(start+i)%total]
-		if s := ssn.Predicate(t, n); s != nil && s.Unresolvable {
+		if s := ssn.Predicate(t, n); s.Unresolvable() {
 			continue
 		}
 		c := chooseOn(ssn, job, t, n, p)
