@@ -12,14 +12,7 @@ import (
 )
 
 // Constraint is what a claim asks of its workload's placement.
-type Constraint struct {
-	// Required, when not nil, are the only clusters the workload may go to.
-	Required []string
-	// Preferred are tried first.
-	Preferred []string
-	// Blocked holds the workload: its data's location is not known yet.
-	Blocked *dispatch.Hold
-}
+type Constraint = dispatch.DataConstraint
 
 // ConstraintOf is the claim's constraint now: a bound claim's clusters,
 // required or preferred; an unbound one holds the workload until its

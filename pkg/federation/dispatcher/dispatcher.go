@@ -112,21 +112,15 @@ type Dispatcher struct {
 	opts     Options
 
 	trigger chan struct{}
-	// planned remembers where released bindings were counted until
-	// Karmada places them.
-	planned map[string]string
+	// memory is what decisions remember of bindings between them: where
+	// released bindings were counted until Karmada places them, those
+	// released that the cache may still show held, when a member was first
+	// seen refusing a binding and when its pods were first seen there.
+	memory dispatch.Memory
 	// holds are the reasons last told, by binding.
 	holds map[string]dispatch.Hold
-	// podsSeen is when each released binding's pods were first seen in
-	// its member.
-	podsSeen map[string]time.Time
-	// released holds the bindings this dispatcher released that its cache
-	// may still show held: they count as released until it catches up.
-	released map[string]bool
-	// refusedSince is when each released binding's member was first seen
-	// refusing to apply it; refusals are the messages last told.
-	refusedSince map[string]time.Time
-	refusals     map[string]string
+	// refusals are the refusal messages last told, by binding.
+	refusals map[string]string
 
 	// mu guards what the watch handlers keep: each binding and Job is
 	// converted once per change, so a decision's cost follows the changes
@@ -197,8 +191,7 @@ func New(c client.Client, ca cache.Cache, recorder record.EventRecorder, clk clo
 	}
 	return &Dispatcher{
 		client: c, cache: ca, recorder: recorder, clock: clk, opts: opts,
-		trigger: make(chan struct{}, 1), planned: map[string]string{}, holds: map[string]dispatch.Hold{},
-		podsSeen: map[string]time.Time{}, released: map[string]bool{}, refusedSince: map[string]time.Time{}, refusals: map[string]string{},
+		trigger: make(chan struct{}, 1), holds: map[string]dispatch.Hold{}, refusals: map[string]string{},
 		bindings: map[string]*tracked{}, jobs: map[types.NamespacedName]*jobInfo{}, claims: map[string]*ddv1alpha1.DataSourceClaim{},
 	}
 }
@@ -339,8 +332,8 @@ func (d *Dispatcher) once(ctx context.Context) (*dispatch.Snapshot, *dispatch.De
 			continue
 		}
 		released = append(released, r)
-		d.planned[r.ID] = r.Cluster
-		d.released[r.ID] = true
+		d.memory.Planned[r.ID] = r.Cluster
+		d.memory.Released[r.ID] = true
 		delete(d.holds, r.ID)
 		if job := byID[r.ID].job; job != nil {
 			d.recorder.Eventf(job, corev1.EventTypeNormal, "Dispatched", "placed in cluster %s", r.Cluster)
@@ -431,7 +424,7 @@ func (d *Dispatcher) follow(ctx context.Context) error {
 			delete(d.refusals, id)
 			continue
 		}
-		since, ok := d.refusedSince[id]
+		since, ok := d.memory.RefusedSince[id]
 		if !ok || d.clock.Since(since) < d.opts.ApplyFailureGrace || d.refusals[id] == t.refusal {
 			continue
 		}
@@ -589,7 +582,7 @@ func (d *Dispatcher) snapshot(ctx context.Context) (*dispatch.Snapshot, map[stri
 	if err != nil {
 		return nil, nil, err
 	}
-	s := &dispatch.Snapshot{Now: d.clock.Now(), Planned: d.planned}
+	s := &dispatch.Snapshot{Now: d.clock.Now()}
 	tainted := false
 	ready := map[string]bool{}
 	for _, c := range members {
@@ -643,108 +636,39 @@ func (d *Dispatcher) snapshot(ctx context.Context) (*dispatch.Snapshot, map[stri
 	// Decisions act on held work only: its objects are looked up.
 	byID := map[string]entry{}
 	s.Bindings = make([]*dispatch.Binding, 0, len(d.bindings))
+	graces := dispatch.Graces{Claim: claimGrace, ApplyFailure: d.opts.ApplyFailureGrace, Report: d.opts.ReportGrace}
 	for id, t := range d.bindings {
-		b := t.b
-		b.Queue, b.Priority, b.Finished, b.Clusters = t.queue, t.priority, false, allowedBy(t)
-		b.Gang, b.GangSize, b.GangMin = "", 0, 0
-		b.Preferred, b.Blocked = nil, nil
+		o := dispatch.Observation{Queue: cmp.Or(t.queue, schedulingv1beta1.DefaultQueue), Priority: t.priority, Allowed: allowedBy(t),
+			ClaimAwaited: t.claims, Suspended: t.suspended, Cluster: t.cluster,
+			Refusal: t.refusal, ClusterReady: ready[t.cluster], HasPods: t.hasPods}
 		if claim := d.claims[t.workload]; claim != nil {
 			c := datadep.ConstraintOf(claim, s.Now)
-			b.Preferred, b.Blocked = c.Preferred, c.Blocked
-			if c.Required != nil {
-				b.Clusters = intersect(b.Clusters, c.Required)
-			}
-		} else if t.claims != "" && s.Now.Sub(b.Created) < claimGrace {
-			// The webhook saw a claim this watch has not delivered yet.
-			b.Blocked = &dispatch.Hold{Rule: dispatch.RuleData, Message: fmt.Sprintf("waiting to see DataSourceClaim %s of the workload", t.claims)}
-		}
-		if b.Queue == "" {
-			b.Queue = schedulingv1beta1.DefaultQueue
+			o.Data = &c
 		}
 		var job *batchv1alpha1.Job
 		if t.isJob {
 			if info := d.jobs[t.job]; info != nil {
 				job = info.job
-				if info.queue != "" {
-					b.Queue = info.queue
-				}
-				b.Priority = priorities[info.priorityClass]
-				b.Finished = info.finished
-				b.Gang, b.GangSize, b.GangMin = info.gang, info.gangSize, info.gangMin
+				o.Job = &dispatch.JobFacts{Queue: info.queue, Priority: priorities[info.priorityClass], Finished: info.finished,
+					Gang: info.gang, GangSize: info.gangSize, GangMin: info.gangMin}
 			}
 		}
-		// Placed by this dispatcher (suspended, with a cluster) or
-		// scheduled by Karmada (not suspended).
-		b.Released = !t.suspended || t.cluster != ""
-		if b.Released {
-			delete(d.released, id)
-		} else if d.released[id] {
-			b.Released = true
-		}
-		// Only a Ready member refuses: one that cannot be reached has
-		// said nothing about the work yet.
-		b.Refused = false
-		if t.refusal == "" || !ready[t.cluster] {
-			delete(d.refusedSince, id)
-		} else {
-			since, ok := d.refusedSince[id]
-			if !ok {
-				since = s.Now
-				d.refusedSince[id] = since
-			}
-			b.Refused = s.Now.Sub(since) >= d.opts.ApplyFailureGrace
-		}
-		b.Reported = false
-		if t.cluster != "" {
-			delete(d.planned, id)
-			if t.hasPods {
-				seen, ok := d.podsSeen[id]
-				if !ok {
-					seen = s.Now
-					d.podsSeen[id] = seen
-				}
-				b.Reported = s.Now.Sub(seen) >= d.opts.ReportGrace
-			}
-		}
+		b := t.b
+		dispatch.Observe(b, o, s.Now, graces, &d.memory)
 		s.Bindings = append(s.Bindings, b)
 		if !b.Released && !b.Finished {
 			byID[id] = entry{rb: t.rb, job: job}
 		}
 	}
-	for id := range d.planned {
-		if _, ok := d.bindings[id]; !ok {
-			delete(d.planned, id)
-		}
-	}
-	for id := range d.podsSeen {
-		if _, ok := d.bindings[id]; !ok {
-			delete(d.podsSeen, id)
-		}
-	}
-	for id := range d.released {
-		if _, ok := d.bindings[id]; !ok {
-			delete(d.released, id)
-		}
-	}
-	for id := range d.refusedSince {
-		if _, ok := d.bindings[id]; !ok {
-			delete(d.refusedSince, id)
+	d.memory.Forget(func(id string) bool { return d.bindings[id] != nil })
+	for id := range d.refusals {
+		if d.bindings[id] == nil {
 			delete(d.refusals, id)
 		}
 	}
+	s.Planned = d.memory.Planned
 	slices.SortFunc(s.Bindings, func(a, b *dispatch.Binding) int { return strings.Compare(a.ID, b.ID) })
 	return s, byID, nil
-}
-
-// intersect narrows allowed (nil: any) to the clusters of only.
-func intersect(allowed, only []string) []string {
-	out := []string{}
-	for _, c := range only {
-		if allowed == nil || slices.Contains(allowed, c) {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 func clusterReady(c *clusterv1alpha1.Cluster) bool {
