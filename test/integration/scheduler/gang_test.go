@@ -105,8 +105,7 @@ func TestGangWaitsWholeForRoom(t *testing.T) {
 	createNamespace(t, "gang")
 	createQueue(t, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "default"}})
 	labelledNodes(t, "gang", 3, "3")
-	stop := startScheduler(t)
-	defer stop()
+	explained := fw.StartSchedulerExplained(t, framework.SchedulerConfig)
 	if err := createGangOn(t.Context(), "gang", "train", 10); err != nil {
 		t.Fatal(err)
 	}
@@ -127,12 +126,15 @@ func TestGangWaitsWholeForRoom(t *testing.T) {
 	if pg.Status.Phase != schedulingv1beta1.PodGroupInqueue {
 		t.Errorf("phase = %q, want Inqueue", pg.Status.Phase)
 	}
-	// The gang stays whole: nothing is bound now, nor after more cycles.
+	// The gang stays whole: nothing is bound now, nor after two more
+	// cycles that judged it afresh.
+	since := time.Now()
 	for range 2 {
+		x := explained.JudgedSince(t, 30*time.Second, since, "gang/train")["gang/train"]
 		if bound, total := boundPods(t, "gang"); bound != 0 || total != 10 {
-			t.Fatalf("%d of %d pods bound while the gang cannot fit", bound, total)
+			t.Fatalf("%d of %d pods bound while the gang cannot fit; the scheduler says %+v", bound, total, x.Blockers)
 		}
-		time.Sleep(time.Second)
+		since = x.Cycle.Add(time.Nanosecond)
 	}
 
 	extra := cpuNode("gang-3", "3")
