@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 )
 
 // TestQueuesShareByWeightWithinCapability: on 45 cores, queues weighted 3:1
@@ -32,8 +33,7 @@ func TestQueuesShareByWeightWithinCapability(t *testing.T) {
 		}
 	}
 
-	stop := startScheduler(t)
-	defer stop()
+	explained := fw.StartSchedulerExplained(t, framework.SchedulerConfig)
 
 	perQueue := func() map[string]int {
 		out := map[string]int{}
@@ -48,8 +48,19 @@ func TestQueuesShareByWeightWithinCapability(t *testing.T) {
 		got := perQueue()
 		return got["share-a"]+got["share-b"]+got["share-c"] == 45, fmt.Sprint(got)
 	})
-	// Settled: further cycles change nothing.
-	time.Sleep(2 * time.Second)
+	// Settled: a cycle that judged every pending pod afresh changes
+	// nothing.
+	since := time.Now()
+	var pending []string
+	for _, p := range listPods(t, ns) {
+		if p.Spec.NodeName == "" {
+			pending = append(pending, podJob(p))
+		}
+	}
+	if len(pending) != 75 {
+		t.Fatalf("%d pods pending, want 75", len(pending))
+	}
+	explained.JudgedSince(t, 30*time.Second, since, pending...)
 	if diff := cmp.Diff(map[string]int{"share-a": 30, "share-b": 10, "share-c": 5}, perQueue()); diff != "" {
 		t.Errorf("cores per queue (-want,+got):\n%s", diff)
 	}
@@ -61,4 +72,10 @@ func TestQueuesShareByWeightWithinCapability(t *testing.T) {
 		cpu := q.Status.Allocated[corev1.ResourceCPU]
 		return cpu.Cmp(resource.MustParse("5")) == 0, fmt.Sprintf("allocated %v", q.Status.Allocated)
 	})
+}
+
+// podJob names the job the scheduler makes of a pod without a PodGroup,
+// as its explanations name it.
+func podJob(p corev1.Pod) string {
+	return p.Namespace + "/" + api.ShadowPodGroupPrefix + string(p.UID)
 }
