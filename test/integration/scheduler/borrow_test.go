@@ -57,15 +57,7 @@ func TestChildQueueBorrowsAndGivesBack(t *testing.T) {
 	if !strings.Contains(capacityConfig, "enableHierarchy") {
 		t.Fatal("the capacity configuration does not name the capacity plugin")
 	}
-	stop, err := fw.StartScheduler(capacityConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := stop(); err != nil {
-			t.Error(err)
-		}
-	}()
+	explained := fw.StartSchedulerExplained(t, capacityConfig)
 
 	// running counts the bound pods that have not finished, per queue.
 	running := func() map[string]int {
@@ -82,7 +74,19 @@ func TestChildQueueBorrowsAndGivesBack(t *testing.T) {
 		return got["borrow-team-a"] == 20, fmt.Sprint(got)
 	})
 
+	// pendingJobs names the jobs of the pods not bound.
+	pendingJobs := func() []string {
+		var out []string
+		for _, p := range listPods(t, ns) {
+			if p.Spec.NodeName == "" {
+				out = append(out, podJob(p))
+			}
+		}
+		return out
+	}
+
 	// Both teams now ask for more than their deserved amount.
+	asked := time.Now()
 	for i := range 20 {
 		createPod(t, ns, fmt.Sprintf("a-second-%02d", i), map[string]string{
 			schedulingv1beta1.QueueNameAnnotation: "borrow-team-a",
@@ -94,7 +98,12 @@ func TestChildQueueBorrowsAndGivesBack(t *testing.T) {
 		}, podSpec(ns, "1"))
 	}
 	// The department is full until the first wave ends: nothing new runs.
-	time.Sleep(2 * time.Second)
+	// Every new pod is judged, and left pending, by a cycle that saw it.
+	if jobs := pendingJobs(); len(jobs) != 35 {
+		t.Fatalf("%d pods pending before the scheduler judged the new ones, want the 35 new ones", len(jobs))
+	} else {
+		explained.JudgedSince(t, 30*time.Second, asked, jobs...)
+	}
 	if got := running(); got["borrow-team-b"] != 0 || got["borrow-team-a"] != 20 {
 		t.Fatalf("before the first wave ends, running pods per queue = %v, want only team-a's 20", got)
 	}
@@ -112,8 +121,8 @@ func TestChildQueueBorrowsAndGivesBack(t *testing.T) {
 		got := running()
 		return got["borrow-team-a"]+got["borrow-team-b"] == 20, fmt.Sprint(got)
 	})
-	// Settled: later cycles change nothing.
-	time.Sleep(2 * time.Second)
+	// Settled: a later cycle that judged every pending pod changes nothing.
+	explained.JudgedSince(t, 30*time.Second, time.Now(), pendingJobs()...)
 	if diff := cmp.Diff(map[string]int{"borrow-team-a": 10, "borrow-team-b": 10}, running()); diff != "" {
 		t.Errorf("running pods per queue (-want,+got):\n%s", diff)
 	}
