@@ -55,15 +55,7 @@ func (s evictionScenario) run(t *testing.T) {
 	for _, q := range s.queues {
 		createQueue(t, q)
 	}
-	stop, err := fw.StartScheduler(evictConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := stop(); err != nil {
-			t.Error(err)
-		}
-	}()
+	explained := fw.StartSchedulerExplained(t, evictConfig)
 	create := func(p scenarioPod) {
 		t.Helper()
 		spec := podSpec(s.ns, "2")
@@ -77,16 +69,18 @@ func (s evictionScenario) run(t *testing.T) {
 		}
 		return out
 	}
-	// Victims are chosen youngest first: creation times are in seconds.
-	for i, p := range s.running {
-		if i > 0 {
-			time.Sleep(1100 * time.Millisecond)
-		}
+	for _, p := range s.running {
 		create(p)
 		framework.Eventually(t, 30*time.Second, p.name+" running", func() (bool, string) {
 			got := pods()[p.name]
 			return got.Status.Phase == corev1.PodRunning, fmt.Sprintf("phase %s, node %q", got.Status.Phase, got.Spec.NodeName)
 		})
+	}
+	// Victims are chosen youngest first, by start time (in seconds): the
+	// running pods started a minute apart, in the order listed.
+	started := time.Now().Add(-time.Hour)
+	for i, p := range s.running {
+		setStartTime(t, s.ns, p.name, started.Add(time.Duration(i)*time.Minute))
 	}
 	for _, p := range s.pending {
 		create(p)
@@ -111,8 +105,19 @@ func (s evictionScenario) run(t *testing.T) {
 		evicted, bound := state()
 		return len(bound) >= len(s.wantBound), fmt.Sprintf("evicted %v, bound %v", evicted, bound)
 	})
-	// Settled: further cycles change nothing.
-	time.Sleep(3 * time.Second)
+	// Settled: a cycle after this point changes nothing. It judges the
+	// pods left pending and a probe that fits no node (so that there is
+	// work, and so cycles, when no pod is left pending).
+	since := time.Now()
+	probe := podSpec(s.ns+"-nowhere", "2")
+	createPod(t, s.ns, "probe", map[string]string{schedulingv1beta1.QueueNameAnnotation: s.pending[0].queue}, probe)
+	var waiting []string
+	for _, p := range pods() {
+		if p.Spec.NodeName == "" && p.DeletionTimestamp == nil {
+			waiting = append(waiting, podJob(p))
+		}
+	}
+	explained.JudgedSince(t, 30*time.Second, since, waiting...)
 	evicted, bound := state()
 	if diff := cmp.Diff(s.wantEvicted, evicted); diff != "" {
 		t.Errorf("evicted pods (-want,+got):\n%s", diff)
@@ -240,4 +245,20 @@ func TestPreemptionPolicyNever(t *testing.T) {
 		running: []scenarioPod{{"low-0", "pn", "never-low"}, {"low-1", "pn", "never-low"}},
 		pending: []scenarioPod{{"high", "pn", "never-high"}},
 	}.run(t)
+}
+
+// setStartTime sets when a running pod started, as its kubelet reports it:
+// victims are chosen by start time, and kwok starts pods within the same
+// second.
+func setStartTime(t *testing.T, ns, name string, at time.Time) {
+	t.Helper()
+	var p corev1.Pod
+	if err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &p); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(p.DeepCopy())
+	p.Status.StartTime = &metav1.Time{Time: at}
+	if err := fw.Client.Status().Patch(t.Context(), &p, patch); err != nil {
+		t.Fatalf("setting the start time of %s: %v", name, err)
+	}
 }
