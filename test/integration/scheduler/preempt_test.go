@@ -47,37 +47,48 @@ func TestPriorityPreemptionInOneQueue(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	stop, err := fw.StartScheduler(preemptConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := stop(); err != nil {
-			t.Error(err)
-		}
-	}()
-	create := func(name, class string) {
+	explained := fw.StartSchedulerExplained(t, preemptConfig)
+	create := func(name, class, queue string) {
 		t.Helper()
 		spec := podSpec(ns, "2")
 		spec.PriorityClassName = class
-		createPod(t, ns, name, nil, spec)
+		createPod(t, ns, name, map[string]string{schedulingv1beta1.QueueNameAnnotation: queue}, spec)
+	}
+	get := func(name string) (corev1.Pod, error) {
+		var p corev1.Pod
+		err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &p)
+		return p, err
 	}
 	bound := func(name string) (bool, string) {
-		var p corev1.Pod
-		if err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &p); err != nil {
+		p, err := get(name)
+		if err != nil {
 			return false, err.Error()
 		}
 		return p.Spec.NodeName != "", "node " + p.Spec.NodeName
 	}
-	// Two low-priority pods fill the node, the second one younger.
-	create("low-old", "preempt-low")
-	framework.Eventually(t, 30*time.Second, "low-old bound", func() (bool, string) { return bound("low-old") })
-	time.Sleep(1100 * time.Millisecond)
-	create("low-young", "preempt-low")
-	framework.Eventually(t, 30*time.Second, "low-young bound", func() (bool, string) { return bound("low-young") })
+	running := func(name string) func() (bool, string) {
+		return func() (bool, string) {
+			p, err := get(name)
+			if err != nil {
+				return false, err.Error()
+			}
+			return p.Status.Phase == corev1.PodRunning, fmt.Sprintf("phase %s, node %q", p.Status.Phase, p.Spec.NodeName)
+		}
+	}
+	// Two low-priority pods fill the node, the second one younger: it
+	// started a minute after the first (victims are chosen by start time).
+	create("low-old", "preempt-low", "default")
+	create("low-young", "preempt-low", "default")
+	framework.Eventually(t, 30*time.Second, "low-old running", running("low-old"))
+	framework.Eventually(t, 30*time.Second, "low-young running", running("low-young"))
+	started := time.Now().Add(-time.Hour)
+	setStartTime(t, ns, "low-old", started)
+	setStartTime(t, ns, "low-young", started.Add(time.Minute))
 
-	create("high", "preempt-high")
-	_ = schedulingv1beta1.QueueNameAnnotation
+	// other asks for the same room as high, in a queue that goes first
+	// (it holds nothing), and has no priority to preempt with.
+	create("other", "", "preempt-other")
+	create("high", "preempt-high", "default")
 	framework.Eventually(t, 60*time.Second, "high bound in the victim's place", func() (bool, string) {
 		ok, _ := bound("high")
 		var evs corev1.EventList
@@ -88,7 +99,12 @@ func TestPriorityPreemptionInOneQueue(t *testing.T) {
 		}
 		return ok, describePods(listPods(t, ns)) + fmt.Sprint(seen)
 	})
-	time.Sleep(2 * time.Second)
+	// A cycle after high's bind judges other, and leaves it pending.
+	otherPod, err := get("other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	explained.JudgedSince(t, 30*time.Second, time.Now(), podJob(otherPod))
 	if ok, msg := bound("other"); ok {
 		t.Errorf("other: %s, want it pending: the freed room was claimed by the preemptor", msg)
 	}
@@ -174,11 +190,13 @@ func TestPreemptionRespectsDisruptionBudgets(t *testing.T) {
 		}
 	}
 	create("free", "preempt-low", nil)
-	framework.Eventually(t, 30*time.Second, "free running", running("free"))
-	// guarded is younger: the first choice of victim.
-	time.Sleep(1100 * time.Millisecond)
 	create("guarded", "preempt-low", map[string]string{"app": "guarded"})
+	framework.Eventually(t, 30*time.Second, "free running", running("free"))
 	framework.Eventually(t, 30*time.Second, "guarded running", running("guarded"))
+	// guarded started a minute later: the first choice of victim.
+	started := time.Now().Add(-time.Hour)
+	setStartTime(t, ns, "free", started)
+	setStartTime(t, ns, "guarded", started.Add(time.Minute))
 	min := intstr.FromInt32(1)
 	pdb := &policyv1.PodDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "guard"},
