@@ -3,6 +3,7 @@
 package podgroup
 
 import (
+	"fmt"
 	"github.com/caldera-sh/caldera/test/integration/framework"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/controllers/podgroup"
@@ -127,9 +129,12 @@ func TestPodsThatNameAPodGroupAreLeftAlone(t *testing.T) {
 
 	startController(t)
 	groupedPod(t, "own", "control")
-	// The other pods were seen in the same initial sync; give any wrong
-	// write time to land.
-	time.Sleep(2 * time.Second)
+	// The other pods were seen in the same initial sync, before any
+	// reconcile started: once the controller's queue is drained and no
+	// reconcile runs, any wrong write has landed.
+	framework.Eventually(t, 30*time.Second, "the PodGroup controller idle", func() (bool, string) {
+		return controllerIdle(t, podgroup.ControllerName)
+	})
 
 	got := names(podGroups(t, "own"))
 	if diff := cmp.Diff([]string{"podgroup-" + string(control.UID), "spark-pi-pg"}, got, cmpSorted); diff != "" {
@@ -148,4 +153,34 @@ func TestPodsThatNameAPodGroupAreLeftAlone(t *testing.T) {
 			t.Errorf("pod %s names PodGroup %q, want %q", p.Name, got, want)
 		}
 	}
+}
+
+// controllerIdle reports whether the controller, running in this process,
+// has nothing queued and no reconcile running, by controller-runtime's
+// metrics: its workqueue depth (at every priority) and active workers.
+func controllerIdle(t *testing.T, name string) (bool, string) {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		return false, err.Error()
+	}
+	var queued, working float64
+	seen := 0
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			switch {
+			case f.GetName() == "workqueue_depth" && labels["name"] == name:
+				queued += m.GetGauge().GetValue()
+				seen++
+			case f.GetName() == "controller_runtime_active_workers" && labels["controller"] == name:
+				working += m.GetGauge().GetValue()
+				seen++
+			}
+		}
+	}
+	return seen >= 2 && queued == 0 && working == 0, fmt.Sprintf("%v queued, %v reconciling (%d series)", queued, working, seen)
 }
