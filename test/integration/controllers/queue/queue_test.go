@@ -123,7 +123,11 @@ func TestClosingAParentClosesItsChildren(t *testing.T) {
 	command(t, busv1alpha1.OpenQueueAction, "eng")
 	waitState(t, "eng", open, "")
 	waitState(t, "ml", open, "false")
-	// The queue closed by hand stays closed.
-	time.Sleep(time.Second)
-	waitState(t, "web", closed, "")
+	// The queue closed by hand stays closed. A Command with no action asks
+	// for a sync only: once it is executed, web was decided on with its
+	// parent open (the controller saw eng open: it reopened ml).
+	command(t, "", "web")
+	if q := getQueue(t, "web"); q.Status.State != closed || q.Annotations[schedulingv1beta1.ClosedByParentAnnotation] != "" {
+		t.Errorf("web after its parent reopened: %s, mark %q; want Closed, no mark", q.Status.State, q.Annotations[schedulingv1beta1.ClosedByParentAnnotation])
+	}
 }
