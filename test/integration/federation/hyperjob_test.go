@@ -22,6 +22,7 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app/options"
+	"github.com/caldera-sh/caldera/pkg/federation/dispatcher"
 	"github.com/caldera-sh/caldera/pkg/federation/hyperjob"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
@@ -237,9 +238,14 @@ func TestHyperJob(t *testing.T) {
 		t.Errorf("phase %s before its children run", got)
 	}
 
-	// All together: one binding alone waits.
+	// All together: one binding alone waits. The dispatcher marks a
+	// binding it decides to hold, or places it: wait for its verdict.
 	bindChild(t, ns, "llm-train-0")
-	time.Sleep(2 * time.Second)
+	framework.Eventually(t, 20*time.Second, "the dispatcher's verdict on llm-train-0", func() (bool, string) {
+		rb := getBinding(t, ns, "llm-train-0-job")
+		_, marked := rb.Annotations[dispatcher.HeldSinceAnnotation]
+		return marked || len(rb.Spec.Clusters) > 0, fmt.Sprintf("annotations %v, clusters %v", rb.Annotations, rb.Spec.Clusters)
+	})
 	if !held(t, ns, "llm-train-0-job") {
 		t.Fatal("a child was released before its sibling's binding existed")
 	}
