@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -131,7 +133,28 @@ func TestClusterAPIInventory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := dispatcher.New(dc, kc, record.NewFakeRecorder(100), clock.RealClock{}, dispatcher.Options{Heartbeat: time.Second, Inventory: inv})
+	reg := prometheus.NewRegistry()
+	metrics, err := dispatcher.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// decisions counts the dispatcher's decisions so far.
+	decisions := func() float64 {
+		families, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0.0
+		for _, f := range families {
+			if f.GetName() == "caldera_global_decisions_total" {
+				for _, m := range f.GetMetric() {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+		return n
+	}
+	d := dispatcher.New(dc, kc, record.NewFakeRecorder(100), clock.RealClock{}, dispatcher.Options{Heartbeat: time.Second, Inventory: inv, Metrics: metrics})
 	done := make(chan error, 1)
 	go func() { done <- d.Run(rctx) }()
 	defer func() {
@@ -172,9 +195,19 @@ func TestClusterAPIInventory(t *testing.T) {
 	if err := c.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "fleet"}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}); err != nil {
 		t.Fatal(err)
 	}
+	// gpu-0 goes first: its priority is higher.
+	first := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "fleet-first"}, Value: 100}
+	if err := c.Create(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), first) })
 	for i, gpus := range []string{"2", "1"} {
 		name := fmt.Sprintf("gpu-%d", i)
-		if err := c.Create(ctx, job(ns, name, "fleet")); err != nil {
+		j := job(ns, name, "fleet")
+		if i == 0 {
+			j.Spec.PriorityClassName = first.Name
+		}
+		if err := c.Create(ctx, j); err != nil {
 			t.Fatal(err)
 		}
 		rb := binding(ns, name)
@@ -182,13 +215,18 @@ func TestClusterAPIInventory(t *testing.T) {
 		if err := c.Create(ctx, rb); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(1100 * time.Millisecond) // distinct creation seconds: age orders them
 	}
 	framework.Eventually(t, 20*time.Second, "the 4-GPU job released to capi-a, the 2-GPU one held", func() (bool, string) {
 		a, b := held(t, ns, "gpu-0-job"), held(t, ns, "gpu-1-job")
 		return !a && b, fmt.Sprintf("suspended: gpu-0 %v, gpu-1 %v", a, b)
 	})
-	time.Sleep(2 * time.Second) // two heartbeats
+	// Two more decisions (the first may have begun before now) hold it
+	// still.
+	enough := decisions() + 2
+	framework.Eventually(t, 20*time.Second, "two more decisions", func() (bool, string) {
+		n := decisions()
+		return n >= enough, fmt.Sprintf("%v decisions, want %v", n, enough)
+	})
 	if !held(t, ns, "gpu-1-job") {
 		t.Errorf("gpu-1 released with 1 GPU free for its 2")
 	}
