@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/csv"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -31,18 +32,54 @@ func run(t *testing.T, path string) *Result {
 
 // TestAlibabaSlice: the trace slice replays: every task that fits a node
 // starts, in arrival order when the cluster has room, GPU models are
-// respected, and the run is the same twice.
+// respected, and the run is the same twice. Its figures are pinned: the
+// run is deterministic, and the tolerances leave room for a change of node
+// choice or order, not for a scheduler that leaves tasks waiting, packs
+// GPUs worse or strands them.
 func TestAlibabaSlice(t *testing.T) {
 	r := run(t, "testdata/alibaba-slice.yaml")
 	s := Summarize(r)
-	if s.Jobs+r.Unscheduled != 400 || s.Started == 0 || s.Finished == 0 {
-		t.Fatalf("summary %+v (unscheduled %d)", s, r.Unscheduled)
+	type counts struct {
+		Jobs, Unscheduled, Started, Finished, Binds, Evictions, CardOvercommits int
 	}
-	if u := s.Utilization[trace.GPUMilli]; u <= 0 || u > 1 {
-		t.Errorf("GPU utilization %v", u)
+	// 24 of the 400 tasks fit no node of the slice; every other one runs
+	// to its end, once, and nothing is evicted.
+	want := counts{Jobs: 376, Unscheduled: 24, Started: 376, Finished: 376, Binds: 376}
+	got := counts{s.Jobs, r.Unscheduled, s.Started, s.Finished, s.Binds, s.Evictions, s.CardOvercommits}
+	if diff := gocmp.Diff(want, got); diff != "" {
+		t.Fatalf("counts (-want,+got):\n%s", diff)
 	}
-	if s.PeakGPUAllocation <= 0 || s.PeakGPUAllocation > 1 {
-		t.Errorf("peak GPU allocation %v", s.PeakGPUAllocation)
+	if len(s.Queues) != 1 {
+		t.Fatalf("queues %+v, want only default", s.Queues)
+	}
+	q := s.Queues[0]
+	for _, f := range []struct {
+		name      string
+		got, want float64
+		// tolerance is relative to want, or absolute when want is 0.
+		tolerance float64
+	}{
+		// The run ends when the trace's longest task does: a scheduler
+		// that delays tasks ends it later.
+		{"makespan (h)", s.Simulated.Hours(), 3482.64, 0.01},
+		// Most tasks start on arrival; the waits of the others are the
+		// scheduler's doing.
+		{"wait p50 (s)", q.WaitP50, 0, 1},
+		{"wait p90 (s)", q.WaitP90, 1462.95, 0.25},
+		{"wait p99 (s)", q.WaitP99, 8328.44, 0.25},
+		{"GPU utilization", s.Utilization[trace.GPUMilli], 0.0811, 0.05},
+		{"peak GPU allocation", s.PeakGPUAllocation, 0.8956, 0.05},
+		// GPUs free only where no median GPU task fits: next to none.
+		{"fragmentation", s.Fragmentation, 0, 0.02},
+		{"fragmentation at the end", s.FragmentationAtEnd, 0, 0},
+	} {
+		bound := f.tolerance
+		if f.want != 0 {
+			bound *= f.want
+		}
+		if math.Abs(f.got-f.want) > bound {
+			t.Errorf("%s = %v, want %v within %v", f.name, f.got, f.want, bound)
+		}
 	}
 	for _, j := range r.Jobs {
 		if j.Start >= 0 && j.Start < j.Submit {
