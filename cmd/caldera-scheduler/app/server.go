@@ -45,7 +45,6 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/evictor"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/metrics"
-	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/predicates"
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
 	"github.com/caldera-sh/caldera/pkg/scheduler/status"
@@ -124,10 +123,7 @@ func Run(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master
 	if err != nil {
 		return err
 	}
-	var preBinder binder.PreBinder
-	if pb, ok := prof.Plugin(predicates.Name).(binder.PreBinder); ok {
-		preBinder = pb
-	}
+	preBinder := prof.PreBinder()
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

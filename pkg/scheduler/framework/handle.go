@@ -10,4 +10,8 @@ type Handle struct {
 	// PodFit runs kube-scheduler's filter and score plugins; nil when the
 	// configuration has neither predicates nor nodeorder.
 	PodFit *podfit.Evaluator
+	// Hierarchy is the plugin's enableHierarchy switch: queues hang under
+	// their spec.parent (each plugin's factory gets its own copy of the
+	// handle with its switch).
+	Hierarchy bool
 }

@@ -1,6 +1,8 @@
 package framework
 
 import (
+	"context"
+
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 )
 
@@ -133,6 +135,16 @@ type PredicatePlugin interface {
 type VictimPredicatePlugin interface {
 	PredicatePlugin
 	PredicateWithout(task *api.TaskInfo, node *api.NodeInfo, victims []*api.TaskInfo) *Status
+}
+
+// PreBindPlugin prepares a placed task's node before the binder binds it
+// (binds its volumes, say), outside any cycle, from the binder's workers;
+// Unreserve releases what the plugin kept for a task whose bind failed or
+// was dropped. A PreBind error fails the bind.
+type PreBindPlugin interface {
+	Plugin
+	PreBind(ctx context.Context, task *api.TaskInfo, node string) error
+	Unreserve(ctx context.Context, task *api.TaskInfo)
 }
 
 // ReservePlugin chooses what a task takes on its node beyond the sums of

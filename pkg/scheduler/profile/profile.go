@@ -4,6 +4,7 @@
 package profile
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -11,11 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/actions"
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins"
-	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/capacity"
-	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/nodegroup"
 )
 
 // Profile is a configuration made runnable.
@@ -82,20 +82,13 @@ func Build(cfg *configv1alpha1.SchedulerConfiguration, h *framework.Handle) (*Pr
 				return nil, errs.ToAggregate()
 			}
 			var args any
-			switch {
-			case pc.Name == nodegroup.Name:
-				// enableHierarchy changes what the plugin does, so it
-				// reaches the plugin beside its arguments.
-				ng, _ := typed.(*configv1alpha1.NodeGroupArgs)
-				args = &nodegroup.Options{Args: ng, Hierarchy: pc.HierarchyEnabled()}
-			case typed != nil:
+			if typed != nil {
 				args = typed
-			case pc.Name == capacity.Name:
-				// A switch that changes what the plugin does rather than
-				// where it is consulted reaches it as its options.
-				args = &capacity.Options{Hierarchy: pc.HierarchyEnabled()}
 			}
-			plugin, err := factory(args, h)
+			// Each plugin gets the handle with its own switches.
+			ph := *h
+			ph.Hierarchy = pc.HierarchyEnabled()
+			plugin, err := factory(args, &ph)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
@@ -112,14 +105,51 @@ func Build(cfg *configv1alpha1.SchedulerConfiguration, h *framework.Handle) (*Pr
 	return p, nil
 }
 
-// Plugin returns the configured plugin of that name, or nil.
-func (p *Profile) Plugin(name string) framework.Plugin {
+// BindPreparer prepares nodes before binds and releases what it kept for
+// binds that did not happen (the binder's PreBinder).
+type BindPreparer interface {
+	PreBind(ctx context.Context, t *api.TaskInfo, node string) error
+	Unreserve(ctx context.Context, t *api.TaskInfo)
+}
+
+// PreBinder runs the PreBind and Unreserve of every configured plugin that
+// prepares nodes before binds (framework.PreBindPlugin), in tier order; nil
+// when none does.
+func (p *Profile) PreBinder() BindPreparer {
+	var out PreBinders
 	for _, tier := range p.Tiers {
 		for _, tp := range tier.Plugins {
-			if tp.Plugin.Name() == name {
-				return tp.Plugin
+			if pb, ok := tp.Plugin.(framework.PreBindPlugin); ok {
+				out = append(out, pb)
 			}
 		}
 	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// PreBinders are plugins that prepare nodes before binds, run in order.
+type PreBinders []framework.PreBindPlugin
+
+// PreBind runs each plugin's PreBind until one fails; the plugins that
+// had prepared the node are told to release what they kept.
+func (ps PreBinders) PreBind(ctx context.Context, t *api.TaskInfo, node string) error {
+	for i, p := range ps {
+		if err := p.PreBind(ctx, t, node); err != nil {
+			for _, done := range ps[:i] {
+				done.Unreserve(ctx, t)
+			}
+			return err
+		}
+	}
 	return nil
+}
+
+// Unreserve tells every plugin to release what it kept for the task.
+func (ps PreBinders) Unreserve(ctx context.Context, t *api.TaskInfo) {
+	for _, p := range ps {
+		p.Unreserve(ctx, t)
+	}
 }

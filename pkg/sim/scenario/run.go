@@ -26,9 +26,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
-	"github.com/caldera-sh/caldera/pkg/scheduler/binder"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
-	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/predicates"
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
 	"github.com/caldera-sh/caldera/pkg/sim"
@@ -170,8 +168,8 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// As in the scheduler, the predicates prepare each bind.
-	preBinder, _ := prof.Plugin(predicates.Name).(binder.PreBinder)
+	// As in the scheduler, the plugins that prepare binds do.
+	preBinder := prof.PreBinder()
 	defer done()
 	// How many feasible nodes a search looks for, as the scheduler's
 	// configuration says.

@@ -25,9 +25,7 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
-	"github.com/caldera-sh/caldera/pkg/scheduler/binder"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
-	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/predicates"
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit/evaluatortest"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
 	"github.com/caldera-sh/caldera/pkg/sim"
@@ -130,9 +128,8 @@ func runSim(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The predicates prepare each bind, as the scheduler's binder has them.
-	pb, _ := prof.Plugin(predicates.Name).(binder.PreBinder)
-	c := sim.New(sim.Options{Actions: prof.Actions, Tiers: prof.Tiers, Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), PreBinder: pb})
+	// The plugins that prepare binds do, as the scheduler's binder has them.
+	c := sim.New(sim.Options{Actions: prof.Actions, Tiers: prof.Tiers, Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), PreBinder: prof.PreBinder()})
 	ready := []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
 	for _, n := range nodes {
 		c.AddNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels},

@@ -43,7 +43,7 @@ func tiers(t *testing.T, s sharing) []framework.Tier {
 	case flatCapacity:
 		queuePlugin, err = capacity.New(nil, &framework.Handle{})
 	case hierarchicalCapacity:
-		queuePlugin, err = capacity.New(&capacity.Options{Hierarchy: true}, &framework.Handle{})
+		queuePlugin, err = capacity.New(nil, &framework.Handle{Hierarchy: true})
 	case proportional:
 		queuePlugin, err = proportion.New(nil, &framework.Handle{})
 	}

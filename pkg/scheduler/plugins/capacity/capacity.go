@@ -74,23 +74,15 @@ var (
 	_ framework.VictimDistancePlugin = &Plugin{}
 )
 
-// Options are the plugin's settings. They come from the plugin's switches
-// in the configuration (enableHierarchy), not from arguments.
-type Options struct {
-	// Hierarchy makes queues hang under their spec.parent. Without it
-	// every queue is a child of root and parents are ignored.
-	Hierarchy bool
-}
-
-// New builds the plugin from *Options (nil means a flat queue list).
-func New(args any, _ *framework.Handle) (framework.Plugin, error) {
-	switch a := args.(type) {
-	case nil:
-		return &Plugin{}, nil
-	case *Options:
-		return &Plugin{hierarchy: a.Hierarchy}, nil
+// New builds the plugin; it takes no arguments. With the handle's
+// Hierarchy (the enableHierarchy switch) queues hang under their
+// spec.parent; without it every queue is a child of root and parents are
+// ignored.
+func New(args any, h *framework.Handle) (framework.Plugin, error) {
+	if args != nil {
+		return nil, fmt.Errorf("plugin %s takes no arguments, got %T", Name, args)
 	}
-	return nil, fmt.Errorf("plugin %s: arguments of type %T, want *capacity.Options", Name, args)
+	return &Plugin{hierarchy: h != nil && h.Hierarchy}, nil
 }
 
 // Name returns the plugin's name.

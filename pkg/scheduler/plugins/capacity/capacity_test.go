@@ -61,7 +61,12 @@ func setup(t testing.TB) (*Plugin, []framework.Tier) {
 
 // hierarchical builds the plugin with enableHierarchy, as most tests need.
 func hierarchical(_ any, h *framework.Handle) (framework.Plugin, error) {
-	return New(&Options{Hierarchy: true}, h)
+	hh := framework.Handle{Hierarchy: true}
+	if h != nil {
+		hh = *h
+		hh.Hierarchy = true
+	}
+	return New(nil, &hh)
 }
 
 // pods returns n pending pods without a PodGroup in queue, each its own

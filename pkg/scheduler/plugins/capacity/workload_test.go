@@ -129,7 +129,7 @@ func TestWorkloads(t *testing.T) {
 				want[q] = sums{r[0].String(), r[1].String(), r[2].String()}
 			}
 
-			p, err := New(&Options{Hierarchy: true}, &framework.Handle{})
+			p, err := New(nil, &framework.Handle{Hierarchy: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -159,7 +159,7 @@ func BenchmarkSessionOpen(b *testing.B) {
 		o, _ := w.objects()
 		b.Run(fmt.Sprintf("%s/queues=%d/jobs=%d", w.Name, len(o.Queues), w.Jobs), func(b *testing.B) {
 			snap := api.Build(o)
-			p, err := New(&Options{Hierarchy: true}, &framework.Handle{})
+			p, err := New(nil, &framework.Handle{Hierarchy: true})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -46,7 +46,7 @@ const preferredScore = MaxNodeScore / 2
 const antiPreferredScore = -1
 
 // Options are the plugin's arguments together with its enableHierarchy
-// switch, which the configuration sets beside the arguments.
+// switch (the handle's Hierarchy).
 type Options struct {
 	Args      *configv1alpha1.NodeGroupArgs
 	Hierarchy bool
@@ -84,19 +84,19 @@ var (
 	_ framework.SignerPlugin      = &Plugin{}
 )
 
-// New builds the plugin from *Options or *NodeGroupArgs (nil means the
-// defaults, without hierarchy).
-func New(args any, _ *framework.Handle) (framework.Plugin, error) {
+// New builds the plugin from *NodeGroupArgs (nil means the defaults); the
+// handle's Hierarchy (the enableHierarchy switch) makes queues inherit
+// their ancestors' affinity.
+func New(args any, h *framework.Handle) (framework.Plugin, error) {
 	var o Options
 	switch v := args.(type) {
 	case nil:
 	case *configv1alpha1.NodeGroupArgs:
 		o.Args = v
-	case *Options:
-		o = *v
 	default:
-		return nil, fmt.Errorf("plugin %s: arguments of type %T, want *NodeGroupArgs or *nodegroup.Options", Name, args)
+		return nil, fmt.Errorf("plugin %s: arguments of type %T, want *NodeGroupArgs", Name, args)
 	}
+	o.Hierarchy = h != nil && h.Hierarchy
 	a := &configv1alpha1.NodeGroupArgs{}
 	if o.Args != nil {
 		a = o.Args.DeepCopy()

@@ -68,7 +68,11 @@ func open(t *testing.T, o Options) (*Plugin, *framework.Session) {
 		objs.PodGroups = append(objs.PodGroups, pg)
 		objs.Pods = append(objs.Pods, pods...)
 	}
-	pl, err := New(&o, &framework.Handle{})
+	var args any
+	if o.Args != nil {
+		args = o.Args
+	}
+	pl, err := New(args, &framework.Handle{Hierarchy: o.Hierarchy})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,6 @@ import (
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
-	"github.com/caldera-sh/caldera/pkg/scheduler/binder"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/internal/proportional"
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
@@ -58,7 +57,7 @@ var (
 	_ framework.SignerPlugin          = &Plugin{}
 	_ framework.VictimPredicatePlugin = &Plugin{}
 	_ framework.EventHandlerPlugin    = &Plugin{}
-	_ binder.PreBinder                = &Plugin{}
+	_ framework.PreBindPlugin         = &Plugin{}
 )
 
 // New builds the plugin. Its arguments (which kube-scheduler filters run)
