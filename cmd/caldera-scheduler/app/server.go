@@ -78,13 +78,50 @@ configuration file.`,
 	return cmd
 }
 
-// Run runs the scheduler until ctx ends.
+// Run sets the scheduler up and runs it until ctx ends.
 func Run(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master string) error {
-	ctrl.SetLogger(klog.NewKlogr())
-	logger := klog.FromContext(ctx)
-	restCfg, err := clientConfig(cfg.ClientConnection, master)
+	s, err := Setup(ctx, cfg, master)
 	if err != nil {
 		return err
+	}
+	defer s.Close()
+	return s.Run(ctx)
+}
+
+// Server is a scheduler set up, not yet running: its clients, cache,
+// binder, evictor, status writer and scheduler, with the informers wired
+// to the cache but not started.
+type Server struct {
+	cfg         *configv1alpha1.SchedulerConfiguration
+	clientset   kubernetes.Interface
+	factory     informers.SharedInformerFactory
+	crdCache    ctrlcache.Cache
+	synced      []toolscache.InformerSynced
+	cache       *cache.Cache
+	sched       *scheduler.Scheduler
+	binder      *binder.Binder
+	evictor     *evictor.Evictor
+	writer      *status.Writer
+	broadcaster events.EventBroadcaster
+	registry    *prometheus.Registry
+	closers     []func()
+}
+
+// Setup builds everything the scheduler runs from its configuration
+// (master, when set, overrides the kubeconfig's server). Close releases
+// what it holds.
+func Setup(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master string) (_ *Server, err error) {
+	ctrl.SetLogger(klog.NewKlogr())
+	logger := klog.FromContext(ctx)
+	srv := &Server{cfg: cfg}
+	defer func() {
+		if err != nil {
+			srv.Close()
+		}
+	}()
+	restCfg, err := clientConfig(cfg.ClientConnection, master)
+	if err != nil {
+		return nil, err
 	}
 	// Built-in types travel as protobuf (or as configured); custom
 	// resources only exist as JSON.
@@ -96,32 +133,33 @@ func Run(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master
 	restCfg.ContentType, restCfg.AcceptContentTypes = "application/json", ""
 	clientset, err := kubernetes.NewForConfig(coreCfg)
 	if err != nil {
-		return fmt.Errorf("creating client: %w", err)
+		return nil, fmt.Errorf("creating client: %w", err)
 	}
 	scheme, err := apischeme.New()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	crClient, err := client.New(restCfg, client.Options{Scheme: scheme})
 	if err != nil {
-		return fmt.Errorf("creating client: %w", err)
+		return nil, fmt.Errorf("creating client: %w", err)
 	}
 	factory := newInformerFactory(clientset)
 	handle := &framework.Handle{}
 	fitOpts, needFit, err := profile.PodFitOptions(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if needFit {
 		handle.PodFit, err = podfit.New(ctx, podfit.Options{InformerFactory: factory, ClientSet: clientset, Profile: fitOpts})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		defer handle.PodFit.Close()
+		fit := handle.PodFit
+		srv.closers = append(srv.closers, func() { _ = fit.Close() })
 	}
 	prof, err := profile.Build(cfg, handle)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	preBinder := prof.PreBinder()
 
@@ -129,7 +167,7 @@ func Run(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := metrics.New()
 	if err := m.Register(reg); err != nil {
-		return fmt.Errorf("registering metrics: %w", err)
+		return nil, fmt.Errorf("registering metrics: %w", err)
 	}
 
 	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: clientset.EventsV1()})
@@ -189,19 +227,38 @@ func Run(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master
 
 	coreSynced, err := wireCoreInformers(c, factory)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	crdCache, err := ctrlcache.New(restCfg, ctrlcache.Options{Scheme: scheme})
 	if err != nil {
-		return fmt.Errorf("creating cache: %w", err)
+		return nil, fmt.Errorf("creating cache: %w", err)
 	}
 	crdSynced, err := wireCRDInformers(ctx, c, crdCache)
 	if err != nil {
-		return err
+		return nil, err
 	}
 
+	srv.clientset, srv.factory, srv.crdCache, srv.synced = clientset, factory, crdCache, append(coreSynced, crdSynced...)
+	srv.cache, srv.sched, srv.binder, srv.evictor, srv.writer, srv.broadcaster, srv.registry = c, sched, b, ev, writer, broadcaster, reg
+	return srv, nil
+}
+
+// Close releases what Setup acquired.
+func (s *Server) Close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+	s.closers = nil
+}
+
+// Run serves health, metrics and explanations, starts the informers, waits
+// until the cache has seen their initial lists, and schedules until ctx
+// ends, as the leader when leader election is on.
+func (s *Server) Run(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	cfg, sched, factory, crdCache, c, b, ev, writer, broadcaster := s.cfg, s.sched, s.factory, s.crdCache, s.cache, s.binder, s.evictor, s.writer, s.broadcaster
 	var ready atomic.Bool
-	servers, err := startServers(ctx, cfg, reg, sched.ExplainHandler(), &ready)
+	servers, err := startServers(ctx, cfg, s.registry, sched.ExplainHandler(), &ready)
 	if err != nil {
 		return err
 	}
@@ -221,7 +278,7 @@ func Run(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master
 	// The stores being synced does not mean the cache has seen every
 	// object: wait until the handlers got the initial lists, so that the
 	// first cycle does not find gangs with only some of their pods.
-	if !toolscache.WaitForCacheSync(ctx.Done(), append(coreSynced, crdSynced...)...) {
+	if !toolscache.WaitForCacheSync(ctx.Done(), s.synced...) {
 		return errors.New("the scheduler's cache did not receive the informers' initial lists")
 	}
 	logger.Info("Informers synced", "cache", c.Stats())
@@ -240,7 +297,7 @@ func Run(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master
 		run(ctx)
 		return nil
 	}
-	return lead(ctx, cfg.LeaderElection, clientset, run)
+	return lead(ctx, cfg.LeaderElection, s.clientset, run)
 }
 
 // evictionRetryAfter is how long a pod whose eviction was refused is not
