@@ -178,10 +178,56 @@ func (c *Choice) onNode() []*api.TaskInfo {
 // chooseOn picks victims on one node by resources: least important first,
 // until t fits the room they and the node's future idle resources give.
 func chooseOn(ssn *framework.Session, job *api.JobInfo, t *api.TaskInfo, n *api.NodeInfo, p *Policy) *Choice {
-	jobs := ssn.Snapshot.Jobs
-	var candidates []*api.TaskInfo
 	room := n.FutureIdle()
-	all := room.Clone()
+	candidates, all := candidatesOn(ssn, job, n, p, room)
+	if len(candidates) == 0 || !t.Resreq.LessEqual(all) {
+		return nil
+	}
+	distance := func(v *api.TaskInfo) int {
+		if p.Distance == nil {
+			return 0
+		}
+		return p.Distance(t, v)
+	}
+	orderCandidates(ssn, candidates, distance)
+	// Plugins that keep count (a queue must not fall below its share) see
+	// the candidates in the order they would be taken.
+	candidates = p.Narrow(t, candidates)
+	if len(candidates) == 0 {
+		return nil
+	}
+	s := &selection{
+		c: &Choice{Node: n}, ssn: ssn, preemptor: job, t: t, p: p,
+		room: room, distance: distance,
+		chosen: map[api.TaskID]bool{}, taken: map[api.JobID]int32{},
+		whole: map[api.JobID]bool{}, unbreakable: map[api.JobID]bool{},
+	}
+	// First the tasks their jobs can spare (beyond minAvailable), then, if
+	// that is not room enough, whole gangs.
+	s.takeSpare(candidates)
+	spared := len(s.c.Victims)
+	s.takeGangs(candidates)
+	if len(s.c.Victims) > spared && s.fits() {
+		s.keepSparedUnneeded(spared)
+	}
+	if len(s.c.Victims) == 0 || !s.fits() {
+		return nil
+	}
+	// The plugins judged candidates node by node; the final set, with the
+	// tasks of whole gangs elsewhere, must pass as one.
+	if len(p.Narrow(t, s.c.Victims)) != len(s.c.Victims) {
+		return nil
+	}
+	s.rank()
+	return s.c
+}
+
+// candidatesOn returns the tasks on the node that the policy lets the
+// preemptor's job consider, and the room the node would have with them
+// all gone on top of room.
+func candidatesOn(ssn *framework.Session, job *api.JobInfo, n *api.NodeInfo, p *Policy, room *api.Resource) (candidates []*api.TaskInfo, all *api.Resource) {
+	jobs := ssn.Snapshot.Jobs
+	all = room.Clone()
 	for _, nt := range n.Tasks {
 		vj := jobs[nt.Job]
 		if vj == nil || vj.UID == job.UID {
@@ -195,18 +241,15 @@ func chooseOn(ssn *framework.Session, job *api.JobInfo, t *api.TaskInfo, n *api.
 		candidates = append(candidates, v)
 		all.Add(v.Resreq)
 	}
-	if len(candidates) == 0 || !t.Resreq.LessEqual(all) {
-		return nil
-	}
-	distance := func(v *api.TaskInfo) int {
-		if p.Distance == nil {
-			return 0
-		}
-		return p.Distance(t, v)
-	}
-	// Nearest, then least important first: lower job priority, then lower
-	// pod priority, then jobs not evicted from lately, then the most
-	// recently started, then by name.
+	return candidates, all
+}
+
+// orderCandidates sorts candidates in the order they would be taken:
+// nearest, then least important first: lower job priority, then lower pod
+// priority, then jobs not evicted from lately, then the most recently
+// started, then by name.
+func orderCandidates(ssn *framework.Session, candidates []*api.TaskInfo, distance func(*api.TaskInfo) int) {
+	jobs := ssn.Snapshot.Jobs
 	slices.SortFunc(candidates, func(a, b *api.TaskInfo) int {
 		ja, jb := jobs[a.Job], jobs[b.Job]
 		return cmp.Or(
@@ -219,108 +262,131 @@ func chooseOn(ssn *framework.Session, job *api.JobInfo, t *api.TaskInfo, n *api.
 			cmp.Compare(a.Name, b.Name),
 		)
 	})
-	// Plugins that keep count (a queue must not fall below its share) see
-	// the candidates in the order they would be taken.
-	candidates = p.Narrow(t, candidates)
-	if len(candidates) == 0 {
-		return nil
-	}
+}
 
-	c := &Choice{Node: n}
-	chosen := map[api.TaskID]bool{}
-	taken := map[api.JobID]int32{}
-	whole := map[api.JobID]bool{}
+// selection is the victims being taken on one node for task t of the
+// preemptor job, and the room taking them leaves there.
+type selection struct {
+	c         *Choice
+	ssn       *framework.Session
+	preemptor *api.JobInfo
+	t         *api.TaskInfo
+	p         *Policy
+	// room is the node's future idle resources with the victims on it gone.
+	room     *api.Resource
+	distance func(*api.TaskInfo) int
+	chosen   map[api.TaskID]bool
+	// taken counts the victims per job.
+	taken map[api.JobID]int32
+	// whole marks the jobs whose gangs go whole.
+	whole map[api.JobID]bool
 	// unbreakable jobs' gangs cannot be evicted whole (one of their tasks
 	// may not go); only their tasks beyond minAvailable may.
-	unbreakable := map[api.JobID]bool{}
-	take := func(v *api.TaskInfo) {
-		c.Victims = append(c.Victims, v)
-		chosen[v.UID] = true
-		taken[v.Job]++
-		if v.NodeName == n.Name {
-			room.Add(v.Resreq)
-		}
-		c.distance = max(c.distance, distance(v))
+	unbreakable map[api.JobID]bool
+}
+
+// fits reports whether the task fits the room made so far.
+func (s *selection) fits() bool { return s.t.Resreq.LessEqual(s.room) }
+
+func (s *selection) take(v *api.TaskInfo) {
+	s.c.Victims = append(s.c.Victims, v)
+	s.chosen[v.UID] = true
+	s.taken[v.Job]++
+	if v.NodeName == s.c.Node.Name {
+		s.room.Add(v.Resreq)
 	}
-	// First the tasks their jobs can spare (beyond minAvailable), then, if
-	// that is not room enough, whole gangs.
+	s.c.distance = max(s.c.distance, s.distance(v))
+}
+
+// spare reports whether the job can lose one more task and keep its gang.
+func (s *selection) spare(vj *api.JobInfo) bool {
+	return vj.PlacedCount()-s.taken[vj.UID]-1 >= vj.MinAvailable
+}
+
+// takeSpare takes, in order, the candidates their jobs can spare until the
+// task fits.
+func (s *selection) takeSpare(candidates []*api.TaskInfo) {
 	for _, v := range candidates {
-		if t.Resreq.LessEqual(room) {
+		if s.fits() {
 			break
 		}
-		if vj := jobs[v.Job]; vj.PlacedCount()-taken[vj.UID]-1 >= vj.MinAvailable {
-			take(v)
+		if s.spare(s.ssn.Snapshot.Jobs[v.Job]) {
+			s.take(v)
 		}
 	}
-	spared := len(c.Victims)
+}
+
+// takeGangs takes, in order, the candidates not yet taken until the task
+// fits: a task whose job can spare it alone, else its whole gang on every
+// node, or nothing of that job when the gang may not go whole.
+func (s *selection) takeGangs(candidates []*api.TaskInfo) {
 	for _, v := range candidates {
-		if t.Resreq.LessEqual(room) {
+		if s.fits() {
 			break
 		}
-		if chosen[v.UID] {
+		if s.chosen[v.UID] {
 			continue
 		}
-		vj := jobs[v.Job]
-		if whole[vj.UID] || vj.PlacedCount()-taken[vj.UID]-1 >= vj.MinAvailable {
-			take(v)
+		vj := s.ssn.Snapshot.Jobs[v.Job]
+		if s.whole[vj.UID] || s.spare(vj) {
+			s.take(v)
 			continue
 		}
-		if unbreakable[vj.UID] {
+		if s.unbreakable[vj.UID] {
 			continue
 		}
 		// Taking v breaks the gang: the whole gang goes, or v stays.
-		rest, ok := restOfGang(vj, chosen, v, ssn.Now)
-		if !ok || len(p.Narrow(t, rest)) != len(rest) || !allEligible(job, vj, rest, p) {
-			unbreakable[vj.UID] = true
+		rest, ok := restOfGang(vj, s.chosen, v, s.ssn.Now)
+		if !ok || len(s.p.Narrow(s.t, rest)) != len(rest) || !allEligible(s.preemptor, vj, rest, s.p) {
+			s.unbreakable[vj.UID] = true
 			continue
 		}
-		whole[vj.UID] = true
-		take(v)
+		s.whole[vj.UID] = true
+		s.take(v)
 		for _, o := range rest {
-			take(o)
+			s.take(o)
 		}
 	}
-	if len(c.Victims) > spared && t.Resreq.LessEqual(room) {
-		// Whole gangs were needed: spared tasks they make unnecessary stay,
-		// the most important first.
-		for i := spared - 1; i >= 0; i-- {
-			v := c.Victims[i]
-			if whole[v.Job] {
-				continue
-			}
-			without := room.Clone().Sub(v.Resreq)
-			if t.Resreq.LessEqual(without) {
-				room = without
-				c.Victims = slices.Delete(c.Victims, i, i+1)
-				taken[v.Job]--
-				if taken[v.Job] == 0 {
-					delete(taken, v.Job)
-				}
+}
+
+// keepSparedUnneeded lets the first spared victims stay, the most
+// important first, where the whole gangs taken after them make room
+// enough without them.
+func (s *selection) keepSparedUnneeded(spared int) {
+	for i := spared - 1; i >= 0; i-- {
+		v := s.c.Victims[i]
+		if s.whole[v.Job] {
+			continue
+		}
+		without := s.room.Clone().Sub(v.Resreq)
+		if s.t.Resreq.LessEqual(without) {
+			s.room = without
+			s.c.Victims = slices.Delete(s.c.Victims, i, i+1)
+			s.taken[v.Job]--
+			if s.taken[v.Job] == 0 {
+				delete(s.taken, v.Job)
 			}
 		}
 	}
-	if len(c.Victims) == 0 || !t.Resreq.LessEqual(room) {
-		return nil
-	}
-	// The plugins judged candidates node by node; the final set, with the
-	// tasks of whole gangs elsewhere, must pass as one.
-	if len(p.Narrow(t, c.Victims)) != len(c.Victims) {
-		return nil
-	}
+}
+
+// rank sets what Choice.better compares the choice by, besides its
+// distance and victims.
+func (s *selection) rank() {
+	c, jobs := s.c, s.ssn.Snapshot.Jobs
 	c.top = jobs[c.Victims[0].Job].Priority
 	for _, v := range c.Victims {
 		c.top = max(c.top, jobs[v.Job].Priority)
 	}
 	for _, v := range c.Victims {
-		if s := started(v); jobs[v.Job].Priority == c.top && (c.earliest.IsZero() || s.Before(c.earliest)) {
-			c.earliest = s
+		if st := started(v); jobs[v.Job].Priority == c.top && (c.earliest.IsZero() || st.Before(c.earliest)) {
+			c.earliest = st
 		}
-		if evictedLately(jobs[v.Job], ssn.Now) {
+		if evictedLately(jobs[v.Job], s.ssn.Now) {
 			c.again++
 		}
 	}
-	c.jobs = len(taken)
-	return c
+	c.jobs = len(s.taken)
 }
 
 // restOfGang returns the job's other running tasks not yet chosen, in
