@@ -81,6 +81,8 @@ func TestCompatibilityCorpus(t *testing.T) {
 
 	// Every object of the admitted files reaches its working state.
 	deadline := time.Now().Add(150 * time.Second)
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
 	for {
 		var waiting []string
 		for _, ns := range slices.Sorted(maps.Keys(objects)) {
@@ -95,7 +97,11 @@ func TestCompatibilityCorpus(t *testing.T) {
 			t.Fatalf("not running within 150s:\n  %s\ncontroller manager log:\n%s", strings.Join(waiting, "\n  "),
 				tail(readFile(filepath.Join(env.dir, "caldera-controller-manager.log")), 30))
 		}
-		time.Sleep(2 * time.Second)
+		select {
+		case <-ctx.Done():
+			t.Fatalf("stopped waiting: %v", ctx.Err())
+		case <-tick.C:
+		}
 	}
 }
 
