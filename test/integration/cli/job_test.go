@@ -4,6 +4,7 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -170,6 +171,11 @@ func TestVersion(t *testing.T) {
 	head, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
 	if err != nil {
 		t.Skipf("not a git checkout git can read: %v", err)
+	}
+	// go build records the revision only where .git is a directory: not in
+	// a git worktree, whose .git is a file.
+	if fi, err := os.Stat(filepath.Join(root, ".git")); err != nil || !fi.IsDir() {
+		t.Skipf("%s/.git is not a directory (a git worktree?): go build records no revision there", root)
 	}
 	// The go build command of make build, for calderactl alone.
 	dir := t.TempDir()
