@@ -15,6 +15,7 @@ import (
 	tt "github.com/caldera-sh/caldera/apis/topology/v1alpha1/testing"
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit/evaluatortest"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
@@ -98,7 +99,7 @@ func gangStream(b *testing.B, gangs int, gang func(g int) (int, *schedulingv1bet
 	var latencies map[int][]time.Duration
 	b.StopTimer()
 	for range b.N {
-		c := New(Options{Actions: prof.Actions, Tiers: prof.Tiers, Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+		c := New(Options{Actions: prof.Actions, Tiers: prof.Tiers, NewNodeMirror: podfit.NewNodeMirror, Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 			NodesToFind: framework.NodesToFind(0, 100)})
 		nodes, hns := threeTiers()
 		for _, n := range nodes {

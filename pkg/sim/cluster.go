@@ -53,6 +53,9 @@ type Options struct {
 	// it do (the predicates plugin binds volumes and drops what it
 	// reserved for the pod); a bind it refuses does not happen.
 	PreBinder schedbinder.PreBinder
+	// NewNodeMirror, if set, gives each node a mirror (the pod-fit
+	// evaluator's, when the scheduler runs kube-scheduler's plugins).
+	NewNodeMirror func() api.NodeMirror
 }
 
 // Stats count what happened in a simulation.
@@ -81,7 +84,7 @@ func New(o Options) *Cluster {
 	c := &Cluster{
 		opts:    o,
 		clock:   clocktesting.NewFakeClock(o.Start),
-		cache:   cache.New(cache.Options{}),
+		cache:   cache.New(cache.Options{NewNodeMirror: o.NewNodeMirror}),
 		pods:    map[types.UID]*corev1.Pod{},
 		groups:  map[api.JobID]*schedulingv1beta1.PodGroup{},
 		runFor:  map[types.UID]time.Duration{},

@@ -39,6 +39,7 @@ import (
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	"github.com/caldera-sh/caldera/cmd/caldera-scheduler/app/options"
 	"github.com/caldera-sh/caldera/pkg/scheduler"
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/binder"
 	"github.com/caldera-sh/caldera/pkg/scheduler/cache"
@@ -145,16 +146,19 @@ func Setup(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, mast
 	}
 	factory := newInformerFactory(clientset)
 	handle := &framework.Handle{}
+	// Nodes carry kube-scheduler's view of them when its plugins run.
+	var newMirror func() api.NodeMirror
 	fitOpts, needFit, err := profile.PodFitOptions(cfg)
 	if err != nil {
 		return nil, err
 	}
 	if needFit {
-		handle.PodFit, err = podfit.New(ctx, podfit.Options{InformerFactory: factory, ClientSet: clientset, Profile: fitOpts})
+		fit, err := podfit.New(ctx, podfit.Options{InformerFactory: factory, ClientSet: clientset, Profile: fitOpts})
 		if err != nil {
 			return nil, err
 		}
-		fit := handle.PodFit
+		handle.PodFit = fit
+		newMirror = podfit.NewNodeMirror
 		srv.closers = append(srv.closers, func() { _ = fit.Close() })
 	}
 	prof, err := profile.Build(cfg, handle)
@@ -178,6 +182,7 @@ func Setup(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, mast
 		SchedulerNames: cfg.SchedulerNames,
 		Notify:         func() { sched.Notify() },
 		Logger:         logger,
+		NewNodeMirror:  newMirror,
 	})
 	b := binder.New(binder.KubeBinder{Client: clientset}, c, binder.Options{
 		Concurrency: int(*cfg.Binder.Concurrency),

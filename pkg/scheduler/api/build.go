@@ -64,6 +64,8 @@ type Objects struct {
 	// NeverPreempts reports whether a PriorityClass has preemptionPolicy
 	// Never; nil means none has.
 	NeverPreempts func(className string) bool
+	// NewNodeMirror, when set, gives each node a mirror (see NodeMirror).
+	NewNodeMirror func() NodeMirror
 }
 
 // SetPriorityFromTasks sets the priority and preemption policy of a job
@@ -92,7 +94,11 @@ func SetPriorityFromTasks(j *JobInfo) {
 func Build(o Objects) *Snapshot {
 	nodes := map[string]*NodeInfo{}
 	for _, n := range o.Nodes {
-		nodes[n.Name] = NewNodeInfo(n)
+		ni := NewNodeInfo(n)
+		if o.NewNodeMirror != nil {
+			ni.SetMirror(o.NewNodeMirror())
+		}
+		nodes[n.Name] = ni
 	}
 	jobs := map[JobID]*JobInfo{}
 	for _, pg := range o.PodGroups {

@@ -5,16 +5,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
-	k8sframework "k8s.io/kubernetes/pkg/scheduler/framework"
 )
 
 // NodeInfo is a node and the tasks placed on it.
 //
-// Two accounts are kept in step: the scheduler's own resource sums (Used,
-// Idle, Releasing, Pipelined), which gang and queue decisions read, and
-// kube-scheduler's NodeInfo (K8s), which the adapted kube-scheduler filter
-// and score plugins read, so that a pod's constraints mean exactly what
-// they mean to kube-scheduler.
+// Its resource sums (Used, Idle, Releasing, Pipelined) are what gang and
+// queue decisions read. A Mirror, when set, is kept in step with them: the
+// pod-fit evaluator keeps kube-scheduler's view of the node in one, so
+// that a pod's constraints mean exactly what they mean to kube-scheduler.
 type NodeInfo struct {
 	Name string
 	Node *corev1.Node
@@ -33,7 +31,10 @@ type NodeInfo struct {
 	// volcano.sh/gpu-memory), with what their tasks hold; nil on a node
 	// that advertises none.
 	GPUs []GPUDevice
-	K8s  *k8sframework.NodeInfo
+	// Mirror is a second record of the node and the pods holding resources
+	// here, kept in step by the NodeInfo; nil when nobody keeps one. Set it
+	// with SetMirror.
+	Mirror NodeMirror
 	// Version changes whenever the node or its tasks do, so that results
 	// computed for the node can be known to be stale.
 	Version uint64
@@ -41,6 +42,21 @@ type NodeInfo struct {
 	// held in the struct itself, so that the scan of many nodes for room
 	// reads one object per node.
 	future Resource
+}
+
+// A NodeMirror is a record of a node and of the pods that hold resources
+// on it, owned by someone outside this package (the pod-fit evaluator keeps
+// kube-scheduler's NodeInfo in one). The NodeInfo that holds it tells it
+// every change, so that both agree on which pods are on the node.
+type NodeMirror interface {
+	// SetNode replaces the node object.
+	SetNode(node *corev1.Node)
+	// AddTask records a task that now holds resources on the node.
+	AddTask(t *TaskInfo)
+	// RemoveTask forgets a task; it may never have been added.
+	RemoveTask(logger klog.Logger, t *TaskInfo)
+	// Clone returns an independent copy, for a copy of the NodeInfo.
+	Clone() NodeMirror
 }
 
 // NewNodeInfo returns a node with no tasks.
@@ -51,7 +67,6 @@ func NewNodeInfo(node *corev1.Node) *NodeInfo {
 		Releasing: &Resource{},
 		Pipelined: &Resource{},
 		Tasks:     map[TaskID]*TaskInfo{},
-		K8s:       k8sframework.NewNodeInfo(),
 	}
 	n.SetNode(node)
 	return n
@@ -64,13 +79,27 @@ func (n *NodeInfo) SetNode(node *corev1.Node) {
 	n.Allocatable = NewResource(node.Status.Allocatable)
 	n.Idle = n.Allocatable.Clone().Sub(n.Used)
 	n.refreshFuture()
-	n.K8s.SetNode(node)
+	if n.Mirror != nil {
+		n.Mirror.SetNode(node)
+	}
 	n.GPUs = gpuDevicesOf(node, n.Allocatable)
 	if n.GPUs != nil {
 		for _, t := range n.Tasks {
 			if t.Status.HoldsResources() {
 				n.accountGPUs(t, 1)
 			}
+		}
+	}
+}
+
+// SetMirror makes m the node's mirror and tells it the node and the tasks
+// holding resources here.
+func (n *NodeInfo) SetMirror(m NodeMirror) {
+	n.Mirror = m
+	m.SetNode(n.Node)
+	for _, t := range n.Tasks {
+		if t.Status.HoldsResources() {
+			m.AddTask(t)
 		}
 	}
 }
@@ -132,7 +161,9 @@ func (n *NodeInfo) RemoveTask(logger klog.Logger, t *TaskInfo) {
 	n.Version++
 	delete(n.Tasks, t.UID)
 	n.account(cur, -1)
-	_ = n.K8s.RemovePod(logger, cur.Pod)
+	if n.Mirror != nil {
+		n.Mirror.RemoveTask(logger, cur)
+	}
 }
 
 func (n *NodeInfo) account(t *TaskInfo, sign int64) {
@@ -152,8 +183,8 @@ func (n *NodeInfo) account(t *TaskInfo, sign int64) {
 		addSigned(n.Used, t.Resreq, sign)
 		addSigned(n.Idle, t.Resreq, -sign)
 		addSigned(&n.future, t.Resreq, -sign)
-		if sign > 0 {
-			n.K8s.AddPodInfo(t.PodInfo())
+		if sign > 0 && n.Mirror != nil {
+			n.Mirror.AddTask(t)
 		}
 	}
 }
@@ -178,9 +209,11 @@ func (n *NodeInfo) Clone() *NodeInfo {
 		Pipelined:   n.Pipelined.Clone(),
 		Tasks:       make(map[TaskID]*TaskInfo, len(n.Tasks)),
 		GPUs:        slices.Clone(n.GPUs),
-		K8s:         n.K8s.SnapshotConcrete(),
 		Version:     n.Version,
 		future:      *n.future.Clone(),
+	}
+	if n.Mirror != nil {
+		c.Mirror = n.Mirror.Clone()
 	}
 	for id, t := range n.Tasks {
 		c.Tasks[id] = t.Clone()

@@ -41,9 +41,6 @@ func TestNodeAccountsFollowTasks(t *testing.T) {
 	if got, want := n.Pipelined.String(), "cpu 2, pods 1"; got != want {
 		t.Errorf("pipelined = %q, want %q", got, want)
 	}
-	if got := n.K8s.GetRequested().GetMilliCPU(); got != 1000 {
-		t.Errorf("kube-scheduler's requested cpu = %dm, want 1000m (pipelined tasks are not on the node yet)", got)
-	}
 	// The job counts what it holds and what it claims.
 	if got, want := job.Allocated.String(), "cpu 3, memory 1Gi, pods 2"; got != want {
 		t.Errorf("job allocated = %q, want %q", got, want)
@@ -70,12 +67,11 @@ func TestNodeAccountsFollowTasks(t *testing.T) {
 	clone := n.Clone()
 	n.RemoveTask(klog.Background(), a)
 	n.RemoveTask(klog.Background(), b)
-	if !n.Idle.Equal(n.Allocatable) || !n.Pipelined.IsEmpty() || n.K8s.GetRequested().GetMilliCPU() != 0 || len(n.K8s.GetPods()) != 0 {
-		t.Errorf("after removing every task: idle %s, pipelined %s, k8s requested %dm, k8s pods %d",
-			n.Idle, n.Pipelined, n.K8s.GetRequested().GetMilliCPU(), len(n.K8s.GetPods()))
+	if !n.Idle.Equal(n.Allocatable) || !n.Pipelined.IsEmpty() {
+		t.Errorf("after removing every task: idle %s, pipelined %s", n.Idle, n.Pipelined)
 	}
-	if got := clone.K8s.GetRequested().GetMilliCPU(); got != 1000 || len(clone.Tasks) != 2 {
-		t.Errorf("clone changed with the original: requested %dm, tasks %d", got, len(clone.Tasks))
+	if got := clone.Used.MilliCPU; got != 1000 || len(clone.Tasks) != 2 {
+		t.Errorf("clone changed with the original: used %dm, tasks %d", got, len(clone.Tasks))
 	}
 }
 

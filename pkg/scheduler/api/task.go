@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	resourcehelper "k8s.io/component-helpers/resource"
-	k8sframework "k8s.io/kubernetes/pkg/scheduler/framework"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 )
@@ -125,26 +124,21 @@ type TaskInfo struct {
 	// places the task. Never changed in place: a new slice replaces it.
 	GPUIndex []int
 	Pod      *corev1.Pod
-	// podInfo is kube-scheduler's view of Pod, made when the task first
-	// enters a node's account, with its resources worked out then, and
-	// shared by its copies: building it anew at each placement would work
-	// them out each time.
-	podInfo *k8sframework.PodInfo
+	// fitMemo is what a pod-fit evaluator derived from Pod (kube-scheduler's
+	// view of the pod), kept with the task and shared by its copies so that
+	// it is derived once per pod object. This package does not look inside.
+	fitMemo any
 }
 
-// PodInfo returns kube-scheduler's view of the task's pod, made once per
-// pod object. Its resources are worked out before it is returned, so that
-// copies of the task in other goroutines only read them.
-func (t *TaskInfo) PodInfo() *k8sframework.PodInfo {
-	if t.podInfo == nil || t.podInfo.Pod != t.Pod {
-		// An affinity term that does not parse leaves the PodInfo without
-		// it, as kube-scheduler's own NodeInfo.AddPod does.
-		pi, _ := k8sframework.NewPodInfo(t.Pod)
-		pi.CalculateResource()
-		t.podInfo = pi
-	}
-	return t.podInfo
-}
+// FitMemo returns what a pod-fit evaluator kept with the task (see
+// SetFitMemo); nil when nothing was kept. The evaluator checks that it was
+// derived from the task's current Pod.
+func (t *TaskInfo) FitMemo() any { return t.fitMemo }
+
+// SetFitMemo keeps v with the task and the copies made of it from now on.
+// Set it before the task is shared with other goroutines; they only read
+// it.
+func (t *TaskInfo) SetFitMemo(v any) { t.fitMemo = v }
 
 // NewTaskInfo builds the task of a pod that belongs to job.
 func NewTaskInfo(pod *corev1.Pod, job JobID) *TaskInfo {

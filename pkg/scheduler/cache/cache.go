@@ -34,6 +34,10 @@ type Options struct {
 	// may let pending work be placed.
 	Notify func()
 	Logger klog.Logger
+	// NewNodeMirror, when set, gives every node a mirror as it is made
+	// (see api.NodeMirror), kept in step by the cache's own copy and
+	// copied into snapshots.
+	NewNodeMirror func() api.NodeMirror
 }
 
 type nodeEntry struct {
@@ -53,6 +57,7 @@ type Cache struct {
 	logger         klog.Logger
 	schedulerNames sets.Set[string]
 	notify         func()
+	newMirror      func() api.NodeMirror
 
 	nodes  map[string]*nodeEntry
 	jobs   map[api.JobID]*jobEntry
@@ -119,6 +124,7 @@ func New(o Options) *Cache {
 		logger:         logger,
 		schedulerNames: names,
 		notify:         o.Notify,
+		newMirror:      o.NewNodeMirror,
 		nodes:          map[string]*nodeEntry{},
 		jobs:           map[api.JobID]*jobEntry{},
 		queues:         map[api.QueueID]*api.QueueInfo{},

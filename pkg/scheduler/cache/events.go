@@ -207,12 +207,22 @@ func (c *Cache) removeFromNodeLocked(node string, uid types.UID) {
 	}
 }
 
+// newNodeInfo returns a node with no tasks, with its mirror when the cache
+// gives nodes one.
+func (c *Cache) newNodeInfo(node *corev1.Node) *api.NodeInfo {
+	n := api.NewNodeInfo(node)
+	if c.newMirror != nil {
+		n.SetMirror(c.newMirror())
+	}
+	return n
+}
+
 // nodeLocked returns the node's entry, creating a placeholder for a node
 // that pods name before it is known.
 func (c *Cache) nodeLocked(name string) *nodeEntry {
 	e := c.nodes[name]
 	if e == nil {
-		e = &nodeEntry{info: api.NewNodeInfo(&corev1.Node{}), placeholder: true}
+		e = &nodeEntry{info: c.newNodeInfo(&corev1.Node{}), placeholder: true}
 		e.info.Name = name
 		c.nodes[name] = e
 	}
@@ -229,7 +239,7 @@ func (c *Cache) UpdateNode(node *corev1.Node) {
 		c.topology = nil
 	}
 	if e == nil {
-		e = &nodeEntry{info: api.NewNodeInfo(node)}
+		e = &nodeEntry{info: c.newNodeInfo(node)}
 		c.nodes[node.Name] = e
 	} else {
 		e.info.SetNode(node)

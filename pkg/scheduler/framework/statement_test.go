@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/pkg/scheduler/api/apitest"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
 
@@ -24,7 +25,8 @@ func (r *recorder) Evict(t *api.TaskInfo, reason string) {
 func evictionSession(t *testing.T, r *recorder) (ssn *Session, victim, preemptor *api.TaskInfo) {
 	t.Helper()
 	snap := api.Build(api.Objects{
-		Nodes: []*corev1.Node{st.MakeNode("n").Alloc("cpu", "4").Obj()},
+		NewNodeMirror: apitest.NewMirror,
+		Nodes:         []*corev1.Node{st.MakeNode("n").Alloc("cpu", "4").Obj()},
 		Pods: []*corev1.Pod{
 			st.MakePod("ns", "low").Req("cpu", "3").Node("n").Obj(),
 			st.MakePod("ns", "high").Req("cpu", "2").Obj(),
@@ -51,7 +53,7 @@ func evictionSession(t *testing.T, r *recorder) (ssn *Session, victim, preemptor
 func nodeState(n *api.NodeInfo) map[string]int64 {
 	return map[string]int64{
 		"idle": n.Idle.MilliCPU, "used": n.Used.MilliCPU, "releasing": n.Releasing.MilliCPU,
-		"pipelined": n.Pipelined.MilliCPU, "futureIdle": n.FutureIdle().MilliCPU, "pods": int64(len(n.K8s.GetPods())),
+		"pipelined": n.Pipelined.MilliCPU, "futureIdle": n.FutureIdle().MilliCPU, "pods": int64(len(apitest.MirrorOf(n).Pods)),
 	}
 }
 

@@ -61,11 +61,27 @@ func NewStatus(plugin string, reasons ...string) *Status {
 	return &Status{Plugin: plugin, Reasons: reasons}
 }
 
+// Message joins the plugin and its reasons:
+// "NodeResourcesFit: Insufficient cpu, Insufficient memory"; empty for nil.
+func (s *Status) Message() string {
+	if s == nil {
+		return ""
+	}
+	msg := strings.Join(s.Reasons, ", ")
+	if s.Plugin == "" {
+		return msg
+	}
+	if msg == "" {
+		return s.Plugin
+	}
+	return s.Plugin + ": " + msg
+}
+
 func (s *Status) Error() string {
 	if s == nil {
 		return "fits"
 	}
-	return s.Plugin + ": " + strings.Join(s.Reasons, ", ")
+	return s.Message()
 }
 
 // Reason is a structured explanation of a decision about a job: why it was

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/podfit/testing"
 )
 
@@ -65,7 +66,7 @@ func TestPreBindSelectsTheNodeForProvisioning(t *testing.T) {
 	if status != nil {
 		t.Fatal(status)
 	}
-	if status := e.PreBind(ctx, s, "n4"); status == nil || status.Code != Error {
+	if status := e.PreBind(ctx, s, "n4"); status == nil || status.Code != framework.Error {
 		t.Errorf("PreBind before Reserve = %v, want an error", status)
 	}
 	if status := e.Filter(ctx, s, nodeByName(e.nodes, "n4")); status != nil {

@@ -8,9 +8,10 @@
 //
 // The plugins run in an upstream framework built from kube-scheduler's
 // default configuration; they see the cycle's nodes through a lister over
-// each api.NodeInfo's K8s NodeInfo, so a pod placed tentatively on a node
-// changes what the next pod of the gang may do. Callers get this package's
-// Status, not kube-scheduler's types.
+// kube-scheduler NodeInfos that each api.NodeInfo keeps in step as its
+// mirror (NewNodeMirror), so a pod placed tentatively on a node changes
+// what the next pod of the gang may do. The Evaluator is the framework's
+// PodFit: callers get framework Statuses, never kube-scheduler's types.
 //
 // It is the one scheduler core that needs clients: the volume plugins read
 // claims, volumes and classes from an informer factory, and VolumeBinding

@@ -25,6 +25,7 @@ import (
 	schedmetrics "k8s.io/kubernetes/pkg/scheduler/metrics"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 )
 
 // Options are what the upstream plugins need from outside the snapshot.
@@ -90,6 +91,8 @@ type Evaluator struct {
 	fresh bool
 }
 
+var _ framework.PodFit = &Evaluator{}
+
 // New builds the plugins. ctx bounds the framework's background work
 // (kube-scheduler's metric recorder); cancel it to release them.
 func New(ctx context.Context, o Options) (*Evaluator, error) {
@@ -148,11 +151,12 @@ func (e *Evaluator) Plugins() map[string][]string {
 	return out
 }
 
-// SetNodes gives the cycle's nodes. The plugins read the nodes' K8s
-// NodeInfos in place: placements and removals the scheduler makes on them
-// afterwards (AddPod, RemovePod) are seen by the next PreFilter. Call it
-// again when nodes are added, removed or replaced by copies. It also fills
-// in each K8s NodeInfo's image states.
+// SetNodes gives the cycle's nodes. The plugins read the nodes' mirrors
+// (kube-scheduler NodeInfos) in place: placements and removals the
+// scheduler makes on the nodes afterwards are seen by the next PreFilter.
+// Call it again when nodes are added, removed or replaced by copies. A node
+// without a mirror gets one here. It also fills in each mirror's image
+// states.
 func (e *Evaluator) SetNodes(nodes []*api.NodeInfo) {
 	e.nodes = nodes
 	changed, same := e.lister.set(nodes)
@@ -167,7 +171,7 @@ type PodState struct {
 	// allowed restricts the candidate nodes (nil: every node), as a
 	// PreFilter plugin asked (NodeName, NodeAffinity's matchFields).
 	allowed    sets.Set[string]
-	notAllowed *Status
+	notAllowed *framework.Status
 	// assumed is the pod with its node set, once reserved.
 	assumed *corev1.Pod
 	// kept are the results kept for the pod's signature (nil when the
@@ -204,11 +208,11 @@ func (s *PodState) Allows(nodeName string) bool {
 // PreFilter computes the pod's state against the current nodes. A non-nil
 // status means the pod fits no node (and the PodState is nil): the status
 // is then every node's reason.
-func (e *Evaluator) PreFilter(ctx context.Context, pod *corev1.Pod) (*PodState, *Status) {
+func (e *Evaluator) PreFilter(ctx context.Context, pod *corev1.Pod) (framework.PodFitState, *framework.Status) {
 	if len(pod.Spec.ResourceClaims) > 0 {
 		// kube-scheduler's DynamicResources plugin is not run; refusing is
 		// better than placing the pod as if it had no claims.
-		return nil, &Status{Plugin: names.DynamicResources, Code: UnschedulableAndUnresolvable,
+		return nil, &framework.Status{Plugin: names.DynamicResources, Code: framework.UnschedulableAndUnresolvable,
 			Reasons: []string{"pod has resource claims; Caldera does not allocate devices (DRA) yet"}}
 	}
 	state := k8sframework.NewCycleState()
@@ -223,9 +227,9 @@ func (e *Evaluator) PreFilter(ctx context.Context, pod *corev1.Pod) (*PodState, 
 	s := &PodState{pod: pod, state: state}
 	if !result.AllNodes() {
 		s.allowed = result.NodeNames
-		s.notAllowed = &Status{
+		s.notAllowed = &framework.Status{
 			Plugin:  strings.Join(sets.List(restricting), ","),
-			Code:    UnschedulableAndUnresolvable,
+			Code:    framework.UnschedulableAndUnresolvable,
 			Reasons: []string{fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(restricting))},
 		}
 	}
@@ -234,7 +238,8 @@ func (e *Evaluator) PreFilter(ctx context.Context, pod *corev1.Pod) (*PodState, 
 
 // Filter reports whether the pod fits the node: nil when it does, else the
 // first plugin that rejected it and its reasons.
-func (e *Evaluator) Filter(ctx context.Context, s *PodState, node *api.NodeInfo) *Status {
+func (e *Evaluator) Filter(ctx context.Context, fs framework.PodFitState, node *api.NodeInfo) *framework.Status {
+	s := fs.(*PodState)
 	if s.allowed != nil && !s.allowed.Has(node.Name) {
 		return s.notAllowed
 	}
@@ -244,8 +249,9 @@ func (e *Evaluator) Filter(ctx context.Context, s *PodState, node *api.NodeInfo)
 			return st
 		}
 	}
-	generation := node.K8s.Generation
-	st := fromUpstream(e.fw.RunFilterPlugins(ctx, s.state, s.pod, node.K8s))
+	info := nodeInfoOf(node)
+	generation := info.Generation
+	st := fromUpstream(e.fw.RunFilterPlugins(ctx, s.state, s.pod, info))
 	if r != nil {
 		e.keepFilter(r, node, generation, st)
 	}
@@ -256,12 +262,13 @@ func (e *Evaluator) Filter(ctx context.Context, s *PodState, node *api.NodeInfo)
 // (pods on that node) were gone: the PreFilter state and the node are
 // copied, the victims removed from both, and the filters run, as
 // kube-scheduler does when it looks for preemption victims.
-func (e *Evaluator) FilterWithout(ctx context.Context, s *PodState, node *api.NodeInfo, victims []*corev1.Pod) *Status {
+func (e *Evaluator) FilterWithout(ctx context.Context, fs framework.PodFitState, node *api.NodeInfo, victims []*corev1.Pod) *framework.Status {
+	s := fs.(*PodState)
 	if s.allowed != nil && !s.allowed.Has(node.Name) {
 		return s.notAllowed
 	}
 	state := s.state.Clone()
-	ni := node.K8s.SnapshotConcrete()
+	ni := nodeInfoOf(node).SnapshotConcrete()
 	logger := klog.FromContext(ctx)
 	for _, v := range victims {
 		info, err := k8sframework.NewPodInfo(v)
@@ -288,7 +295,7 @@ func (e *Evaluator) FilterWithout(ctx context.Context, s *PodState, node *api.No
 // framework's RunScorePlugins, through KeepScores, so that raw scores kept
 // across cycles are used (and, with parallelism 1, no goroutine is
 // started: RunScorePlugins starts them even for one worker).
-func (e *Evaluator) Score(ctx context.Context, s *PodState, nodes []*api.NodeInfo) ([]int64, error) {
+func (e *Evaluator) Score(ctx context.Context, s framework.PodFitState, nodes []*api.NodeInfo) ([]int64, error) {
 	k, err := e.KeepScores(ctx, s, nodes)
 	if err != nil {
 		return nil, err
@@ -299,7 +306,8 @@ func (e *Evaluator) Score(ctx context.Context, s *PodState, nodes []*api.NodeInf
 // Reserve tells the plugins that the pod goes to the node (VolumeBinding
 // assumes the pod's claims bound there, so the next pods see it). On
 // failure the reservation is undone.
-func (e *Evaluator) Reserve(ctx context.Context, s *PodState, nodeName string) *Status {
+func (e *Evaluator) Reserve(ctx context.Context, fs framework.PodFitState, nodeName string) *framework.Status {
+	s := fs.(*PodState)
 	if s.assumed != nil {
 		return errorStatus("", fmt.Errorf("pod %s/%s is already reserved on %s", s.pod.Namespace, s.pod.Name, s.assumed.Spec.NodeName))
 	}
@@ -317,7 +325,8 @@ func (e *Evaluator) Reserve(ctx context.Context, s *PodState, nodeName string) *
 
 // Unreserve undoes Reserve, for a gang that is discarded or a bind that
 // failed. Unreserving a pod that is not reserved does nothing.
-func (e *Evaluator) Unreserve(ctx context.Context, s *PodState) {
+func (e *Evaluator) Unreserve(ctx context.Context, fs framework.PodFitState) {
+	s := fs.(*PodState)
 	if s.assumed == nil {
 		return
 	}
@@ -331,7 +340,8 @@ func (e *Evaluator) Unreserve(ctx context.Context, s *PodState) {
 // VolumeBinding's bind timeout; run it on the binder's goroutines. The pod
 // must exist in the informer factory's pod cache (VolumeBinding stops
 // waiting once the pod is deleted).
-func (e *Evaluator) PreBind(ctx context.Context, s *PodState, nodeName string) *Status {
+func (e *Evaluator) PreBind(ctx context.Context, fs framework.PodFitState, nodeName string) *framework.Status {
+	s := fs.(*PodState)
 	if s.assumed == nil || s.assumed.Spec.NodeName != nodeName {
 		return errorStatus("", fmt.Errorf("pod %s/%s is not reserved on %s", s.pod.Namespace, s.pod.Name, nodeName))
 	}
@@ -348,30 +358,32 @@ func (e *Evaluator) PreBind(ctx context.Context, s *PodState, nodeName string) *
 // AddPod updates the pod's PreFilter state as if other were added to the
 // node (it does not change the node). With RemovePod it lets preemption
 // ask "would the pod fit if these pods were gone" without a new PreFilter.
-func (e *Evaluator) AddPod(ctx context.Context, s *PodState, other *corev1.Pod, node *api.NodeInfo) *Status {
+func (e *Evaluator) AddPod(ctx context.Context, fs framework.PodFitState, other *corev1.Pod, node *api.NodeInfo) *framework.Status {
+	s := fs.(*PodState)
 	info, err := k8sframework.NewPodInfo(other)
 	if err != nil {
 		return errorStatus("", err)
 	}
 	s.changed = true
-	return fromUpstream(e.fw.RunPreFilterExtensionAddPod(ctx, s.state, s.pod, info, node.K8s))
+	return fromUpstream(e.fw.RunPreFilterExtensionAddPod(ctx, s.state, s.pod, info, nodeInfoOf(node)))
 }
 
 // RemovePod updates the pod's PreFilter state as if other were removed
 // from the node (it does not change the node).
-func (e *Evaluator) RemovePod(ctx context.Context, s *PodState, other *corev1.Pod, node *api.NodeInfo) *Status {
+func (e *Evaluator) RemovePod(ctx context.Context, fs framework.PodFitState, other *corev1.Pod, node *api.NodeInfo) *framework.Status {
+	s := fs.(*PodState)
 	info, err := k8sframework.NewPodInfo(other)
 	if err != nil {
 		return errorStatus("", err)
 	}
 	s.changed = true
-	return fromUpstream(e.fw.RunPreFilterExtensionRemovePod(ctx, s.state, s.pod, info, node.K8s))
+	return fromUpstream(e.fw.RunPreFilterExtensionRemovePod(ctx, s.state, s.pod, info, nodeInfoOf(node)))
 }
 
 // Feasible returns the nodes (in SetNodes order) the pod fits, and for each
 // other node why not. It is PreFilter and Filter over every node.
-func (e *Evaluator) Feasible(ctx context.Context, pod *corev1.Pod) ([]string, map[string]*Status) {
-	failed := map[string]*Status{}
+func (e *Evaluator) Feasible(ctx context.Context, pod *corev1.Pod) ([]string, map[string]*framework.Status) {
+	failed := map[string]*framework.Status{}
 	s, st := e.PreFilter(ctx, pod)
 	if st != nil {
 		for _, n := range e.nodes {

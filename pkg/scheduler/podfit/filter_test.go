@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/podfit/testing"
 )
 
@@ -157,15 +158,15 @@ func TestStatusCodes(t *testing.T) {
 	e, _ := newTestEvaluator(t)
 	e.SetNodes(nodeInfos(filterCluster()))
 	_, why := e.Feasible(t.Context(), st.MakePod(ns, "p").Req("cpu", "3").NodeAffinityIn(zoneKey, "a").Obj())
-	got := map[string]Code{}
+	got := map[string]framework.Code{}
 	for node, s := range why {
 		got[node] = s.Code
 	}
-	want := map[string]Code{
-		"n1": Unschedulable,                // cpu: evicting web would help
-		"n2": UnschedulableAndUnresolvable, // taint
-		"n3": UnschedulableAndUnresolvable, // cordoned
-		"n4": UnschedulableAndUnresolvable, // zone
+	want := map[string]framework.Code{
+		"n1": framework.Unschedulable,                // cpu: evicting web would help
+		"n2": framework.UnschedulableAndUnresolvable, // taint
+		"n3": framework.UnschedulableAndUnresolvable, // cordoned
+		"n4": framework.UnschedulableAndUnresolvable, // zone
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("codes (-want,+got):\n%s", diff)

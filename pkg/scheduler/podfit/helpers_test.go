@@ -52,6 +52,7 @@ func nodeInfos(nodes []*corev1.Node, pods []*corev1.Pod) []*api.NodeInfo {
 	var out []*api.NodeInfo
 	for _, n := range nodes {
 		ni := api.NewNodeInfo(n)
+		ni.SetMirror(NewNodeMirror())
 		byName[n.Name] = ni
 		out = append(out, ni)
 	}

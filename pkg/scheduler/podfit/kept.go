@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 )
 
 // Filter verdicts and raw scores outlive the cycle for pods whose results
@@ -62,7 +63,7 @@ type sigResults struct {
 // run) computed at generation scored in round; generation 0 is none.
 type keptNode struct {
 	filtered int64
-	status   *Status
+	status   *framework.Status
 	scored   int64
 	round    uint64
 	raw      []int64
@@ -124,22 +125,22 @@ func memoizableVolumes(pod *corev1.Pod) bool {
 }
 
 // keptFilter returns the kept verdict of the pod on the node, if any.
-func (e *Evaluator) keptFilter(r *sigResults, node *api.NodeInfo) (*Status, bool) {
+func (e *Evaluator) keptFilter(r *sigResults, node *api.NodeInfo) (*framework.Status, bool) {
 	m := &e.kept
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	v := r.nodes[node.Name]
-	if v.filtered == 0 || v.filtered != node.K8s.Generation {
+	if v.filtered == 0 || v.filtered != nodeInfoOf(node).Generation {
 		return nil, false
 	}
 	m.filterHits++
 	return v.status, true
 }
 
-// keepFilter keeps a verdict just computed. Errors and waits are not
-// kept: they may pass.
-func (e *Evaluator) keepFilter(r *sigResults, node *api.NodeInfo, generation int64, st *Status) {
-	if st != nil && (st.Code == Error || st.Code == Pending) {
+// keepFilter keeps a verdict just computed. Only a fit and the two
+// unschedulable codes are kept: errors and waits may pass.
+func (e *Evaluator) keepFilter(r *sigResults, node *api.NodeInfo, generation int64, st *framework.Status) {
+	if st != nil && st.Code != framework.Unschedulable && st.Code != framework.UnschedulableAndUnresolvable {
 		return
 	}
 	m := &e.kept
@@ -180,7 +181,7 @@ func (e *Evaluator) keptScore(r *sigResults, node *api.NodeInfo) ([]int64, bool)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	v := r.nodes[node.Name]
-	if v.scored == 0 || v.scored != node.K8s.Generation || v.round != r.scoreRound {
+	if v.scored == 0 || v.scored != nodeInfoOf(node).Generation || v.round != r.scoreRound {
 		return nil, false
 	}
 	m.scoreHits++

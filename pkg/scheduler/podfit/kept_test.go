@@ -12,6 +12,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/podfit/testing"
 )
 
@@ -131,7 +132,7 @@ func TestKeptResultsMatchFreshOnes(t *testing.T) {
 					var feasible []*api.NodeInfo
 					for _, n := range nodes {
 						got := e.Filter(t.Context(), s, n)
-						want := fromUpstream(e.fw.RunFilterPlugins(t.Context(), s.state, s.pod, n.K8s))
+						want := fromUpstream(e.fw.RunFilterPlugins(t.Context(), s.(*PodState).state, pod, nodeInfoOf(n)))
 						if diff := cmp.Diff(want, got); diff != "" {
 							t.Fatalf("cycle %d, pod kind %d, node %s (-fresh,+kept):\n%s", cycle, k, n.Name, diff)
 						}
@@ -165,11 +166,12 @@ func TestKeptResultsMatchFreshOnes(t *testing.T) {
 }
 
 // freshScores scores the nodes with the framework's own RunScorePlugins.
-func freshScores(t *testing.T, e *Evaluator, s *PodState, nodes []*api.NodeInfo) []int64 {
+func freshScores(t *testing.T, e *Evaluator, fs framework.PodFitState, nodes []*api.NodeInfo) []int64 {
 	t.Helper()
+	s := fs.(*PodState)
 	infos := make([]fwk.NodeInfo, len(nodes))
 	for i, n := range nodes {
-		infos[i] = n.K8s
+		infos[i] = nodeInfoOf(n)
 	}
 	state := s.state.Clone()
 	if st := e.fw.RunPreScorePlugins(t.Context(), state, s.pod, infos); !st.IsSuccess() {
@@ -243,7 +245,7 @@ func TestNoVerdictIsKeptOnceAPodWithAffinityIsPlaced(t *testing.T) {
 	e.SetNodes(nodes)
 	// The signature the cycle cached before the placement below.
 	sig, ok := e.Signature(t.Context(), st.MakePod(ns, "web").Label("app", "web").Req("cpu", "1").Obj())
-	web := func(name string) *PodState {
+	web := func(name string) framework.PodFitState {
 		s, status := e.PreFilter(t.Context(), st.MakePod(ns, name).Label("app", "web").Req("cpu", "1").Obj())
 		if status != nil {
 			t.Fatal(status)

@@ -15,7 +15,7 @@ import (
 )
 
 // lister is the plugins' view of the cluster: kube-scheduler's SharedLister
-// over the NodeInfos of the cycle's snapshot. It holds the K8s NodeInfo
+// over the NodeInfos of the cycle's snapshot. It holds the nodes' kube-scheduler NodeInfos
 // pointers themselves, not copies, so that the plugins see every tentative
 // placement the scheduler makes after SetNodes; the derived lists (nodes
 // with affinity pods, PVCs in use) are therefore computed on each call.
@@ -60,8 +60,9 @@ func (l *lister) set(nodes []*api.NodeInfo) (changed []int, same bool) {
 		if same {
 			for _, i := range changed {
 				n := nodes[i]
-				l.prev[i], l.nodes[i], l.list[i] = n, n.K8s, n.K8s
-				l.byName[n.Name] = n.K8s
+				info := nodeInfoOf(n)
+				l.prev[i], l.nodes[i], l.list[i] = n, info, info
+				l.byName[n.Name] = info
 			}
 			return changed, true
 		}
@@ -74,9 +75,10 @@ func (l *lister) set(nodes []*api.NodeInfo) (changed []int, same bool) {
 	}
 	clear(l.byName)
 	for i, n := range nodes {
-		l.nodes[i] = n.K8s
-		l.list[i] = n.K8s
-		l.byName[n.Name] = n.K8s
+		info := nodeInfoOf(n)
+		l.nodes[i] = info
+		l.list[i] = info
+		l.byName[n.Name] = info
 	}
 	return nil, false
 }
@@ -214,7 +216,7 @@ func (x *imageIndex) apply(nodes []*api.NodeInfo, changed []int, same bool) {
 	}
 	if same {
 		for _, i := range changed {
-			nodes[i].K8s.ImageStates = x.states[nodes[i].Name]
+			nodeInfoOf(nodes[i]).ImageStates = x.states[nodes[i].Name]
 		}
 		return
 	}
@@ -222,7 +224,7 @@ func (x *imageIndex) apply(nodes []*api.NodeInfo, changed []int, same bool) {
 		x.rebuild(nodes)
 	}
 	for _, n := range nodes {
-		n.K8s.ImageStates = x.states[n.Name]
+		nodeInfoOf(n).ImageStates = x.states[n.Name]
 	}
 }
 

@@ -30,7 +30,7 @@ func TestListerSeesPlacementsAfterSet(t *testing.T) {
 	l.set(nodes)
 
 	// Placed after set, directly on kube-scheduler's NodeInfo.
-	nodes[1].K8s.AddPod(st.MakePod(ns, "anti").PodAntiAffinity(zoneKey, "app", "x").PVC("data").Node("b").Obj())
+	nodeInfoOf(nodes[1]).AddPod(st.MakePod(ns, "anti").PodAntiAffinity(zoneKey, "app", "x").PVC("data").Node("b").Obj())
 	place(nodes[2], st.MakePod(ns, "claimant").PVC("other").Obj(), api.Allocated)
 
 	affinity, _ := l.HavePodsWithAffinityList()
@@ -103,17 +103,17 @@ func TestListerPatchesChangedNodes(t *testing.T) {
 	check := func(when string, nodes []*api.NodeInfo) {
 		t.Helper()
 		for i, n := range nodes {
-			if l.list[i] != n.K8s || l.nodes[i] != n.K8s {
+			if l.list[i] != nodeInfoOf(n) || l.nodes[i] != nodeInfoOf(n) {
 				t.Errorf("%s: list entry %d is not %s's NodeInfo", when, i, n.Name)
 			}
-			if got, err := l.Get(n.Name); err != nil || got != n.K8s {
+			if got, err := l.Get(n.Name); err != nil || got != nodeInfoOf(n) {
 				t.Errorf("%s: Get(%s) is not its NodeInfo", when, n.Name)
 			}
 			want := 0
 			if len(n.Node.Status.Images) > 0 {
 				want = 1
 			}
-			if got := len(n.K8s.ImageStates); got != want {
+			if got := len(nodeInfoOf(n).ImageStates); got != want {
 				t.Errorf("%s: %s has %d image states, want %d", when, n.Name, got, want)
 			}
 		}
@@ -125,7 +125,7 @@ func TestListerPatchesChangedNodes(t *testing.T) {
 	check("first", nodes)
 
 	next := []*api.NodeInfo{nodes[0].Clone(), nodes[1], nodes[2]}
-	next[0].K8s.ImageStates = nil
+	nodeInfoOf(next[0]).ImageStates = nil
 	if changed, same := apply(next); !same || len(changed) != 1 || changed[0] != 0 {
 		t.Fatalf("one node copied afresh: changed %v, same %v; want [0], true", changed, same)
 	}
@@ -135,7 +135,7 @@ func TestListerPatchesChangedNodes(t *testing.T) {
 	third := []*api.NodeInfo{next[0], withImageB, next[2]}
 	apply(third)
 	check("a node object changed", third)
-	if got := third[0].K8s.ImageStates["trainer:1"].NumNodes; got != 3 {
+	if got := nodeInfoOf(third[0]).ImageStates["trainer:1"].NumNodes; got != 3 {
 		t.Errorf("image on %d nodes after b pulled it, want 3", got)
 	}
 

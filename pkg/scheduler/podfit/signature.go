@@ -17,6 +17,7 @@ import (
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 )
 
 // Signatures: two pods with the same signature pass the same filters and
@@ -180,10 +181,14 @@ type KeptScores struct {
 // Update and Totals. Reusing them for another pod (FindNode's alike tasks)
 // is for signed pods only; a node's raw scores kept from an earlier cycle
 // (kept.go) are used when they hold.
-func (e *Evaluator) KeepScores(ctx context.Context, s *PodState, nodes []*api.NodeInfo) (*KeptScores, error) {
+func (e *Evaluator) KeepScores(ctx context.Context, fs framework.PodFitState, nodes []*api.NodeInfo) (framework.PodFitScores, error) {
+	return e.keepScores(ctx, fs.(*PodState), nodes)
+}
+
+func (e *Evaluator) keepScores(ctx context.Context, s *PodState, nodes []*api.NodeInfo) (*KeptScores, error) {
 	infos := make([]fwk.NodeInfo, len(nodes))
 	for i, n := range nodes {
-		infos[i] = n.K8s
+		infos[i] = nodeInfoOf(n)
 	}
 	state := s.state.Clone()
 	if st := e.fw.RunPreScorePlugins(ctx, state, s.pod, infos); !st.IsSuccess() {
@@ -242,8 +247,9 @@ func (k *KeptScores) rawScores(ctx context.Context, node *api.NodeInfo) ([]int64
 			return raw, nil
 		}
 	}
-	generation := node.K8s.Generation
-	scores, st := k.e.fw.RunRawScorePlugins(ctx, k.state, k.pod, node.K8s)
+	info := nodeInfoOf(node)
+	generation := info.Generation
+	scores, st := k.e.fw.RunRawScorePlugins(ctx, k.state, k.pod, info)
 	if !st.IsSuccess() {
 		return nil, fmt.Errorf("scoring pod %s/%s on %s: %w", k.pod.Namespace, k.pod.Name, node.Name, st.AsError())
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit/evaluatortest"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
@@ -46,7 +47,7 @@ tiers:
 	}
 	for _, nodes := range []int{5000, 10000} {
 		b.Run(fmt.Sprintf("nodes=%d/gangs=200x50", nodes), func(b *testing.B) {
-			objects := api.Objects{Queues: []*schedulingv1beta1.Queue{schedtesting.MakeQueue("default").Obj()}}
+			objects := api.Objects{Queues: []*schedulingv1beta1.Queue{schedtesting.MakeQueue("default").Obj()}, NewNodeMirror: podfit.NewNodeMirror}
 			for i := range nodes {
 				objects.Nodes = append(objects.Nodes, st.MakeNode(fmt.Sprintf("n%05d", i)).Alloc("cpu", "32", "memory", "256Gi").Obj())
 			}
@@ -118,6 +119,7 @@ tiers:
 	const nodes, perNode = 5000, 10
 	half := fmt.Sprint(nodes * 32 / 2)
 	objects := api.Objects{
+		NewNodeMirror: podfit.NewNodeMirror,
 		Queues: []*schedulingv1beta1.Queue{
 			schedtesting.MakeQueue("team-a").Deserved(schedtesting.Resources("cpu", half)).Obj(),
 			schedtesting.MakeQueue("team-b").Deserved(schedtesting.Resources("cpu", half)).Obj(),

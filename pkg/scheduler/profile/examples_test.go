@@ -65,11 +65,12 @@ func TestExamples(t *testing.T) {
 				// behaviour is under test here.
 				cs := fake.NewClientset()
 				factory := informers.NewSharedInformerFactory(cs, 0)
-				h.PodFit, err = podfit.New(t.Context(), podfit.Options{InformerFactory: factory, ClientSet: cs, Profile: fitOpts})
+				fit, err := podfit.New(t.Context(), podfit.Options{InformerFactory: factory, ClientSet: cs, Profile: fitOpts})
 				if err != nil {
 					t.Fatalf("pod evaluator: %v", err)
 				}
-				t.Cleanup(func() { _ = h.PodFit.Close() })
+				t.Cleanup(func() { _ = fit.Close() })
+				h.PodFit = fit
 			}
 			if _, err := Build(cfg, h); err != nil {
 				t.Errorf("building the profile: %v", err)

@@ -174,6 +174,11 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 	// How many feasible nodes a search looks for, as the scheduler's
 	// configuration says.
 	nodesToFind := framework.NodesToFind(int(*cfg.NodeSampling.PercentageOfNodesToFind), int(*cfg.NodeSampling.MinNodesToFind))
+	// Nodes carry kube-scheduler's view of them when its plugins run.
+	var newMirror func() api.NodeMirror
+	if _, needFit, _ := profile.PodFitOptions(cfg); needFit {
+		newMirror = podfit.NewNodeMirror
+	}
 
 	r := &Result{Name: s.Name, Capacity: map[string]float64{}, ModelCapacity: map[string]float64{}}
 	st := &state{r: r, byName: map[string]int{}, models: map[string]string{}, allocated: map[string]float64{}, modelAlloc: map[string]float64{},
@@ -186,7 +191,7 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 		m := &member{name: cl.Name, allocatable: dispatch.Resources{}, allocated: dispatch.Resources{}}
 		m.c = sim.New(sim.Options{
 			Actions: prof.Actions, Tiers: prof.Tiers, Start: start, EvictionGrace: 30 * time.Second,
-			NodesToFind: nodesToFind, PreBinder: preBinder,
+			NodesToFind: nodesToFind, PreBinder: preBinder, NewNodeMirror: newMirror,
 			OnBound:    func(p *corev1.Pod, node string, at time.Time) { st.bound(m, p, node, at) },
 			OnFinished: func(p *corev1.Pod, at time.Time) { st.finished(m, p, at) },
 			OnEvicted:  func(c *sim.Cluster, p *corev1.Pod, _ time.Duration) { st.evicted(m, p) },

@@ -26,6 +26,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit/evaluatortest"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
 	"github.com/caldera-sh/caldera/pkg/sim"
@@ -129,7 +130,7 @@ func runSim(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	// The plugins that prepare binds do, as the scheduler's binder has them.
-	c := sim.New(sim.Options{Actions: prof.Actions, Tiers: prof.Tiers, Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), PreBinder: prof.PreBinder()})
+	c := sim.New(sim.Options{Actions: prof.Actions, Tiers: prof.Tiers, NewNodeMirror: podfit.NewNodeMirror, Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), PreBinder: prof.PreBinder()})
 	ready := []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
 	for _, n := range nodes {
 		c.AddNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels},

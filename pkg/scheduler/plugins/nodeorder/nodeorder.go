@@ -13,7 +13,6 @@ import (
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/predicates"
-	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
 )
 
 // Name is the plugin's name in the configuration.
@@ -21,7 +20,7 @@ const Name = "nodeorder"
 
 // Plugin is the nodeorder plugin.
 type Plugin struct {
-	fit *podfit.Evaluator
+	fit framework.PodFit
 	ssn *framework.Session
 }
 
@@ -99,7 +98,7 @@ func (p *Plugin) KeepScores(t *api.TaskInfo, nodes []*api.NodeInfo) (framework.K
 }
 
 type kept struct {
-	k      *podfit.KeptScores
+	k      framework.PodFitScores
 	ssn    *framework.Session
 	totals []int64
 }

@@ -20,14 +20,13 @@ import (
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/internal/proportional"
-	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
 )
 
 // Name is the plugin's name in the configuration.
 const Name = "predicates"
 
 // stateKey holds each task's kube-scheduler PreFilter state for the cycle.
-var stateKey = framework.NewStateKey[map[types.UID]*podfit.PodState]("predicates/podState")
+var stateKey = framework.NewStateKey[map[types.UID]framework.PodFitState]("predicates/podState")
 
 // signatureKey holds each task's signature for the cycle.
 var signatureKey = framework.NewStateKey[map[types.UID]signature]("predicates/signature")
@@ -39,7 +38,7 @@ type signature struct {
 
 // Plugin is the predicates plugin.
 type Plugin struct {
-	fit *podfit.Evaluator
+	fit framework.PodFit
 	ssn *framework.Session
 	// reserve is the proportional predicate's; nil without it.
 	reserve *proportional.Reserve
@@ -47,7 +46,7 @@ type Plugin struct {
 	// reserved holds the state of placed pods until they are bound, across
 	// cycles: the binder's PreBind needs it.
 	mu       sync.Mutex
-	reserved map[types.UID]*podfit.PodState
+	reserved map[types.UID]framework.PodFitState
 }
 
 var (
@@ -79,7 +78,7 @@ func New(args any, h *framework.Handle) (framework.Plugin, error) {
 	if h == nil || h.PodFit == nil {
 		return nil, fmt.Errorf("plugin %s needs the pod evaluator, which the scheduler did not provide", Name)
 	}
-	return &Plugin{fit: h.PodFit, reserve: reserve, reserved: map[types.UID]*podfit.PodState{}}, nil
+	return &Plugin{fit: h.PodFit, reserve: reserve, reserved: map[types.UID]framework.PodFitState{}}, nil
 }
 
 // Name returns the plugin's name.
@@ -89,7 +88,7 @@ func (p *Plugin) Name() string { return Name }
 func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 	p.ssn = ssn
 	p.fit.SetNodes(ssn.Snapshot.NodeList)
-	framework.WriteState(ssn, stateKey, map[types.UID]*podfit.PodState{})
+	framework.WriteState(ssn, stateKey, map[types.UID]framework.PodFitState{})
 }
 
 // OnSessionClose forgets the cycle.
@@ -98,10 +97,10 @@ func (p *Plugin) OnSessionClose(*framework.Session) { p.ssn = nil }
 // PodState returns a task's PreFilter state for the cycle, computing it when
 // the predicates plugin has not (yet) done so. Other plugins (nodeorder) use
 // it to score with the same state.
-func PodState(ssn *framework.Session, fit *podfit.Evaluator, t *api.TaskInfo) (*podfit.PodState, *podfit.Status) {
+func PodState(ssn *framework.Session, fit framework.PodFit, t *api.TaskInfo) (framework.PodFitState, *framework.Status) {
 	states, ok := framework.ReadState(ssn, stateKey)
 	if !ok {
-		states = map[types.UID]*podfit.PodState{}
+		states = map[types.UID]framework.PodFitState{}
 		framework.WriteState(ssn, stateKey, states)
 	}
 	if s := states[t.UID]; s != nil {
@@ -116,8 +115,8 @@ func PodState(ssn *framework.Session, fit *podfit.Evaluator, t *api.TaskInfo) (*
 }
 
 // Signature returns the task's pod signature for the cycle, computing it
-// once: pods alike to kube-scheduler's plugins (see podfit.Signature).
-func Signature(ssn *framework.Session, fit *podfit.Evaluator, t *api.TaskInfo) (string, bool) {
+// once: pods alike to kube-scheduler's plugins (see framework.PodFit).
+func Signature(ssn *framework.Session, fit framework.PodFit, t *api.TaskInfo) (string, bool) {
 	sigs, ok := framework.ReadState(ssn, signatureKey)
 	if !ok {
 		sigs = map[types.UID]signature{}
@@ -141,19 +140,19 @@ func (p *Plugin) PrePredicate(t *api.TaskInfo) *framework.Status {
 		delete(states, t.UID)
 	}
 	_, st := PodState(p.ssn, p.fit, t)
-	return convert(st)
+	return st
 }
 
 // Predicate runs kube-scheduler's filters for the task on the node.
 func (p *Plugin) Predicate(t *api.TaskInfo, n *api.NodeInfo) *framework.Status {
 	s, st := PodState(p.ssn, p.fit, t)
 	if st != nil {
-		return convert(st)
+		return st
 	}
 	if !s.Allows(n.Name) {
 		return &framework.Status{Plugin: "PreFilter", Reasons: []string{"node(s) didn't satisfy plugin(s) PreFilter result"}, Code: framework.UnschedulableAndUnresolvable}
 	}
-	if st := convert(p.fit.Filter(p.ssn.Ctx, s, n)); st != nil {
+	if st := p.fit.Filter(p.ssn.Ctx, s, n); st != nil {
 		return st
 	}
 	return p.proportional(t, n, nil)
@@ -173,13 +172,13 @@ func (p *Plugin) proportional(t *api.TaskInfo, n *api.NodeInfo, freed *api.Resou
 func (p *Plugin) PredicateWithout(t *api.TaskInfo, n *api.NodeInfo, victims []*api.TaskInfo) *framework.Status {
 	s, st := PodState(p.ssn, p.fit, t)
 	if st != nil {
-		return convert(st)
+		return st
 	}
 	pods := make([]*corev1.Pod, len(victims))
 	for i, v := range victims {
 		pods[i] = v.Pod
 	}
-	if st := convert(p.fit.FilterWithout(p.ssn.Ctx, s, n, pods)); st != nil {
+	if st := p.fit.FilterWithout(p.ssn.Ctx, s, n, pods); st != nil {
 		return st
 	}
 	return p.proportional(t, n, proportional.Freed(victims))
@@ -232,26 +231,4 @@ func (p *Plugin) Unreserve(ctx context.Context, t *api.TaskInfo) {
 	if s != nil {
 		p.fit.Unreserve(ctx, s)
 	}
-}
-
-func convert(st *podfit.Status) *framework.Status {
-	if st == nil {
-		return nil
-	}
-	return &framework.Status{Plugin: st.Plugin, Reasons: st.Reasons, Code: code(st.Code)}
-}
-
-// code maps a pod-fit code to the framework's. Anything but the two
-// unschedulable codes and Pending is an Error, which nothing evicts pods
-// to cure.
-func code(c podfit.Code) framework.Code {
-	switch c {
-	case podfit.Unschedulable:
-		return framework.Unschedulable
-	case podfit.UnschedulableAndUnresolvable:
-		return framework.UnschedulableAndUnresolvable
-	case podfit.Pending:
-		return framework.Pending
-	}
-	return framework.Error
 }

@@ -1,0 +1,61 @@
+package podfit
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+	k8sframework "k8s.io/kubernetes/pkg/scheduler/framework"
+
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+)
+
+// nodeMirror is kube-scheduler's NodeInfo of a node, kept in step with the
+// scheduler's NodeInfo as its mirror: the plugins read it.
+type nodeMirror struct{ info *k8sframework.NodeInfo }
+
+var _ api.NodeMirror = &nodeMirror{}
+
+// NewNodeMirror returns an empty mirror for api.NodeInfo.SetMirror. Give
+// every node one where nodes are made (cache.Options.NewNodeMirror,
+// api.Objects.NewNodeMirror), so that copies of a node copy it rather than
+// rebuild it: a node the evaluator sees without one gets one then, at the
+// cost of recording its pods anew.
+func NewNodeMirror() api.NodeMirror { return &nodeMirror{info: k8sframework.NewNodeInfo()} }
+
+func (m *nodeMirror) SetNode(node *corev1.Node) { m.info.SetNode(node) }
+
+func (m *nodeMirror) AddTask(t *api.TaskInfo) { m.info.AddPodInfo(podInfoOf(t)) }
+
+func (m *nodeMirror) RemoveTask(logger klog.Logger, t *api.TaskInfo) {
+	// A pod that was never added is not an error here.
+	_ = m.info.RemovePod(logger, t.Pod)
+}
+
+func (m *nodeMirror) Clone() api.NodeMirror {
+	return &nodeMirror{info: m.info.SnapshotConcrete()}
+}
+
+// podInfoOf returns kube-scheduler's view of the task's pod, made once per
+// pod object and kept with the task. Its resources are worked out before it
+// is kept, so that copies of the task in other goroutines only read them.
+func podInfoOf(t *api.TaskInfo) *k8sframework.PodInfo {
+	if pi, ok := t.FitMemo().(*k8sframework.PodInfo); ok && pi.Pod == t.Pod {
+		return pi
+	}
+	// An affinity term that does not parse leaves the PodInfo without it,
+	// as kube-scheduler's own NodeInfo.AddPod does.
+	pi, _ := k8sframework.NewPodInfo(t.Pod)
+	pi.CalculateResource()
+	t.SetFitMemo(pi)
+	return pi
+}
+
+// nodeInfoOf returns kube-scheduler's NodeInfo of the node, giving the node
+// a mirror first when it has none. A node has one mirror: the evaluator's.
+func nodeInfoOf(node *api.NodeInfo) *k8sframework.NodeInfo {
+	m, ok := node.Mirror.(*nodeMirror)
+	if !ok {
+		m = &nodeMirror{info: k8sframework.NewNodeInfo()}
+		node.SetMirror(m)
+	}
+	return m.info
+}
