@@ -18,7 +18,7 @@ import (
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
-	"github.com/caldera-sh/caldera/pkg/federation/hyperjob"
+	"github.com/caldera-sh/caldera/pkg/federation/hyperjob/lifecycle"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 )
 
@@ -99,7 +99,7 @@ func TestFederationHyperJob(t *testing.T) {
 		if err := kc.Get(ctx, client.ObjectKeyFromObject(hj), &got); err != nil {
 			return err.Error()
 		}
-		c := meta.FindStatusCondition(got.Status.Conditions, hyperjob.ConditionPlanned)
+		c := meta.FindStatusCondition(got.Status.Conditions, lifecycle.ConditionPlanned)
 		if c == nil {
 			return "none"
 		}

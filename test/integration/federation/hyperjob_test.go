@@ -23,7 +23,7 @@ import (
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app/options"
 	"github.com/caldera-sh/caldera/pkg/federation/dispatcher"
-	"github.com/caldera-sh/caldera/pkg/federation/hyperjob"
+	"github.com/caldera-sh/caldera/pkg/federation/hyperjob/lifecycle"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
@@ -231,7 +231,7 @@ func TestHyperJob(t *testing.T) {
 		child.Annotations[trainingv1alpha1.ChildrenAnnotation] != "2" || len(child.OwnerReferences) != 1 {
 		t.Errorf("child: %d workers, labels %v, annotations %v, owners %v", w.Replicas, child.Labels, child.Annotations, child.OwnerReferences)
 	}
-	if got := hjCondition(t, ns, "llm", hyperjob.ConditionPlanned); got != "True Planned: 2 child jobs" {
+	if got := hjCondition(t, ns, "llm", lifecycle.ConditionPlanned); got != "True Planned: 2 child jobs" {
 		t.Errorf("Planned: %s", got)
 	}
 	if got := hjPhase(t, ns, "llm"); got != trainingv1alpha1.HyperJobPending {
@@ -301,7 +301,7 @@ func TestHyperJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	framework.Eventually(t, 20*time.Second, "llm2 waits saying why", func() (bool, string) {
-		got := hjCondition(t, ns, "llm2", hyperjob.ConditionPlanned)
+		got := hjCondition(t, ns, "llm2", lifecycle.ConditionPlanned)
 		return strings.HasPrefix(got, `False Waiting: no plan fits the clusters now: replicated job "train": 1 children of cpu 256, nvidia.com/gpu 128 do not fit`) &&
 			hjPhase(t, ns, "llm2") == trainingv1alpha1.HyperJobPending, got
 	})
@@ -367,7 +367,7 @@ func TestHyperJobRestart(t *testing.T) {
 	}
 	// The plan a split would not make (both children fit hjr-a), written
 	// as caldera-global writes it.
-	rec := hyperjob.Record{ID: "beforecrash", Generation: hj.Generation, Attempt: 1, Children: []hyperjob.Child{
+	rec := lifecycle.Record{ID: "beforecrash", Generation: hj.Generation, Attempt: 1, Children: []lifecycle.PlannedChild{
 		{Name: "resumed-train-0", ReplicatedJob: "train", Index: 0, Cluster: "hjr-b", Pods: 16},
 		{Name: "resumed-train-1", ReplicatedJob: "train", Index: 1, Cluster: "hjr-a", Pods: 16},
 	}}
@@ -376,7 +376,7 @@ func TestHyperJobRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	patched := hj.DeepCopy()
-	patched.Annotations = map[string]string{hyperjob.PlanRecordAnnotation: string(raw)}
+	patched.Annotations = map[string]string{lifecycle.PlanRecordAnnotation: string(raw)}
 	if err := c.Patch(ctx, patched, client.MergeFrom(hj)); err != nil {
 		t.Fatal(err)
 	}
@@ -391,8 +391,8 @@ func TestHyperJobRestart(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKeyFromObject(hj), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Annotations[hyperjob.PlanRecordAnnotation] != string(raw) {
-		t.Errorf("the plan was replaced: %s", got.Annotations[hyperjob.PlanRecordAnnotation])
+	if got.Annotations[lifecycle.PlanRecordAnnotation] != string(raw) {
+		t.Errorf("the plan was replaced: %s", got.Annotations[lifecycle.PlanRecordAnnotation])
 	}
 }
 

@@ -1,9 +1,11 @@
-// Package lifecycle decides what becomes of a HyperJob's plan as its child
-// jobs run: what its failure policy does with failed children, and when
-// children released together but not running in time roll the plan back.
-// It is a pure function of the children's phases and the times involved;
-// the HyperJob controller applies its decisions, and the simulator can
-// replay them.
+// Package lifecycle decides what becomes of a HyperJob: Decide turns the
+// HyperJob, its child jobs and what the clusters offer into a Decision
+// (plan, record, children to make or delete, status, events) that the
+// HyperJob controller applies; OnFailure is what its failure policy does
+// with failed children, Start when children released together but not
+// running in time roll the plan back, and Aggregate its status. It is a
+// pure function of its inputs and imports no client, so the simulator
+// replays the same decisions.
 package lifecycle
 
 import (

@@ -1,4 +1,4 @@
-package hyperjob
+package lifecycle
 
 import (
 	"testing"
@@ -12,7 +12,7 @@ import (
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 )
 
-func child(name, rj string, phase batchv1alpha1.JobPhase, running, succeeded, failed int32) batchv1alpha1.Job {
+func childJob(name, rj string, phase batchv1alpha1.JobPhase, running, succeeded, failed int32) batchv1alpha1.Job {
 	return batchv1alpha1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{trainingv1alpha1.ReplicatedJobNameLabel: rj}},
 		Status:     batchv1alpha1.JobStatus{State: batchv1alpha1.JobState{Phase: phase}, Running: running, Succeeded: succeeded, Failed: failed},
@@ -36,14 +36,14 @@ func TestAggregate(t *testing.T) {
 			if i >= 2 {
 				rj = "eval"
 			}
-			rec.Children = append(rec.Children, Child{Name: name, ReplicatedJob: rj, Cluster: []string{"east", "west"}[i%2]})
+			rec.Children = append(rec.Children, PlannedChild{Name: name, ReplicatedJob: rj, Cluster: []string{"east", "west"}[i%2]})
 		}
 		return rec
 	}
 	st := Aggregate(hj, plan(3), []batchv1alpha1.Job{
-		child("hj-train-0", "train", batchv1alpha1.JobRunning, 8, 0, 0),
-		child("hj-train-1", "train", batchv1alpha1.JobCompleted, 0, 8, 0),
-		child("hj-eval-0", "eval", batchv1alpha1.JobFailed, 0, 0, 1),
+		childJob("hj-train-0", "train", batchv1alpha1.JobRunning, 8, 0, 0),
+		childJob("hj-train-1", "train", batchv1alpha1.JobCompleted, 0, 8, 0),
+		childJob("hj-eval-0", "eval", batchv1alpha1.JobFailed, 0, 0, 1),
 	}, now)
 	if got := []int32{st.ReplicatedJobsStatus[0].Running, st.ReplicatedJobsStatus[0].Succeeded, st.ReplicatedJobsStatus[1].Failed}; !cmp.Equal(got, []int32{8, 8, 1}) {
 		t.Errorf("counts %v", got)
@@ -65,17 +65,17 @@ func TestAggregate(t *testing.T) {
 	two := plan(3)
 	two.MinAvailable = 2
 	if st := Aggregate(hj, two, []batchv1alpha1.Job{
-		child("hj-train-0", "train", batchv1alpha1.JobRunning, 8, 0, 0),
-		child("hj-train-1", "train", batchv1alpha1.JobCompleted, 0, 8, 0),
-		child("hj-eval-0", "eval", batchv1alpha1.JobPending, 0, 0, 0),
+		childJob("hj-train-0", "train", batchv1alpha1.JobRunning, 8, 0, 0),
+		childJob("hj-train-1", "train", batchv1alpha1.JobCompleted, 0, 8, 0),
+		childJob("hj-eval-0", "eval", batchv1alpha1.JobPending, 0, 0, 0),
 	}, now); st.Phase != trainingv1alpha1.HyperJobRunning {
 		t.Errorf("phase %s with minAvailable 2 and 2 running or done", st.Phase)
 	}
 
 	done := []batchv1alpha1.Job{
-		child("hj-train-0", "train", batchv1alpha1.JobCompleted, 0, 8, 0),
-		child("hj-train-1", "train", batchv1alpha1.JobCompleted, 0, 8, 0),
-		child("hj-eval-0", "eval", batchv1alpha1.JobFailed, 0, 0, 1),
+		childJob("hj-train-0", "train", batchv1alpha1.JobCompleted, 0, 8, 0),
+		childJob("hj-train-1", "train", batchv1alpha1.JobCompleted, 0, 8, 0),
+		childJob("hj-eval-0", "eval", batchv1alpha1.JobFailed, 0, 0, 1),
 	}
 	st = Aggregate(hj, plan(3), done, now)
 	if c := meta.FindStatusCondition(st.Conditions, trainingv1alpha1.HyperJobFailed); c == nil || c.Status != metav1.ConditionTrue || c.Message != "1 of 3 child jobs did not complete: hj-eval-0" {
@@ -87,7 +87,7 @@ func TestAggregate(t *testing.T) {
 	if st.Phase != trainingv1alpha1.HyperJobFailedPhase {
 		t.Errorf("phase %s with a child failed and all finished", st.Phase)
 	}
-	done[2] = child("hj-eval-0", "eval", batchv1alpha1.JobCompleted, 0, 1, 0)
+	done[2] = childJob("hj-eval-0", "eval", batchv1alpha1.JobCompleted, 0, 1, 0)
 	st = Aggregate(hj, plan(3), done, now)
 	if c := meta.FindStatusCondition(st.Conditions, trainingv1alpha1.HyperJobCompleted); c == nil || c.Status != metav1.ConditionTrue {
 		t.Errorf("Completed: %+v", c)

@@ -1,4 +1,4 @@
-package hyperjob
+package lifecycle
 
 import (
 	"fmt"
@@ -10,10 +10,9 @@ import (
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
-	"github.com/caldera-sh/caldera/pkg/federation/hyperjob/lifecycle"
 )
 
-// Condition types the controller sets beside Completed and Failed.
+// Condition types set beside Completed and Failed.
 const (
 	// ConditionPlanned is True once the HyperJob's children are planned
 	// and created, False (reason Waiting) while no plan fits the clusters,
@@ -80,7 +79,7 @@ func Aggregate(hj *trainingv1alpha1.HyperJob, rec *Record, children []batchv1alp
 		rs.Failed += c.Status.Failed
 		rs.Terminating += c.Status.Terminating
 		rs.Unknown += c.Status.Unknown
-		if d, f := lifecycle.Finished(c.Status.State.Phase); d {
+		if d, f := Finished(c.Status.State.Phase); d {
 			done++
 			if f {
 				failedNames = append(failedNames, c.Name)
@@ -95,7 +94,7 @@ func Aggregate(hj *trainingv1alpha1.HyperJob, rec *Record, children []batchv1alp
 		needed = min(rec.MinAvailable, planned)
 	}
 	st.Phase = trainingv1alpha1.HyperJobPending
-	if needed > 0 && lifecycle.Running(lifecycle.Of(children)) >= needed {
+	if needed > 0 && Running(Of(children)) >= needed {
 		st.Phase = trainingv1alpha1.HyperJobRunning
 	}
 	if planned > 0 && done == planned {
