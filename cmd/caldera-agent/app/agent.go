@@ -5,7 +5,6 @@ package app
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -27,36 +26,20 @@ import (
 
 	"github.com/caldera-sh/caldera/cmd/caldera-agent/app/options"
 	"github.com/caldera-sh/caldera/pkg/agent"
-	"github.com/caldera-sh/caldera/pkg/agent/cgroup"
 	"github.com/caldera-sh/caldera/pkg/agent/metrics"
+	"github.com/caldera-sh/caldera/pkg/component"
 )
 
 // NewAgentCommand returns the caldera-agent command.
 func NewAgentCommand(ctx context.Context) *cobra.Command {
-	o := options.NewOptions()
-	cmd := &cobra.Command{
-		Use:          "caldera-agent",
-		Short:        "Caldera's node agent: colocation of online and offline work",
-		SilenceUsage: true,
-		Args:         cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return Run(ctx, o)
-		},
-	}
-	o.AddFlags(cmd.Flags())
-	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(klogFlags)
-	cmd.Flags().AddGoFlagSet(klogFlags)
-	return cmd
+	return component.NewCommand("caldera-agent", "Caldera's node agent: colocation of online and offline work",
+		options.NewOptions(), func(c *options.Config) error { return Run(ctx, c) })
 }
 
 // Run runs the agent until ctx ends.
-func Run(ctx context.Context, o *options.Options) error {
+func Run(ctx context.Context, c *options.Config) error {
 	logger := klog.FromContext(ctx)
-	cfg, err := restConfig(o.Kubeconfig)
+	cfg, err := restConfig(c.Kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -64,18 +47,17 @@ func Run(ctx context.Context, o *options.Options) error {
 	if err != nil {
 		return fmt.Errorf("building the client: %w", err)
 	}
-	driver, _ := cgroup.ParseDriver(o.CgroupDriver)
 
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
-	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "caldera-agent", Host: o.NodeName})
+	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "caldera-agent", Host: c.Agent.NodeName})
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := metrics.New(reg)
-	if o.MetricsBindAddress != "0" {
-		ln, err := net.Listen("tcp", o.MetricsBindAddress)
+	if c.MetricsBindAddress != "0" {
+		ln, err := net.Listen("tcp", c.MetricsBindAddress)
 		if err != nil {
 			return fmt.Errorf("--metrics-bind-address: %w", err)
 		}
@@ -92,14 +74,7 @@ func Run(ctx context.Context, o *options.Options) error {
 		logger.Info("Serving metrics", "address", ln.Addr().String())
 	}
 
-	a := agent.New(client, recorder, m, clock.RealClock{}, agent.Options{
-		NodeName:  o.NodeName,
-		Namespace: o.Namespace,
-		Layout:    cgroup.Layout{Root: o.CgroupRoot, Driver: driver, KubeletRoot: o.KubeletCgroupRoot},
-		MemInfo:   o.MemInfo,
-		Interval:  o.Interval,
-		Resync:    o.Resync,
-	})
+	a := agent.New(client, recorder, m, clock.RealClock{}, c.Agent)
 	return a.Run(ctx)
 }
 

@@ -34,6 +34,7 @@ import (
 	webhookoptions "github.com/caldera-sh/caldera/cmd/caldera-webhook/app/options"
 	"github.com/caldera-sh/caldera/pkg/agent/config"
 	"github.com/caldera-sh/caldera/pkg/agent/qos"
+	"github.com/caldera-sh/caldera/pkg/component"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	schedconfig "github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
@@ -207,7 +208,11 @@ func TestMemberRBAC(t *testing.T) {
 	ao.NodeName, ao.Namespace = node.Name, ns
 	ao.CgroupRoot, ao.CgroupDriver, ao.MemInfo = root, "cgroupfs", meminfo
 	ao.Interval, ao.MetricsBindAddress = 500*time.Millisecond, "0"
-	run(t, "agent", func(ctx context.Context) error { return agentapp.Run(ctx, ao) })
+	ac, err := component.Configure(ao)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, "agent", func(ctx context.Context) error { return agentapp.Run(ctx, ac) })
 
 	// The Leases, in caldera-system.
 	framework.Eventually(t, time.Minute, "both Leases held in caldera-system", func() (bool, string) {

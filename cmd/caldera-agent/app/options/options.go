@@ -1,16 +1,22 @@
-// Package options holds caldera-agent's flags.
+// Package options holds caldera-agent's flags and turns them into its
+// configuration.
 package options
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/caldera-sh/caldera/pkg/agent"
 	"github.com/caldera-sh/caldera/pkg/agent/cgroup"
 )
+
+// DefaultNamespace holds the colocation ConfigMap when neither --namespace
+// nor $POD_NAMESPACE says otherwise.
+const DefaultNamespace = "caldera-system"
 
 // Options are the agent's flags.
 type Options struct {
@@ -31,17 +37,26 @@ type Options struct {
 	Resync   time.Duration
 	// MetricsBindAddress serves /metrics; "0" turns it off.
 	MetricsBindAddress string
+
+	// flags are those AddFlags registered, for Complete to tell a flag
+	// given from its default.
+	flags *pflag.FlagSet
+}
+
+// Config is what the agent runs with.
+type Config struct {
+	// Kubeconfig reaches the API server; empty means in-cluster.
+	Kubeconfig string
+	// MetricsBindAddress serves /metrics; "0" turns it off.
+	MetricsBindAddress string
+	// Agent is the agent's loop on its node.
+	Agent agent.Options
 }
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
-	ns := os.Getenv("POD_NAMESPACE")
-	if ns == "" {
-		ns = "caldera-system"
-	}
 	return &Options{
-		NodeName:           os.Getenv("NODE_NAME"),
-		Namespace:          ns,
+		Namespace:          DefaultNamespace,
 		CgroupRoot:         "/sys/fs/cgroup",
 		CgroupDriver:       string(cgroup.Systemd),
 		MemInfo:            "/proc/meminfo",
@@ -53,6 +68,7 @@ func NewOptions() *Options {
 
 // AddFlags registers the flags.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	o.flags = fs
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file; empty means in-cluster configuration")
 	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "the node the agent runs on (default $NODE_NAME)")
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "namespace of the ConfigMap volcano-agent-configuration (default $POD_NAMESPACE, else caldera-system)")
@@ -65,23 +81,56 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "address /metrics is served on; 0 turns it off")
 }
 
-// Validate checks the flags.
-func (o *Options) Validate() error {
-	var errs []error
+// Complete takes the node and the namespace from the pod's environment
+// ($NODE_NAME, $POD_NAMESPACE) where the flags leave them to it.
+func (o *Options) Complete() error {
 	if o.NodeName == "" {
-		errs = append(errs, errors.New("--node-name: required (or set $NODE_NAME)"))
+		o.NodeName = os.Getenv("NODE_NAME")
+	}
+	namespaceGiven := o.flags != nil && o.flags.Changed("namespace")
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" && !namespaceGiven && o.Namespace == DefaultNamespace {
+		o.Namespace = ns
+	}
+	return nil
+}
+
+// Validate checks the flags.
+func (o *Options) Validate() field.ErrorList {
+	var errs field.ErrorList
+	if o.NodeName == "" {
+		errs = append(errs, field.Required(field.NewPath("--node-name"), "give it or set $NODE_NAME"))
 	}
 	if o.Namespace == "" {
-		errs = append(errs, errors.New("--namespace: must not be empty"))
+		errs = append(errs, field.Required(field.NewPath("--namespace"), ""))
 	}
 	if _, err := cgroup.ParseDriver(o.CgroupDriver); err != nil {
-		errs = append(errs, fmt.Errorf("--cgroup-driver: %w", err))
+		errs = append(errs, field.Invalid(field.NewPath("--cgroup-driver"), o.CgroupDriver, "must be systemd or cgroupfs"))
 	}
 	if o.Interval <= 0 {
-		errs = append(errs, fmt.Errorf("--interval: %s must be positive", o.Interval))
+		errs = append(errs, field.Invalid(field.NewPath("--interval"), o.Interval.String(), "must be positive"))
 	}
 	if o.Resync < 0 {
-		errs = append(errs, fmt.Errorf("--resync: %s must not be negative", o.Resync))
+		errs = append(errs, field.Invalid(field.NewPath("--resync"), o.Resync.String(), "must not be negative"))
 	}
-	return errors.Join(errs...)
+	return errs
+}
+
+// Config returns the agent's configuration.
+func (o *Options) Config() (*Config, error) {
+	driver, err := cgroup.ParseDriver(o.CgroupDriver)
+	if err != nil {
+		return nil, fmt.Errorf("--cgroup-driver: %w", err)
+	}
+	return &Config{
+		Kubeconfig:         o.Kubeconfig,
+		MetricsBindAddress: o.MetricsBindAddress,
+		Agent: agent.Options{
+			NodeName:  o.NodeName,
+			Namespace: o.Namespace,
+			Layout:    cgroup.Layout{Root: o.CgroupRoot, Driver: driver, KubeletRoot: o.KubeletCgroupRoot},
+			MemInfo:   o.MemInfo,
+			Interval:  o.Interval,
+			Resync:    o.Resync,
+		},
+	}, nil
 }
