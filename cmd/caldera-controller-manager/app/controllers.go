@@ -3,7 +3,6 @@ package app
 import (
 	"fmt"
 	"net/http"
-	"os"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
@@ -28,7 +27,7 @@ import (
 // controller is one controller the manager can run.
 type controller struct {
 	name  string
-	setup func(mgr ctrl.Manager, o *options.Options) error
+	setup func(mgr ctrl.Manager, c *options.Config) error
 	// watches is the kind of object whose events drive the controller:
 	// the manager is ready once its informer has synced.
 	watches client.Object
@@ -37,41 +36,32 @@ type controller struct {
 // controllers lists every controller, in the order they are set up.
 func controllers() []controller {
 	return []controller{
-		{name: job.Name, setup: func(mgr ctrl.Manager, o *options.Options) error {
-			return job.NewReconciler(mgr.GetClient(), mgr.GetEventRecorderFor("caldera-job-controller"), o.SchedulerNames, clock.RealClock{}).
-				SetupWithManager(mgr, o.Workers)
+		{name: job.Name, setup: func(mgr ctrl.Manager, c *options.Config) error {
+			return job.NewReconciler(mgr.GetClient(), mgr.GetEventRecorderFor("caldera-job-controller"), c.SchedulerNames, clock.RealClock{}).
+				SetupWithManager(mgr, c.Workers)
 		}, watches: &batchv1alpha1.Job{}},
-		{name: podgroup.ControllerName, setup: func(mgr ctrl.Manager, o *options.Options) error {
-			return podgroup.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("caldera-podgroup-controller"), o.SchedulerNames).
+		{name: podgroup.ControllerName, setup: func(mgr ctrl.Manager, c *options.Config) error {
+			return podgroup.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("caldera-podgroup-controller"), c.SchedulerNames).
 				SetupWithManager(mgr)
 		}, watches: &corev1.Pod{}},
-		{name: queue.ControllerName, setup: func(mgr ctrl.Manager, _ *options.Options) error {
+		{name: queue.ControllerName, setup: func(mgr ctrl.Manager, _ *options.Config) error {
 			return queue.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("caldera-queue-controller"), clock.RealClock{}, queue.DefaultCommandWait).
 				SetupWithManager(mgr)
 		}, watches: &schedulingv1beta1.Queue{}},
-		{name: cronjob.Name, setup: func(mgr ctrl.Manager, _ *options.Options) error {
+		{name: cronjob.Name, setup: func(mgr ctrl.Manager, _ *options.Config) error {
 			return cronjob.NewReconciler(mgr.GetClient(), mgr.GetEventRecorderFor("caldera-cronjob-controller"), clock.RealClock{}).SetupWithManager(mgr)
 		}, watches: &batchv1alpha1.CronJob{}},
-		{name: jobflow.Name, setup: func(mgr ctrl.Manager, _ *options.Options) error {
+		{name: jobflow.Name, setup: func(mgr ctrl.Manager, _ *options.Config) error {
 			return jobflow.NewReconciler(mgr.GetClient(), mgr.GetEventRecorderFor("caldera-jobflow-controller"), clock.RealClock{}).SetupWithManager(mgr)
 		}, watches: &flowv1alpha1.JobFlow{}},
-		{name: hypernode.ControllerName, setup: func(mgr ctrl.Manager, o *options.Options) error {
-			var cfg *hypernode.Config
-			if o.HyperNodeDiscoveryConfig != "" {
-				data, err := os.ReadFile(o.HyperNodeDiscoveryConfig)
-				if err != nil {
-					return fmt.Errorf("--hypernode-discovery-config: %w", err)
-				}
-				if cfg, err = hypernode.LoadConfig(data); err != nil {
-					return fmt.Errorf("--hypernode-discovery-config %s: %w", o.HyperNodeDiscoveryConfig, err)
-				}
-			}
-			return hypernode.NewReconciler(mgr.GetClient(), cfg, clock.RealClock{}).SetupWithManager(mgr)
+		{name: hypernode.ControllerName, setup: func(mgr ctrl.Manager, c *options.Config) error {
+			return hypernode.NewReconciler(mgr.GetClient(), c.HyperNodeDiscovery, clock.RealClock{}).SetupWithManager(mgr)
 		}, watches: &topologyv1alpha1.HyperNode{}},
 	}
 }
 
-func controllerNames() []string {
+// ControllerNames are the names of the controllers the manager can run.
+func ControllerNames() []string {
 	var names []string
 	for _, c := range controllers() {
 		names = append(names, c.name)

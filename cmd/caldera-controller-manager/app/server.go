@@ -5,8 +5,8 @@ package app
 
 import (
 	"context"
-	"flag"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
@@ -20,34 +20,19 @@ import (
 
 	apischeme "github.com/caldera-sh/caldera/apis/scheme"
 	"github.com/caldera-sh/caldera/cmd/caldera-controller-manager/app/options"
+	"github.com/caldera-sh/caldera/pkg/component"
 )
 
 // NewControllerManagerCommand returns the caldera-controller-manager command.
 func NewControllerManagerCommand(ctx context.Context) *cobra.Command {
-	o := options.NewOptions()
-	cmd := &cobra.Command{
-		Use:          "caldera-controller-manager",
-		Short:        "Caldera's controllers: Jobs, PodGroups, Queues, Commands, garbage collection",
-		SilenceUsage: true,
-		Args:         cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Validate(controllerNames()); err != nil {
-				return err
-			}
-			return Run(ctx, o)
-		},
-	}
-	o.AddFlags(cmd.Flags(), controllerNames())
-	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(klogFlags)
-	cmd.Flags().AddGoFlagSet(klogFlags)
-	return cmd
+	return component.NewCommand("caldera-controller-manager", "Caldera's controllers: Jobs, PodGroups, Queues, Commands, garbage collection",
+		options.NewOptions(ControllerNames()), func(c *options.Config) error { return Run(ctx, c) })
 }
 
 // Run runs the manager until ctx ends.
-func Run(ctx context.Context, o *options.Options) error {
+func Run(ctx context.Context, c *options.Config) error {
 	ctrl.SetLogger(klog.NewKlogr())
-	cfg, err := restConfig(o)
+	cfg, err := restConfig(c)
 	if err != nil {
 		return err
 	}
@@ -57,14 +42,14 @@ func Run(ctx context.Context, o *options.Options) error {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
-		LeaderElection:                o.LeaderElect,
+		LeaderElection:                c.LeaderElect,
 		LeaderElectionID:              "caldera-controller-manager",
-		LeaderElectionNamespace:       o.LeaderElectionNamespace,
+		LeaderElectionNamespace:       c.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
-		HealthProbeBindAddress:        o.HealthProbeBindAddress,
-		Metrics:                       metricsserver.Options{BindAddress: o.MetricsBindAddress},
-		GracefulShutdownTimeout:       &o.GracefulShutdown,
-		Controller:                    config.Controller{MaxConcurrentReconciles: o.Workers},
+		HealthProbeBindAddress:        c.HealthProbeBindAddress,
+		Metrics:                       metricsserver.Options{BindAddress: c.MetricsBindAddress},
+		GracefulShutdownTimeout:       &c.GracefulShutdown,
+		Controller:                    config.Controller{MaxConcurrentReconciles: c.Workers},
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
@@ -73,34 +58,34 @@ func Run(ctx context.Context, o *options.Options) error {
 		return err
 	}
 	var watched []client.Object
-	for _, c := range controllers() {
-		if !o.Enabled(c.name) {
+	for _, ctl := range controllers() {
+		if !slices.Contains(c.Controllers, ctl.name) {
 			continue
 		}
-		if err := c.setup(mgr, o); err != nil {
-			return fmt.Errorf("setting up the %s controller: %w", c.name, err)
+		if err := ctl.setup(mgr, c); err != nil {
+			return fmt.Errorf("setting up the %s controller: %w", ctl.name, err)
 		}
-		watched = append(watched, c.watches)
+		watched = append(watched, ctl.watches)
 	}
 	if err := mgr.AddReadyzCheck("informers", informersSynced(mgr, watched)); err != nil {
 		return err
 	}
-	klog.FromContext(ctx).Info("Starting controllers", "controllers", o.Controllers)
+	klog.FromContext(ctx).Info("Starting controllers", "controllers", c.Controllers)
 	return mgr.Start(ctx)
 }
 
-func restConfig(o *options.Options) (*rest.Config, error) {
+func restConfig(c *options.Config) (*rest.Config, error) {
 	var cfg *rest.Config
 	var err error
-	if o.Kubeconfig == "" && o.Master == "" {
+	if c.Kubeconfig == "" && c.Master == "" {
 		cfg, err = rest.InClusterConfig()
 	} else {
-		cfg, err = clientcmd.BuildConfigFromFlags(o.Master, o.Kubeconfig)
+		cfg, err = clientcmd.BuildConfigFromFlags(c.Master, c.Kubeconfig)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("client configuration: %w", err)
 	}
-	cfg.QPS, cfg.Burst = o.QPS, o.Burst
+	cfg.QPS, cfg.Burst = c.QPS, c.Burst
 	cfg.UserAgent = "caldera-controller-manager"
 	return cfg, nil
 }

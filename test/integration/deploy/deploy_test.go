@@ -161,12 +161,16 @@ func TestMemberRBAC(t *testing.T) {
 	}
 
 	// caldera-controller-manager (it makes the default queues).
-	cm := cmoptions.NewOptions()
+	cm := cmoptions.NewOptions(cmapp.ControllerNames())
 	cm.Kubeconfig = impersonating(t, "caldera-controller-manager")
 	cm.LeaderElect, cm.LeaderElectionNamespace = true, ns
 	cm.HealthProbeBindAddress, cm.MetricsBindAddress = "0", "0"
 	cm.GracefulShutdown = 5 * time.Second
-	run(t, "controller manager", func(ctx context.Context) error { return cmapp.Run(ctx, cm) })
+	cmc, err := component.Configure(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, "controller manager", func(ctx context.Context) error { return cmapp.Run(ctx, cmc) })
 
 	// caldera-scheduler.
 	cfg, err := schedconfig.Load([]byte(strings.Replace(framework.SchedulerConfig, "leaderElection:\n  leaderElect: false\n",

@@ -11,6 +11,7 @@ import (
 	cmapp "github.com/caldera-sh/caldera/cmd/caldera-controller-manager/app"
 	cmoptions "github.com/caldera-sh/caldera/cmd/caldera-controller-manager/app/options"
 	schedapp "github.com/caldera-sh/caldera/cmd/caldera-scheduler/app"
+	"github.com/caldera-sh/caldera/pkg/component"
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
 )
@@ -74,7 +75,7 @@ func (f *Framework) StartSchedulerFile(path string) (stop func() error, err erro
 // process, so a package starts it once; tests that restart it run the
 // binary instead.
 func (f *Framework) StartControllerManager(controllers []string) (stop func() error) {
-	o := cmoptions.NewOptions()
+	o := cmoptions.NewOptions(cmapp.ControllerNames())
 	o.Kubeconfig = f.Kubeconfig()
 	o.LeaderElect = false
 	o.HealthProbeBindAddress, o.MetricsBindAddress = "0", "0"
@@ -82,7 +83,13 @@ func (f *Framework) StartControllerManager(controllers []string) (stop func() er
 	if controllers != nil {
 		o.Controllers = controllers
 	}
-	return runInProcess("controller manager", func(ctx context.Context) error { return cmapp.Run(ctx, o) })
+	return runInProcess("controller manager", func(ctx context.Context) error {
+		c, err := component.Configure(o)
+		if err != nil {
+			return err
+		}
+		return cmapp.Run(ctx, c)
+	})
 }
 
 // runInProcess runs run until stop is called, then waits up to 30s for it.

@@ -1,13 +1,18 @@
-// Package options holds caldera-controller-manager's flags.
+// Package options holds caldera-controller-manager's flags and turns them
+// into its configuration.
 package options
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/caldera-sh/caldera/pkg/controllers/hypernode"
 )
 
 // Options are the controller manager's flags.
@@ -33,10 +38,45 @@ type Options struct {
 	// section of Volcano's controller configuration; empty turns HyperNode
 	// discovery off.
 	HyperNodeDiscoveryConfig string
+
+	// known are the names of the controllers the manager can run.
+	known []string
+	// hyperNodeDiscovery is HyperNodeDiscoveryConfig, loaded by Complete.
+	hyperNodeDiscovery *hypernode.Config
 }
 
-// NewOptions returns the defaults.
-func NewOptions() *Options {
+// Config is what the controller manager runs with.
+type Config struct {
+	// Kubeconfig and Master reach the API server (both empty: in-cluster);
+	// QPS and Burst bound the client.
+	Kubeconfig string
+	Master     string
+	QPS        float32
+	Burst      int
+	// LeaderElect elects a leader, whose Lease is in
+	// LeaderElectionNamespace, before running controllers.
+	LeaderElect             bool
+	LeaderElectionNamespace string
+	// HealthProbeBindAddress and MetricsBindAddress serve /healthz and
+	// /readyz, and /metrics; "0" turns them off.
+	HealthProbeBindAddress string
+	MetricsBindAddress     string
+	// GracefulShutdown bounds how long running reconciles may take to end.
+	GracefulShutdown time.Duration
+	// Workers is the number of concurrent reconciles per controller.
+	Workers int
+	// SchedulerNames are the schedulers whose pods get PodGroups.
+	SchedulerNames []string
+	// Controllers are the controllers to run, in the order the manager
+	// knows them.
+	Controllers []string
+	// HyperNodeDiscovery configures HyperNode discovery; nil turns it off.
+	HyperNodeDiscovery *hypernode.Config
+}
+
+// NewOptions returns the defaults for a manager that can run the
+// controllers named known.
+func NewOptions(known []string) *Options {
 	return &Options{
 		Controllers:             []string{"*"},
 		LeaderElect:             true,
@@ -54,14 +94,15 @@ func NewOptions() *Options {
 		QPS:              200,
 		Burst:            400,
 		GracefulShutdown: 30 * time.Second,
+		known:            known,
 	}
 }
 
 // AddFlags registers the flags.
-func (o *Options) AddFlags(fs *pflag.FlagSet, all []string) {
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file; empty means in-cluster configuration")
 	fs.StringVar(&o.Master, "master", o.Master, "API server address, overriding the kubeconfig's")
-	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, fmt.Sprintf("controllers to run: * for all, -name to leave one out; known: %s", strings.Join(all, ", ")))
+	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, fmt.Sprintf("controllers to run: * for all, -name to leave one out; known: %s", strings.Join(o.known, ", ")))
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect a leader among replicas before running controllers")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election Lease")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "address of /healthz and /readyz; 0 turns them off")
@@ -75,29 +116,71 @@ func (o *Options) AddFlags(fs *pflag.FlagSet, all []string) {
 		"file with a networkTopologyDiscovery section (Volcano's controller configuration may be given whole); empty turns HyperNode discovery off")
 }
 
-// Validate checks the options against the known controllers.
-func (o *Options) Validate(all []string) error {
-	var errs []string
-	for _, c := range o.Controllers {
-		name := strings.TrimPrefix(c, "-")
-		if c != "*" && !slices.Contains(all, name) {
-			errs = append(errs, fmt.Sprintf("--controllers: unknown controller %q (known: %s)", name, strings.Join(all, ", ")))
-		}
+// Complete loads --hypernode-discovery-config.
+func (o *Options) Complete() error {
+	o.hyperNodeDiscovery = nil
+	if o.HyperNodeDiscoveryConfig == "" {
+		return nil
 	}
-	if o.Workers < 1 {
-		errs = append(errs, "--workers: must be at least 1")
+	data, err := os.ReadFile(o.HyperNodeDiscoveryConfig)
+	if err != nil {
+		return fmt.Errorf("--hypernode-discovery-config: %w", err)
 	}
-	if len(o.SchedulerNames) == 0 {
-		errs = append(errs, "--scheduler-name: at least one is required")
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	if o.hyperNodeDiscovery, err = hypernode.LoadConfig(data); err != nil {
+		return fmt.Errorf("--hypernode-discovery-config %s: %w", o.HyperNodeDiscoveryConfig, err)
 	}
 	return nil
 }
 
-// Enabled reports whether a controller is to run.
-func (o *Options) Enabled(name string) bool {
+// Validate checks the options against the known controllers.
+func (o *Options) Validate() field.ErrorList {
+	var errs field.ErrorList
+	for _, c := range o.Controllers {
+		name := strings.TrimPrefix(c, "-")
+		if c != "*" && !slices.Contains(o.known, name) {
+			errs = append(errs, field.Invalid(field.NewPath("--controllers"), c,
+				fmt.Sprintf("unknown controller %q (known: %s)", name, strings.Join(o.known, ", "))))
+		}
+	}
+	if o.Workers < 1 {
+		errs = append(errs, field.Invalid(field.NewPath("--workers"), o.Workers, "must be at least 1"))
+	}
+	if len(o.SchedulerNames) == 0 {
+		errs = append(errs, field.Required(field.NewPath("--scheduler-name"), "at least one"))
+	}
+	return errs
+}
+
+// Config returns the controller manager's configuration.
+func (o *Options) Config() (*Config, error) {
+	if o.HyperNodeDiscoveryConfig != "" && o.hyperNodeDiscovery == nil {
+		return nil, fmt.Errorf("--hypernode-discovery-config %s: not loaded; Complete loads it", o.HyperNodeDiscoveryConfig)
+	}
+	var enabled []string
+	for _, name := range o.known {
+		if o.enabled(name) {
+			enabled = append(enabled, name)
+		}
+	}
+	return &Config{
+		Kubeconfig:              o.Kubeconfig,
+		Master:                  o.Master,
+		QPS:                     o.QPS,
+		Burst:                   o.Burst,
+		LeaderElect:             o.LeaderElect,
+		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		HealthProbeBindAddress:  o.HealthProbeBindAddress,
+		MetricsBindAddress:      o.MetricsBindAddress,
+		GracefulShutdown:        o.GracefulShutdown,
+		Workers:                 o.Workers,
+		SchedulerNames:          o.SchedulerNames,
+		Controllers:             enabled,
+		HyperNodeDiscovery:      o.hyperNodeDiscovery,
+	}, nil
+}
+
+// enabled reports whether --controllers asks for a controller.
+func (o *Options) enabled(name string) bool {
 	if slices.Contains(o.Controllers, "-"+name) {
 		return false
 	}
