@@ -6,7 +6,6 @@ package app
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -38,6 +37,7 @@ import (
 	apischeme "github.com/caldera-sh/caldera/apis/scheme"
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	"github.com/caldera-sh/caldera/cmd/caldera-scheduler/app/options"
+	"github.com/caldera-sh/caldera/pkg/component"
 	"github.com/caldera-sh/caldera/pkg/scheduler"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
@@ -53,35 +53,19 @@ import (
 
 // NewSchedulerCommand returns the caldera-scheduler command.
 func NewSchedulerCommand(ctx context.Context) *cobra.Command {
-	o := &options.Options{}
-	cmd := &cobra.Command{
-		Use:   "caldera-scheduler",
-		Short: "Caldera's job-centric batch scheduler: gangs, queues, fair share",
-		Long: `caldera-scheduler places the pods of batch jobs whole (gang scheduling), from
+	cmd := component.NewCommand("caldera-scheduler", "Caldera's job-centric batch scheduler: gangs, queues, fair share",
+		options.NewOptions(profile.NameRegistry()), func(c *options.Config) error { return Run(ctx, c) })
+	cmd.Long = `caldera-scheduler places the pods of batch jobs whole (gang scheduling), from
 hierarchical queues with capacities and fair shares, with pod constraints
 evaluated exactly as kube-scheduler evaluates them. It serves pods whose
 schedulerName is "volcano" by default and accepts a Volcano scheduler
-configuration file.`,
-		SilenceUsage: true,
-		Args:         cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := o.Config(cmd.Flags(), profile.NameRegistry())
-			if err != nil {
-				return err
-			}
-			return Run(ctx, cfg, o.Master)
-		},
-	}
-	o.AddFlags(cmd.Flags())
-	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(klogFlags)
-	cmd.Flags().AddGoFlagSet(klogFlags)
+configuration file.`
 	return cmd
 }
 
 // Run sets the scheduler up and runs it until ctx ends.
-func Run(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master string) error {
-	s, err := Setup(ctx, cfg, master)
+func Run(ctx context.Context, config *options.Config) error {
+	s, err := Setup(ctx, config)
 	if err != nil {
 		return err
 	}
@@ -108,19 +92,19 @@ type Server struct {
 	closers     []func()
 }
 
-// Setup builds everything the scheduler runs from its configuration
-// (master, when set, overrides the kubeconfig's server). Close releases
-// what it holds.
-func Setup(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, master string) (_ *Server, err error) {
+// Setup builds everything the scheduler runs from its configuration.
+// Close releases what it holds.
+func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 	ctrl.SetLogger(klog.NewKlogr())
 	logger := klog.FromContext(ctx)
+	cfg := config.Configuration
 	srv := &Server{cfg: cfg}
 	defer func() {
 		if err != nil {
 			srv.Close()
 		}
 	}()
-	restCfg, err := clientConfig(cfg.ClientConnection, master)
+	restCfg, err := clientConfig(cfg.ClientConnection, config.Master)
 	if err != nil {
 		return nil, err
 	}

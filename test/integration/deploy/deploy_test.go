@@ -30,6 +30,7 @@ import (
 	cmapp "github.com/caldera-sh/caldera/cmd/caldera-controller-manager/app"
 	cmoptions "github.com/caldera-sh/caldera/cmd/caldera-controller-manager/app/options"
 	schedapp "github.com/caldera-sh/caldera/cmd/caldera-scheduler/app"
+	schedoptions "github.com/caldera-sh/caldera/cmd/caldera-scheduler/app/options"
 	webhookapp "github.com/caldera-sh/caldera/cmd/caldera-webhook/app"
 	webhookoptions "github.com/caldera-sh/caldera/cmd/caldera-webhook/app/options"
 	"github.com/caldera-sh/caldera/pkg/agent/config"
@@ -179,7 +180,7 @@ func TestMemberRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.ClientConnection.Kubeconfig = impersonating(t, "caldera-scheduler")
-	run(t, "scheduler", func(ctx context.Context) error { return schedapp.Run(ctx, cfg, "") })
+	run(t, "scheduler", func(ctx context.Context) error { return schedapp.Run(ctx, &schedoptions.Config{Configuration: cfg}) })
 
 	// caldera-webhook, as its Deployment runs it but on loopback.
 	port, err := controlplane.FreePort()

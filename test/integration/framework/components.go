@@ -11,6 +11,7 @@ import (
 	cmapp "github.com/caldera-sh/caldera/cmd/caldera-controller-manager/app"
 	cmoptions "github.com/caldera-sh/caldera/cmd/caldera-controller-manager/app/options"
 	schedapp "github.com/caldera-sh/caldera/cmd/caldera-scheduler/app"
+	schedoptions "github.com/caldera-sh/caldera/cmd/caldera-scheduler/app/options"
 	"github.com/caldera-sh/caldera/pkg/component"
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
@@ -51,7 +52,7 @@ func (f *Framework) StartScheduler(configYAML string) (stop func() error, err er
 		return nil, err
 	}
 	cfg.ClientConnection.Kubeconfig = f.Kubeconfig()
-	return runInProcess("scheduler", func(ctx context.Context) error { return schedapp.Run(ctx, cfg, "") }), nil
+	return runInProcess("scheduler", func(ctx context.Context) error { return schedapp.Run(ctx, &schedoptions.Config{Configuration: cfg}) }), nil
 }
 
 // StartSchedulerFile runs caldera-scheduler with the configuration file at
@@ -67,7 +68,7 @@ func (f *Framework) StartSchedulerFile(path string) (stop func() error, err erro
 	cfg.Cycle.CoalesceWindow = &metav1.Duration{Duration: 10 * time.Millisecond}
 	cfg.Cycle.Heartbeat = &metav1.Duration{Duration: 500 * time.Millisecond}
 	cfg.ClientConnection.Kubeconfig = f.Kubeconfig()
-	return runInProcess("scheduler", func(ctx context.Context) error { return schedapp.Run(ctx, cfg, "") }), nil
+	return runInProcess("scheduler", func(ctx context.Context) error { return schedapp.Run(ctx, &schedoptions.Config{Configuration: cfg}) }), nil
 }
 
 // StartControllerManager runs caldera-controller-manager in this process

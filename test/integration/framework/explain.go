@@ -11,6 +11,7 @@ import (
 	"time"
 
 	schedapp "github.com/caldera-sh/caldera/cmd/caldera-scheduler/app"
+	schedoptions "github.com/caldera-sh/caldera/cmd/caldera-scheduler/app/options"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/pkg/scheduler"
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
@@ -40,7 +41,7 @@ func (f *Framework) StartSchedulerExplained(t testing.TB, configYAML string) *Ex
 	}
 	cfg.ClientConnection.Kubeconfig = f.Kubeconfig()
 	cfg.MetricsBindAddress = fmt.Sprintf("127.0.0.1:%d", port)
-	stop := runInProcess("scheduler", func(ctx context.Context) error { return schedapp.Run(ctx, cfg, "") })
+	stop := runInProcess("scheduler", func(ctx context.Context) error { return schedapp.Run(ctx, &schedoptions.Config{Configuration: cfg}) })
 	t.Cleanup(func() {
 		if err := stop(); err != nil {
 			t.Error(err)

@@ -3,9 +3,11 @@
 package options
 
 import (
-	"fmt"
+	"errors"
+	"strings"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
@@ -22,43 +24,67 @@ type Options struct {
 	// SchedulerNames, when set, replace the configuration's.
 	SchedulerNames []string
 	// LeaderElect overrides the configuration when the flag is given.
-	LeaderElect    bool
-	leaderElectSet bool
+	LeaderElect bool
 	// LeaderElectionNamespace, when set, is the Lease's namespace.
 	LeaderElectionNamespace string
 	HealthzBindAddress      string
 	MetricsBindAddress      string
+
+	// plugins are the plugins and actions the configuration may name.
+	plugins configv1alpha1.Registry
+	// flags are those AddFlags registered, for Complete to tell a flag
+	// given from its default.
+	flags *pflag.FlagSet
+	// configuration is the file's, with the flags applied, once Complete
+	// has loaded it.
+	configuration *configv1alpha1.SchedulerConfiguration
+}
+
+// Config is what the scheduler runs with.
+type Config struct {
+	// Configuration is the configuration file's (or the defaults), with
+	// the flags that were given applied.
+	Configuration *configv1alpha1.SchedulerConfiguration
+	// Master, when set, overrides the kubeconfig's API server address.
+	Master string
+}
+
+// NewOptions returns the defaults for a scheduler whose configuration may
+// name the plugins and actions in plugins.
+func NewOptions(plugins configv1alpha1.Registry) *Options {
+	return &Options{LeaderElect: true, plugins: plugins}
 }
 
 // AddFlags registers the flags.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.ConfigFile, "config", "", "scheduler configuration file: a SchedulerConfiguration (scheduler.config.caldera.sh/v1alpha1) or a Volcano volcano-scheduler.conf; empty means the defaults")
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig file; empty means in-cluster configuration")
-	fs.StringVar(&o.Master, "master", "", "API server address, overriding the kubeconfig's")
-	fs.StringSliceVar(&o.SchedulerNames, "scheduler-name", nil, "schedulerName values of the pods to schedule (repeatable); overrides the configuration")
-	fs.BoolVar(&o.LeaderElect, "leader-elect", true, "elect a leader among replicas before scheduling; overrides the configuration when given")
-	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease; overrides the configuration's leaderElection.resourceNamespace (default kube-system)")
-	fs.StringVar(&o.HealthzBindAddress, "healthz-bind-address", "", "address of /healthz and /readyz; overrides the configuration")
-	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", "", "address of /metrics (and /debug/pprof when profiling is on); overrides the configuration")
+	o.flags = fs
+	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "scheduler configuration file: a SchedulerConfiguration (scheduler.config.caldera.sh/v1alpha1) or a Volcano volcano-scheduler.conf; empty means the defaults")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file; empty means in-cluster configuration")
+	fs.StringVar(&o.Master, "master", o.Master, "API server address, overriding the kubeconfig's")
+	fs.StringSliceVar(&o.SchedulerNames, "scheduler-name", o.SchedulerNames, "schedulerName values of the pods to schedule (repeatable); overrides the configuration")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect a leader among replicas before scheduling; overrides the configuration when given")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election Lease; overrides the configuration's leaderElection.resourceNamespace (default kube-system)")
+	fs.StringVar(&o.HealthzBindAddress, "healthz-bind-address", o.HealthzBindAddress, "address of /healthz and /readyz; overrides the configuration")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "address of /metrics (and /debug/pprof when profiling is on); overrides the configuration")
 }
 
-// Config loads the configuration and applies the flags that were set.
-func (o *Options) Config(fs *pflag.FlagSet, reg configv1alpha1.Registry) (*configv1alpha1.SchedulerConfiguration, error) {
-	o.leaderElectSet = fs.Changed("leader-elect")
+// Complete loads the configuration file (or the defaults) and applies the
+// flags that were set.
+func (o *Options) Complete() error {
 	var cfg *configv1alpha1.SchedulerConfiguration
 	var err error
 	if o.ConfigFile != "" {
-		cfg, err = config.LoadFile(o.ConfigFile, reg)
+		cfg, err = config.LoadFile(o.ConfigFile, o.plugins)
 	} else {
-		cfg, err = config.Load([]byte("apiVersion: scheduler.config.caldera.sh/v1alpha1\nkind: SchedulerConfiguration\n"), reg)
+		cfg, err = config.Load([]byte("apiVersion: scheduler.config.caldera.sh/v1alpha1\nkind: SchedulerConfiguration\n"), o.plugins)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(o.SchedulerNames) > 0 {
 		cfg.SchedulerNames = o.SchedulerNames
 	}
-	if o.leaderElectSet {
+	if o.flags != nil && o.flags.Changed("leader-elect") {
 		v := o.LeaderElect
 		cfg.LeaderElection.LeaderElect = &v
 	}
@@ -74,8 +100,61 @@ func (o *Options) Config(fs *pflag.FlagSet, reg configv1alpha1.Registry) (*confi
 	if o.MetricsBindAddress != "" {
 		cfg.MetricsBindAddress = o.MetricsBindAddress
 	}
-	if len(cfg.SchedulerNames) == 0 {
-		return nil, fmt.Errorf("schedulerNames: at least one scheduler name is required")
+	o.configuration = cfg
+	return nil
+}
+
+// Validate checks the configuration with the flags applied, by the
+// configuration's own rules: the file was valid when Complete loaded it,
+// so what fails now came from a flag, and the error names it.
+func (o *Options) Validate() field.ErrorList {
+	if o.configuration == nil {
+		return field.ErrorList{field.InternalError(field.NewPath("--config"), errNotLoaded)}
 	}
-	return cfg, nil
+	errs := configv1alpha1.ValidateSchedulerConfiguration(o.configuration, o.plugins)
+	for _, err := range errs {
+		for _, set := range o.overrides() {
+			if within(err.Field, set.field) {
+				err.Field = set.flag
+			}
+		}
+	}
+	return errs
+}
+
+// override is a configuration field set by a flag.
+type override struct{ flag, field string }
+
+// overrides are the configuration fields that Complete set from flags and
+// that the configuration's validation checks.
+func (o *Options) overrides() []override {
+	var set []override
+	if len(o.SchedulerNames) > 0 {
+		set = append(set, override{"--scheduler-name", "schedulerNames"})
+	}
+	if o.LeaderElectionNamespace != "" {
+		set = append(set, override{"--leader-election-namespace", "leaderElection.resourceNamespace"})
+	}
+	if o.HealthzBindAddress != "" {
+		set = append(set, override{"--healthz-bind-address", "healthzBindAddress"})
+	}
+	if o.MetricsBindAddress != "" {
+		set = append(set, override{"--metrics-bind-address", "metricsBindAddress"})
+	}
+	return set
+}
+
+// within reports whether the field path is field or one of its elements.
+func within(path, field string) bool {
+	return path == field || strings.HasPrefix(path, field+"[") || strings.HasPrefix(path, field+".")
+}
+
+var errNotLoaded = errors.New("the configuration is not loaded; Complete loads it")
+
+// Config returns the scheduler's configuration.
+func (o *Options) Config() (*Config, error) {
+	if o.configuration == nil {
+		return nil, errNotLoaded
+	}
+	return &Config{Configuration: o.configuration, Master: o.Master}, nil
 }
