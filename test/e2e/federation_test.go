@@ -29,6 +29,7 @@ import (
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app"
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app/options"
 	"github.com/caldera-sh/caldera/deploy"
+	"github.com/caldera-sh/caldera/pkg/component"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/pkg/federation/karmada"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
@@ -444,14 +445,15 @@ func startGlobal(t *testing.T, ctx context.Context, kubeconfig, certDir string, 
 	// The stand-in refreshes member summaries every 200 ms.
 	o.ReportGrace = time.Second
 	change(o)
-	if err := o.Validate(); err != nil {
+	gc, err := component.Configure(o)
+	if err != nil {
 		t.Fatal(err)
 	}
 	gctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	// exited: the wait below saw caldera-global end.
 	exited := false
-	go func() { done <- app.Run(gctx, o) }()
+	go func() { done <- app.Run(gctx, gc) }()
 	t.Cleanup(func() {
 		cancel()
 		if !exited {

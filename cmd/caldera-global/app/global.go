@@ -5,7 +5,6 @@ package app
 
 import (
 	"context"
-	"flag"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -32,6 +31,7 @@ import (
 	ddv1alpha1 "github.com/caldera-sh/caldera/apis/datadependency/v1alpha1"
 	apischeme "github.com/caldera-sh/caldera/apis/scheme"
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app/options"
+	"github.com/caldera-sh/caldera/pkg/component"
 	"github.com/caldera-sh/caldera/pkg/federation/clusterapi"
 	"github.com/caldera-sh/caldera/pkg/federation/datadep"
 	"github.com/caldera-sh/caldera/pkg/federation/dispatcher"
@@ -47,25 +47,8 @@ import (
 
 // NewGlobalCommand returns the caldera-global command.
 func NewGlobalCommand(ctx context.Context) *cobra.Command {
-	o := options.NewOptions()
-	cmd := &cobra.Command{
-		Use:          "caldera-global",
-		Short:        "Caldera's queues across Karmada member clusters: holds new bindings of queued work and releases them",
-		SilenceUsage: true,
-		Args:         cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.Complete(cmd.Flags())
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return Run(ctx, o)
-		},
-	}
-	o.AddFlags(cmd.Flags())
-	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(klogFlags)
-	cmd.Flags().AddGoFlagSet(klogFlags)
-	return cmd
+	return component.NewCommand("caldera-global", "Caldera's queues across Karmada member clusters: holds new bindings of queued work and releases them",
+		options.NewOptions(), func(c *options.Config) error { return Run(ctx, c) })
 }
 
 // Webhooks are caldera-global's webhooks: the suspension of new
@@ -96,10 +79,10 @@ func Webhooks(s *runtime.Scheme, reader client.Reader, members func(context.Cont
 	}}, webhooks.HyperJobs(s, hj)...)
 }
 
-// Run runs caldera-global until ctx ends. o must be completed and valid.
-func Run(ctx context.Context, o *options.Options) error {
+// Run runs caldera-global until ctx ends.
+func Run(ctx context.Context, c *options.Config) error {
 	ctrl.SetLogger(klog.NewKlogr())
-	cfg, err := restConfig(o.Kubeconfig)
+	cfg, err := restConfig(c.Kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -113,12 +96,12 @@ func Run(ctx context.Context, o *options.Options) error {
 	if err := clusterapi.AddToScheme(scheme); err != nil {
 		return err
 	}
-	s, err := o.NewSetup()
+	s, err := c.Serving.NewSetup()
 	if err != nil {
 		return err
 	}
-	if o.LeaderElect {
-		if err := leaseNamespaceExists(ctx, cfg, o.LeaderElectionNamespace); err != nil {
+	if c.LeaderElect {
+		if err := leaseNamespaceExists(ctx, cfg, c.LeaderElectionNamespace); err != nil {
 			return err
 		}
 	}
@@ -129,12 +112,12 @@ func Run(ctx context.Context, o *options.Options) error {
 		Controller:              config.Controller{SkipNameValidation: ptr.To(true)},
 		Scheme:                  scheme,
 		WebhookServer:           s.Server,
-		HealthProbeBindAddress:  o.HealthProbeBindAddress,
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsBindAddress},
+		HealthProbeBindAddress:  c.HealthProbeBindAddress,
+		Metrics:                 metricsserver.Options{BindAddress: c.MetricsBindAddress},
 		Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
-		LeaderElection:          o.LeaderElect,
+		LeaderElection:          c.LeaderElect,
 		LeaderElectionID:        "caldera-global",
-		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		LeaderElectionNamespace: c.LeaderElectionNamespace,
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
@@ -142,7 +125,7 @@ func Run(ctx context.Context, o *options.Options) error {
 	// Karmada's Clusters: the HyperJob webhook's members in every replica,
 	// and the dispatcher's unless Cluster API is the inventory.
 	members := &inventory.Karmada{Cache: mgr.GetCache(), Reader: mgr.GetClient()}
-	inv, err := clusterInventory(o, cfg, scheme, mgr, members)
+	inv, err := clusterInventory(c, cfg, scheme, mgr, members)
 	if err != nil {
 		return err
 	}
@@ -158,14 +141,10 @@ func Run(ctx context.Context, o *options.Options) error {
 	if err != nil {
 		return fmt.Errorf("registering the dispatcher's metrics: %w", err)
 	}
-	d := dispatcher.New(mgr.GetClient(), mgr.GetCache(), mgr.GetEventRecorderFor("caldera-global"), clock.RealClock{}, dispatcher.Options{
-		StarvationWait: o.StarvationWait, Coalesce: o.Coalesce, Heartbeat: o.Heartbeat, ReportGrace: o.ReportGrace, ApplyFailureGrace: o.ApplyFailureGrace, Inventory: inv, Metrics: dm,
-	})
+	dopts := c.Dispatcher
+	dopts.Inventory, dopts.Metrics = inv, dm
+	d := dispatcher.New(mgr.GetClient(), mgr.GetCache(), mgr.GetEventRecorderFor("caldera-global"), clock.RealClock{}, dopts)
 	if err := mgr.Add(manager.RunnableFunc(d.Run)); err != nil {
-		return err
-	}
-	providers, err := o.ParseDataProviders()
-	if err != nil {
 		return err
 	}
 	reg := datadep.NewRegistry()
@@ -174,7 +153,7 @@ func Run(ctx context.Context, o *options.Options) error {
 		err := mgr.GetClient().List(ctx, &l)
 		return l.Items, err
 	}}
-	for system, u := range providers {
+	for system, u := range c.DataProviders {
 		if err := reg.Register(system, &datadep.HTTP{ProviderName: system, URL: u}); err != nil {
 			return err
 		}
@@ -186,11 +165,11 @@ func Run(ctx context.Context, o *options.Options) error {
 	if err := (&datadep.Reclaimer{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the DataSource reclaimer: %w", err)
 	}
-	hj := &hyperjob.Reconciler{Client: mgr.GetClient(), Inventory: inv, Recorder: mgr.GetEventRecorderFor("caldera-global"), StartTimeout: o.HyperJobStartTimeout}
+	hj := &hyperjob.Reconciler{Client: mgr.GetClient(), Inventory: inv, Recorder: mgr.GetEventRecorderFor("caldera-global"), StartTimeout: c.HyperJobStartTimeout}
 	if err := hj.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the HyperJob controller: %w", err)
 	}
-	klog.FromContext(ctx).Info("Starting caldera-global", "address", o.BindAddress, "port", o.Port, "leaderElect", o.LeaderElect)
+	klog.FromContext(ctx).Info("Starting caldera-global", "address", c.Serving.BindAddress, "port", c.Serving.Port, "leaderElect", c.LeaderElect)
 	return mgr.Start(ctx)
 }
 
@@ -220,19 +199,19 @@ func leaseNamespaceExists(ctx context.Context, cfg *rest.Config, namespace strin
 // clusterInventory is the source of member clusters of the dispatcher and
 // the HyperJob controller: Karmada's (karmadaClusters) unless Cluster API is asked
 // for.
-func clusterInventory(o *options.Options, cfg *rest.Config, scheme *runtime.Scheme, mgr manager.Manager, karmadaClusters *inventory.Karmada) (inventory.Inventory, error) {
-	if o.ClusterInventory != options.InventoryClusterAPI {
-		if o.MemberNodePools {
+func clusterInventory(c *options.Config, cfg *rest.Config, scheme *runtime.Scheme, mgr manager.Manager, karmadaClusters *inventory.Karmada) (inventory.Inventory, error) {
+	if c.ClusterInventory != options.InventoryClusterAPI {
+		if c.MemberNodePools {
 			// Secrets are read when a member's Cluster changes, not
 			// watched: only those the Clusters name are needed.
-			karmadaClusters.Members = &inventory.Members{Karmada: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Labels: o.PoolLabels}
+			karmadaClusters.Members = &inventory.Members{Karmada: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Labels: c.PoolLabels}
 		}
 		return karmadaClusters, nil
 	}
 	mcfg := cfg
-	if o.ClusterAPIKubeconfig != "" {
+	if c.ClusterAPIKubeconfig != "" {
 		var err error
-		if mcfg, err = restConfig(o.ClusterAPIKubeconfig); err != nil {
+		if mcfg, err = restConfig(c.ClusterAPIKubeconfig); err != nil {
 			return nil, fmt.Errorf("--cluster-api-kubeconfig: %w", err)
 		}
 	}
@@ -245,8 +224,8 @@ func clusterInventory(o *options.Options, cfg *rest.Config, scheme *runtime.Sche
 		// Only the Secrets Cluster API writes for its clusters.
 		ByObject: map[client.Object]cache.ByObject{&corev1.Secret{}: {Label: labels.NewSelector().Add(*named)}},
 	}
-	if o.ClusterAPINamespace != "" {
-		copts.DefaultNamespaces = map[string]cache.Config{o.ClusterAPINamespace: {}}
+	if c.ClusterAPINamespace != "" {
+		copts.DefaultNamespaces = map[string]cache.Config{c.ClusterAPINamespace: {}}
 	}
 	mc, err := cache.New(mcfg, copts)
 	if err != nil {
@@ -256,7 +235,7 @@ func clusterInventory(o *options.Options, cfg *rest.Config, scheme *runtime.Sche
 		return nil, err
 	}
 	return &inventory.ClusterAPI{
-		Management: mc, ManagementReader: mc, Karmada: mgr.GetCache(), KarmadaReader: mgr.GetClient(), Namespace: o.ClusterAPINamespace, Labels: o.PoolLabels,
+		Management: mc, ManagementReader: mc, Karmada: mgr.GetCache(), KarmadaReader: mgr.GetClient(), Namespace: c.ClusterAPINamespace, Labels: c.PoolLabels,
 	}, nil
 }
 

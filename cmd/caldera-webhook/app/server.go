@@ -6,7 +6,6 @@ package app
 
 import (
 	"context"
-	"flag"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -26,37 +25,21 @@ import (
 	apischeme "github.com/caldera-sh/caldera/apis/scheme"
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	"github.com/caldera-sh/caldera/cmd/caldera-webhook/app/options"
+	"github.com/caldera-sh/caldera/pkg/component"
 	"github.com/caldera-sh/caldera/pkg/webhooks"
 	"github.com/caldera-sh/caldera/pkg/webhooks/lookup"
 )
 
 // NewWebhookCommand returns the caldera-webhook command.
 func NewWebhookCommand(ctx context.Context) *cobra.Command {
-	o := options.NewOptions()
-	cmd := &cobra.Command{
-		Use:          "caldera-webhook",
-		Short:        "Caldera's admission webhooks: defaults and validation of Volcano's APIs",
-		SilenceUsage: true,
-		Args:         cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.Complete(cmd.Flags())
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return Run(ctx, o)
-		},
-	}
-	o.AddFlags(cmd.Flags())
-	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(klogFlags)
-	cmd.Flags().AddGoFlagSet(klogFlags)
-	return cmd
+	return component.NewCommand("caldera-webhook", "Caldera's admission webhooks: defaults and validation of Volcano's APIs",
+		options.NewOptions(), func(c *options.Config) error { return Run(ctx, c) })
 }
 
-// Run serves the webhooks until ctx ends. o must be completed and valid.
-func Run(ctx context.Context, o *options.Options) error {
+// Run serves the webhooks until ctx ends.
+func Run(ctx context.Context, c *options.Config) error {
 	ctrl.SetLogger(klog.NewKlogr())
-	cfg, err := restConfig(o)
+	cfg, err := restConfig(c.Kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -65,7 +48,7 @@ func Run(ctx context.Context, o *options.Options) error {
 		return err
 	}
 
-	s, err := o.NewSetup()
+	s, err := c.Serving.NewSetup()
 	if err != nil {
 		return err
 	}
@@ -74,8 +57,8 @@ func Run(ctx context.Context, o *options.Options) error {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		WebhookServer:          s.Server,
-		HealthProbeBindAddress: o.HealthProbeBindAddress,
-		Metrics:                metricsserver.Options{BindAddress: o.MetricsBindAddress},
+		HealthProbeBindAddress: c.HealthProbeBindAddress,
+		Metrics:                metricsserver.Options{BindAddress: c.MetricsBindAddress},
 		Cache:                  cacheOptions(),
 	})
 	if err != nil {
@@ -85,13 +68,13 @@ func Run(ctx context.Context, o *options.Options) error {
 	s.Hooks = webhooks.New(webhooks.Config{
 		Scheme:         scheme,
 		Reader:         lookup.Reader{Cached: mgr.GetCache(), Live: mgr.GetAPIReader()},
-		SchedulerNames: o.SchedulerNames,
+		SchedulerNames: c.SchedulerNames,
 	})
 	if err := s.Install(mgr, cfg); err != nil {
 		return err
 	}
-	klog.FromContext(ctx).Info("Starting caldera-webhook", "address", o.BindAddress, "port", o.Port,
-		"selfSigned", o.SelfSigned, "register", o.Register, "webhooks", len(s.Hooks))
+	klog.FromContext(ctx).Info("Starting caldera-webhook", "address", c.Serving.BindAddress, "port", c.Serving.Port,
+		"selfSigned", c.Serving.SelfSigned, "register", c.Serving.Register, "webhooks", len(s.Hooks))
 	return mgr.Start(ctx)
 }
 
@@ -132,13 +115,13 @@ func stripJob(obj any) (any, error) {
 
 var _ toolscache.TransformFunc = stripJob
 
-func restConfig(o *options.Options) (*rest.Config, error) {
+func restConfig(kubeconfig string) (*rest.Config, error) {
 	var cfg *rest.Config
 	var err error
-	if o.Kubeconfig == "" {
+	if kubeconfig == "" {
 		cfg, err = rest.InClusterConfig()
 	} else {
-		cfg, err = clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+		cfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("client configuration: %w", err)

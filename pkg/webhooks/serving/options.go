@@ -2,7 +2,6 @@ package serving
 
 import (
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -51,6 +51,10 @@ type Options struct {
 	WebhookConfigName string
 	// Register creates or updates the webhook configurations.
 	Register bool
+
+	// flags are those AddFlags registered, for Complete to tell a flag
+	// given from its default.
+	flags *pflag.FlagSet
 }
 
 // NewOptions returns the defaults for a component whose Service and
@@ -64,6 +68,7 @@ func NewOptions(name string) Options {
 
 // AddFlags registers the flags.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	o.flags = fs
 	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "address the webhooks are served on")
 	fs.IntVar(&o.Port, "port", o.Port, "HTTPS port the webhooks are served on")
 	fs.StringVar(&o.CertDir, "cert-dir", o.CertDir, "directory that keeps the self-signed CA and serving certificate")
@@ -81,51 +86,57 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 
 // Complete fills in what depends on other flags: --self-signed is off when
 // certificates are supplied and was not asked for explicitly.
-func (o *Options) Complete(fs *pflag.FlagSet) {
-	if o.TLSCertFile != "" && !fs.Changed("self-signed") {
+func (o *Options) Complete() {
+	if o.TLSCertFile != "" && (o.flags == nil || !o.flags.Changed("self-signed")) {
 		o.SelfSigned = false
 	}
 }
 
 // Validate checks the options.
-func (o *Options) Validate() []error {
-	var errs []error
+func (o *Options) Validate() field.ErrorList {
+	var errs field.ErrorList
 	if o.Port < 1 || o.Port > 65535 {
-		errs = append(errs, fmt.Errorf("--port: %d is not a port", o.Port))
+		errs = append(errs, field.Invalid(field.NewPath("--port"), o.Port, "must be a port, from 1 to 65535"))
 	}
 	suppliedCert := o.TLSCertFile != "" || o.TLSPrivateKeyFile != ""
 	switch {
 	case o.SelfSigned && suppliedCert:
-		errs = append(errs, errors.New("--self-signed: cannot be used with --tls-cert-file and --tls-private-key-file"))
+		errs = append(errs, field.Forbidden(field.NewPath("--self-signed"), "cannot be used with --tls-cert-file and --tls-private-key-file"))
 	case !o.SelfSigned && (o.TLSCertFile == "" || o.TLSPrivateKeyFile == ""):
-		errs = append(errs, errors.New("--tls-cert-file and --tls-private-key-file: both are required without --self-signed"))
+		const both = "--tls-cert-file and --tls-private-key-file are both needed without --self-signed"
+		if o.TLSCertFile == "" {
+			errs = append(errs, field.Required(field.NewPath("--tls-cert-file"), both))
+		}
+		if o.TLSPrivateKeyFile == "" {
+			errs = append(errs, field.Required(field.NewPath("--tls-private-key-file"), both))
+		}
 	case o.SelfSigned && o.CertDir == "":
-		errs = append(errs, errors.New("--cert-dir: required with --self-signed"))
+		errs = append(errs, field.Required(field.NewPath("--cert-dir"), "--self-signed keeps its certificates there"))
 	}
 	if o.CAFile != "" && o.SelfSigned {
-		errs = append(errs, errors.New("--ca-file: only with --tls-cert-file; --self-signed writes its own bundle"))
+		errs = append(errs, field.Forbidden(field.NewPath("--ca-file"), "only with --tls-cert-file; --self-signed writes its own bundle"))
 	}
 	if o.URLBase != "" {
 		u, err := url.Parse(o.URLBase)
 		if err != nil || u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-			errs = append(errs, fmt.Errorf("--url-base: %q must be https://host[:port][/path]", o.URLBase))
+			errs = append(errs, field.Invalid(field.NewPath("--url-base"), o.URLBase, "must be https://host[:port][/path]"))
 		}
 	}
 	if o.URLBase == "" || o.SelfSigned {
 		for _, msg := range validation.IsDNS1123Label(o.ServiceName) {
-			errs = append(errs, fmt.Errorf("--service-name: %s", msg))
+			errs = append(errs, field.Invalid(field.NewPath("--service-name"), o.ServiceName, msg))
 		}
 		for _, msg := range validation.IsDNS1123Label(o.ServiceNamespace) {
-			errs = append(errs, fmt.Errorf("--service-namespace: %s", msg))
+			errs = append(errs, field.Invalid(field.NewPath("--service-namespace"), o.ServiceNamespace, msg))
 		}
 	}
 	for _, san := range o.ExtraSANs {
 		if net.ParseIP(san) == nil && len(validation.IsDNS1123Subdomain(strings.TrimPrefix(san, "*."))) > 0 {
-			errs = append(errs, fmt.Errorf("--extra-sans: %q is neither an IP address nor a DNS name", san))
+			errs = append(errs, field.Invalid(field.NewPath("--extra-sans"), san, "is neither an IP address nor a DNS name"))
 		}
 	}
 	for _, msg := range validation.IsDNS1123Subdomain(o.WebhookConfigName) {
-		errs = append(errs, fmt.Errorf("--webhook-config-name: %s", msg))
+		errs = append(errs, field.Invalid(field.NewPath("--webhook-config-name"), o.WebhookConfigName, msg))
 	}
 	return errs
 }

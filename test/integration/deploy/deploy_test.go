@@ -194,10 +194,11 @@ func TestMemberRBAC(t *testing.T) {
 	wo.URLBase = fmt.Sprintf("https://127.0.0.1:%d", port)
 	wo.ExtraSANs = []string{"127.0.0.1"}
 	wo.HealthProbeBindAddress = "0"
-	if err := wo.Validate(); err != nil {
+	wc, err := component.Configure(wo)
+	if err != nil {
 		t.Fatal(err)
 	}
-	run(t, "webhook", func(ctx context.Context) error { return webhookapp.Run(ctx, wo) })
+	run(t, "webhook", func(ctx context.Context) error { return webhookapp.Run(ctx, wc) })
 
 	// caldera-agent on the node, reading a simulated idle node.
 	root := t.TempDir()

@@ -21,6 +21,7 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app"
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app/options"
+	"github.com/caldera-sh/caldera/pkg/component"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
@@ -55,14 +56,15 @@ func startGlobal(t *testing.T, change ...func(*options.Options)) {
 	for _, c := range change {
 		c(o)
 	}
-	if err := o.Validate(); err != nil {
+	c, err := component.Configure(o)
+	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	// exited: the wait below saw caldera-global end.
 	exited := false
-	go func() { done <- app.Run(ctx, o) }()
+	go func() { done <- app.Run(ctx, c) }()
 	t.Cleanup(func() {
 		// The webhook fails closed: take its configuration away first, so
 		// that later tests can create bindings.

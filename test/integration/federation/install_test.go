@@ -16,6 +16,7 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app"
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app/options"
+	"github.com/caldera-sh/caldera/pkg/component"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/test/integration/framework"
 )
@@ -50,9 +51,13 @@ func TestInstalledAsDocumented(t *testing.T) {
 	}
 	o.CertDir = filepath.Join(t.TempDir(), "certs")
 	o.Register = false
+	c, err := component.Configure(o)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	err = app.Run(rctx, o)
+	err = app.Run(rctx, c)
 	if want := `--leader-election-namespace: namespace "nowhere" does not exist on the Karmada API server`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("caldera-global with a missing lease namespace: %v, want an error containing %q", err, want)
 	}

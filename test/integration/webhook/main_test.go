@@ -26,6 +26,7 @@ import (
 
 	"github.com/caldera-sh/caldera/cmd/caldera-webhook/app"
 	"github.com/caldera-sh/caldera/cmd/caldera-webhook/app/options"
+	"github.com/caldera-sh/caldera/pkg/component"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/test/integration/framework"
 )
@@ -101,12 +102,13 @@ func webhookUp(t *testing.T) {
 	o.ExtraSANs = []string{"127.0.0.1"}
 	o.WebhookConfigName = configName
 	o.HealthProbeBindAddress = fmt.Sprintf("127.0.0.1:%d", health)
-	if err := o.Validate(); err != nil {
+	c, err := component.Configure(o)
+	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx, o) }()
+	go func() { done <- app.Run(ctx, c) }()
 	server.cancel, server.done = cancel, done
 	started := false
 	defer func() {

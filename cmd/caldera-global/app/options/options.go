@@ -1,4 +1,5 @@
-// Package options holds caldera-global's flags.
+// Package options holds caldera-global's flags and turns them into its
+// configuration.
 package options
 
 import (
@@ -10,7 +11,9 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/caldera-sh/caldera/pkg/federation/dispatcher"
 	"github.com/caldera-sh/caldera/pkg/webhooks/serving"
 )
 
@@ -63,6 +66,47 @@ type Options struct {
 	LeaderElectionNamespace string
 	HealthProbeBindAddress  string
 	MetricsBindAddress      string
+
+	// dataProviders are DataProviders parsed by Complete, system → URL.
+	dataProviders map[string]string
+}
+
+// Config is what caldera-global runs with.
+type Config struct {
+	// Kubeconfig reaches the Karmada API server; empty means in-cluster.
+	Kubeconfig string
+	// Serving are the webhook server's options, completed.
+	Serving serving.Options
+	// Dispatcher are the dispatcher's timings; Run adds its inventory and
+	// metrics.
+	Dispatcher dispatcher.Options
+	// HyperJobStartTimeout is how long a HyperJob's released children may
+	// take to run before all are rolled back and it is planned again.
+	HyperJobStartTimeout time.Duration
+	// DataProviders map data systems to the URL of their catalog.
+	DataProviders map[string]string
+	// ClusterInventory is where the member clusters come from:
+	// InventoryKarmada or InventoryClusterAPI.
+	ClusterInventory string
+	// ClusterAPIKubeconfig reaches the Cluster API management cluster;
+	// empty means the Karmada API server's configuration.
+	ClusterAPIKubeconfig string
+	// ClusterAPINamespace limits the Cluster API Clusters read; empty
+	// reads every namespace.
+	ClusterAPINamespace string
+	// PoolLabels are the node labels the members' nodes are grouped by.
+	PoolLabels []string
+	// MemberNodePools follows the nodes and pods of Karmada's Push-mode
+	// members for their node pools.
+	MemberNodePools bool
+	// LeaderElect runs one dispatcher among the replicas, whose Lease is
+	// in LeaderElectionNamespace.
+	LeaderElect             bool
+	LeaderElectionNamespace string
+	// HealthProbeBindAddress and MetricsBindAddress serve /healthz and
+	// /readyz, and /metrics; "0" turns them off.
+	HealthProbeBindAddress string
+	MetricsBindAddress     string
 }
 
 // Cluster inventories.
@@ -113,73 +157,119 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "address of /metrics; 0 turns it off")
 }
 
+// Complete fills in the server's flags that depend on others and parses
+// --data-provider; Validate reports what does not parse.
+func (o *Options) Complete() error {
+	o.Options.Complete()
+	o.dataProviders, _ = parseDataProviders(o.DataProviders)
+	return nil
+}
+
 // Validate checks the options.
-func (o *Options) Validate() error {
+func (o *Options) Validate() field.ErrorList {
 	errs := o.Options.Validate()
-	if o.StarvationWait < 0 {
-		errs = append(errs, fmt.Errorf("--starvation-wait: %s must not be negative", o.StarvationWait))
+	for _, d := range []struct {
+		flag     string
+		value    time.Duration
+		positive bool
+	}{
+		{"--starvation-wait", o.StarvationWait, false},
+		{"--coalesce", o.Coalesce, true},
+		{"--heartbeat", o.Heartbeat, true},
+		{"--apply-failure-grace", o.ApplyFailureGrace, false},
+		{"--report-grace", o.ReportGrace, false},
+		{"--hyperjob-start-timeout", o.HyperJobStartTimeout, true},
+	} {
+		switch {
+		case d.positive && d.value <= 0:
+			errs = append(errs, field.Invalid(field.NewPath(d.flag), d.value.String(), "must be positive"))
+		case d.value < 0:
+			errs = append(errs, field.Invalid(field.NewPath(d.flag), d.value.String(), "must not be negative"))
+		}
 	}
-	if o.Coalesce <= 0 {
-		errs = append(errs, fmt.Errorf("--coalesce: %s must be positive", o.Coalesce))
-	}
-	if o.Heartbeat <= 0 {
-		errs = append(errs, fmt.Errorf("--heartbeat: %s must be positive", o.Heartbeat))
-	}
-	if o.ApplyFailureGrace < 0 {
-		errs = append(errs, fmt.Errorf("--apply-failure-grace: %s must not be negative", o.ApplyFailureGrace))
-	}
-	if o.ReportGrace < 0 {
-		errs = append(errs, fmt.Errorf("--report-grace: %s must not be negative", o.ReportGrace))
-	}
-	if o.HyperJobStartTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("--hyperjob-start-timeout: %s must be positive", o.HyperJobStartTimeout))
-	}
-	if _, err := o.ParseDataProviders(); err != nil {
-		errs = append(errs, err)
-	}
+	_, providerErrs := parseDataProviders(o.DataProviders)
+	errs = append(errs, providerErrs...)
 	switch o.ClusterInventory {
 	case InventoryKarmada:
-		if o.ClusterAPIKubeconfig != "" || o.ClusterAPINamespace != "" {
-			errs = append(errs, fmt.Errorf("--cluster-api-kubeconfig and --cluster-api-namespace need --cluster-inventory=%s", InventoryClusterAPI))
+		if o.ClusterAPIKubeconfig != "" {
+			errs = append(errs, field.Forbidden(field.NewPath("--cluster-api-kubeconfig"), "needs --cluster-inventory="+InventoryClusterAPI))
+		}
+		if o.ClusterAPINamespace != "" {
+			errs = append(errs, field.Forbidden(field.NewPath("--cluster-api-namespace"), "needs --cluster-inventory="+InventoryClusterAPI))
 		}
 	case InventoryClusterAPI:
 		if o.ClusterAPINamespace != "" {
 			for _, msg := range validation.IsDNS1123Label(o.ClusterAPINamespace) {
-				errs = append(errs, fmt.Errorf("--cluster-api-namespace: %s", msg))
+				errs = append(errs, field.Invalid(field.NewPath("--cluster-api-namespace"), o.ClusterAPINamespace, msg))
 			}
 		}
 	default:
-		errs = append(errs, fmt.Errorf("--cluster-inventory: %q is not one of %s, %s", o.ClusterInventory, InventoryKarmada, InventoryClusterAPI))
+		errs = append(errs, field.NotSupported(field.NewPath("--cluster-inventory"), o.ClusterInventory, []string{InventoryKarmada, InventoryClusterAPI}))
 	}
 	for _, l := range o.PoolLabels {
 		for _, msg := range validation.IsQualifiedName(l) {
-			errs = append(errs, fmt.Errorf("--pool-labels: %q: %s", l, msg))
+			errs = append(errs, field.Invalid(field.NewPath("--pool-labels"), l, msg))
 		}
 	}
 	if o.LeaderElect {
 		for _, msg := range validation.IsDNS1123Label(o.LeaderElectionNamespace) {
-			errs = append(errs, fmt.Errorf("--leader-election-namespace: %s", msg))
+			errs = append(errs, field.Invalid(field.NewPath("--leader-election-namespace"), o.LeaderElectionNamespace, msg))
 		}
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
-// ParseDataProviders reads --data-provider into system → URL.
-func (o *Options) ParseDataProviders() (map[string]string, error) {
+// Config returns caldera-global's configuration.
+func (o *Options) Config() (*Config, error) {
+	if o.dataProviders == nil {
+		return nil, errors.New("the options are not completed: Complete parses --data-provider")
+	}
+	return &Config{
+		Kubeconfig: o.Kubeconfig,
+		Serving:    o.Options,
+		Dispatcher: dispatcher.Options{
+			StarvationWait:    o.StarvationWait,
+			Coalesce:          o.Coalesce,
+			Heartbeat:         o.Heartbeat,
+			ReportGrace:       o.ReportGrace,
+			ApplyFailureGrace: o.ApplyFailureGrace,
+		},
+		HyperJobStartTimeout:    o.HyperJobStartTimeout,
+		DataProviders:           o.dataProviders,
+		ClusterInventory:        o.ClusterInventory,
+		ClusterAPIKubeconfig:    o.ClusterAPIKubeconfig,
+		ClusterAPINamespace:     o.ClusterAPINamespace,
+		PoolLabels:              o.PoolLabels,
+		MemberNodePools:         o.MemberNodePools,
+		LeaderElect:             o.LeaderElect,
+		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		HealthProbeBindAddress:  o.HealthProbeBindAddress,
+		MetricsBindAddress:      o.MetricsBindAddress,
+	}, nil
+}
+
+// parseDataProviders reads --data-provider into system → URL, with an
+// error for each entry that is not system=URL or names a system again.
+func parseDataProviders(list []string) (map[string]string, field.ErrorList) {
+	path := field.NewPath("--data-provider")
 	out := map[string]string{}
-	for _, p := range o.DataProviders {
+	var errs field.ErrorList
+	for _, p := range list {
 		system, raw, ok := strings.Cut(p, "=")
 		if !ok || system == "" {
-			return nil, fmt.Errorf("--data-provider: %q is not system=URL", p)
+			errs = append(errs, field.Invalid(path, p, "must be system=URL"))
+			continue
 		}
 		u, err := url.Parse(raw)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("--data-provider: %q: the URL must be http or https with a host", p)
+			errs = append(errs, field.Invalid(path, p, "the URL must be http or https with a host"))
+			continue
 		}
 		if _, dup := out[system]; dup {
-			return nil, fmt.Errorf("--data-provider: system %q is given twice", system)
+			errs = append(errs, field.Invalid(path, p, fmt.Sprintf("system %q is given twice", system)))
+			continue
 		}
 		out[system] = raw
 	}
-	return out, nil
+	return out, errs
 }

@@ -1,10 +1,10 @@
-// Package options holds caldera-webhook's flags.
+// Package options holds caldera-webhook's flags and turns them into its
+// configuration.
 package options
 
 import (
-	"errors"
-
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/caldera-sh/caldera/pkg/webhooks/serving"
 )
@@ -16,6 +16,20 @@ type Options struct {
 	serving.Options
 	// SchedulerNames are the schedulers whose pods are checked.
 	SchedulerNames         []string
+	HealthProbeBindAddress string
+	MetricsBindAddress     string
+}
+
+// Config is what the webhook runs with.
+type Config struct {
+	// Kubeconfig reaches the API server; empty means in-cluster.
+	Kubeconfig string
+	// Serving are the server's options, completed.
+	Serving serving.Options
+	// SchedulerNames are the schedulers whose pods are checked.
+	SchedulerNames []string
+	// HealthProbeBindAddress and MetricsBindAddress serve /healthz and
+	// /readyz, and /metrics; "0" turns them off.
 	HealthProbeBindAddress string
 	MetricsBindAddress     string
 }
@@ -39,11 +53,28 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "address of /metrics (request counts and latencies per webhook); 0 turns it off")
 }
 
+// Complete fills in the server's flags that depend on others.
+func (o *Options) Complete() error {
+	o.Options.Complete()
+	return nil
+}
+
 // Validate checks the options.
-func (o *Options) Validate() error {
+func (o *Options) Validate() field.ErrorList {
 	errs := o.Options.Validate()
 	if len(o.SchedulerNames) == 0 {
-		errs = append(errs, errors.New("--scheduler-name: at least one is required"))
+		errs = append(errs, field.Required(field.NewPath("--scheduler-name"), "at least one"))
 	}
-	return errors.Join(errs...)
+	return errs
+}
+
+// Config returns the webhook's configuration.
+func (o *Options) Config() (*Config, error) {
+	return &Config{
+		Kubeconfig:             o.Kubeconfig,
+		Serving:                o.Options,
+		SchedulerNames:         o.SchedulerNames,
+		HealthProbeBindAddress: o.HealthProbeBindAddress,
+		MetricsBindAddress:     o.MetricsBindAddress,
+	}, nil
 }
