@@ -4,7 +4,6 @@ package podgroup
 
 import (
 	"fmt"
-	"github.com/caldera-sh/caldera/test/integration/framework"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
+	"github.com/caldera-sh/caldera/test/integration/framework"
 )
 
 // gangNode is the i-th 4-cpu node of a test, labelled test=<label>.
@@ -80,8 +80,9 @@ func testDeploymentAllOrNothing(t *testing.T, ns string, schedulerFirst bool) {
 	}
 	startKubeControllerManager(t)
 	startController(t)
+	var explained *framework.Explanations
 	if schedulerFirst {
-		startScheduler(t)
+		explained = startScheduler(t)
 	}
 
 	d := &appsv1.Deployment{
@@ -101,7 +102,7 @@ func testDeploymentAllOrNothing(t *testing.T, ns string, schedulerFirst bool) {
 		t.Fatalf("minMember = %d, want 3", pg.Spec.MinMember)
 	}
 	if !schedulerFirst {
-		startScheduler(t)
+		explained = startScheduler(t)
 	}
 	framework.Eventually(t, 30*time.Second, "the gang reported unschedulable", func() (bool, string) {
 		if err := fw.Client.Get(t.Context(), client.ObjectKeyFromObject(pg), pg); err != nil {
@@ -114,12 +115,16 @@ func testDeploymentAllOrNothing(t *testing.T, ns string, schedulerFirst bool) {
 		}
 		return false, fmt.Sprintf("phase %q, conditions %+v", pg.Status.Phase, pg.Status.Conditions)
 	})
-	// Nothing is placed now, nor after more cycles.
-	for range 6 {
+	// Nothing is placed now, nor after two more cycles that judged the
+	// gang afresh.
+	since := time.Now()
+	job := ns + "/" + pg.Name
+	for range 2 {
+		x := explained.JudgedSince(t, 30*time.Second, since, job)[job]
 		if total, bound, _ := placement(t, ns); bound != 0 {
-			t.Fatalf("%d of %d pods bound while the gang cannot fit", bound, total)
+			t.Fatalf("%d of %d pods bound while the gang cannot fit; the scheduler says %+v", bound, total, x.Blockers)
 		}
-		time.Sleep(500 * time.Millisecond)
+		since = x.Cycle.Add(time.Nanosecond)
 	}
 
 	if err := controlplane.CreateNodes(t.Context(), fw.Client, []controlplane.NodeSpec{gangNode(ns, 2)}); err != nil {

@@ -89,16 +89,8 @@ func startKubeControllerManager(t *testing.T) {
 }
 
 // startScheduler runs caldera-scheduler in this process for the rest of
-// the test.
-func startScheduler(t *testing.T) {
+// the test, serving what it concludes about the jobs it leaves waiting.
+func startScheduler(t *testing.T) *framework.Explanations {
 	t.Helper()
-	stop, err := fw.StartScheduler(framework.SchedulerConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	return fw.StartSchedulerExplained(t, framework.SchedulerConfig)
 }
