@@ -40,8 +40,9 @@ import (
 //     the catalog fails, a claim is Pending with ProviderError and its Job
 //     held saying why, until its 3-second resolution timeout lets it go
 //     anywhere (fallback Anywhere);
-//   - a DataSource with reclaimPolicy Delete stays while bound and is
-//     deleted 2 seconds (its ttlSecondsAfterUnbound) after its claim goes.
+//   - a DataSource with reclaimPolicy Delete stays while bound (while
+//     another, unbound, is deleted) and is deleted 2 seconds (its
+//     ttlSecondsAfterUnbound) after its claim goes.
 func TestDataDependency(t *testing.T) {
 	const ns = "datadep"
 	ctx := t.Context()
@@ -176,25 +177,45 @@ func TestDataDependency(t *testing.T) {
 		return got != "held" && !strings.Contains(got, " "), got
 	})
 
-	// A DataSource to delete 2 seconds after its last claim goes.
-	scratch := &ddv1alpha1.DataSource{ObjectMeta: metav1.ObjectMeta{Name: "scratch"}, Spec: ddv1alpha1.DataSourceSpec{
-		System: "hive", Type: "table", Name: "tmp.scratch", Locality: &ddv1alpha1.DataSourceLocality{ClusterNames: []string{"dd-a"}},
-		ReclaimPolicy: ddv1alpha1.ReclaimPolicyDelete, TTLSecondsAfterUnbound: new(int32(2))}}
-	if err := c.Create(ctx, scratch); err != nil {
+	// Two DataSources to delete after their last claim goes, each
+	// claimed: scratch (2 seconds after) by tmp, spare (3 seconds after)
+	// by spare.
+	for _, ds := range []struct {
+		name, table, claim string
+		ttl                int32
+	}{{"scratch", "tmp.scratch", "tmp", 2}, {"spare", "tmp.spare", "spare", 3}} {
+		if err := c.Create(ctx, &ddv1alpha1.DataSource{ObjectMeta: metav1.ObjectMeta{Name: ds.name}, Spec: ddv1alpha1.DataSourceSpec{
+			System: "hive", Type: "table", Name: ds.table, Locality: &ddv1alpha1.DataSourceLocality{ClusterNames: []string{"dd-a"}},
+			ReclaimPolicy: ddv1alpha1.ReclaimPolicyDelete, TTLSecondsAfterUnbound: new(ds.ttl)}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Create(ctx, &ddv1alpha1.DataSourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ds.claim}, Spec: ddv1alpha1.DataSourceClaimSpec{
+			System: "hive", DataSourceType: "table", DataSourceName: ds.table,
+			Workload: ddv1alpha1.WorkloadRef{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job", Name: ds.claim}}}); err != nil {
+			t.Fatal(err)
+		}
+		framework.Eventually(t, 20*time.Second, "claim "+ds.claim+" bound", func() (bool, string) {
+			return strings.HasPrefix(claimState(ds.claim), "Bound "+ds.name+" "), claimState(ds.claim)
+		})
+	}
+	// spare loses its claim. The reclaimer deletes it once its TTL has
+	// run out: by then scratch, made and bound before, has been bound for
+	// longer than its own, shorter TTL, and the reclaimer has judged it
+	// (its changes came first) and kept it.
+	if err := c.Delete(ctx, &ddv1alpha1.DataSourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "spare"}}); err != nil {
 		t.Fatal(err)
 	}
-	tmp := &ddv1alpha1.DataSourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tmp"}, Spec: ddv1alpha1.DataSourceClaimSpec{
-		System: "hive", DataSourceType: "table", DataSourceName: "tmp.scratch",
-		Workload: ddv1alpha1.WorkloadRef{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job", Name: "tmp"}}}
-	if err := c.Create(ctx, tmp); err != nil {
-		t.Fatal(err)
-	}
-	framework.Eventually(t, 20*time.Second, "the scratch claim bound", func() (bool, string) {
-		return strings.HasPrefix(claimState("tmp"), "Bound scratch"), claimState("tmp")
+	framework.Eventually(t, 20*time.Second, "the unclaimed spare DataSource deleted after its TTL", func() (bool, string) {
+		var ds ddv1alpha1.DataSource
+		err := c.Get(ctx, client.ObjectKey{Name: "spare"}, &ds)
+		return apierrors.IsNotFound(err), fmt.Sprintf("%v %+v", err, ds.Status)
 	})
-	time.Sleep(3 * time.Second)
-	if err := c.Get(ctx, client.ObjectKey{Name: "scratch"}, &ddv1alpha1.DataSource{}); err != nil {
+	var scratch ddv1alpha1.DataSource
+	if err := c.Get(ctx, client.ObjectKey{Name: "scratch"}, &scratch); err != nil {
 		t.Fatalf("the DataSource went while bound: %v", err)
+	}
+	if scratch.Status.BoundClaims != 1 {
+		t.Errorf("the bound DataSource counts %d claims, want 1", scratch.Status.BoundClaims)
 	}
 	// Both DataSources lose their last claim, the retained one first; once
 	// the one to delete is gone (its TTL of 2 s ran out after its claim
