@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,15 +49,16 @@ const gi = int64(1) << 30
 // returned function is called.
 func startAgent(t *testing.T, cs kubernetes.Interface, node, ns string, k *kernel) (stop func()) {
 	t.Helper()
-	stop, _ = startAgentWithMetrics(t, cs, node, ns, k)
+	stop, _, _ = startAgentWithMetrics(t, cs, node, ns, k)
 	return stop
 }
 
 // startAgentWithMetrics is startAgent that also returns the agent's
-// metrics. The agent's clock is a fake one that the test moves on in step
-// with the kernel, at the pace of the real one: each reading sees exactly
-// one interval of CPU time, whatever the machine's load.
-func startAgentWithMetrics(t *testing.T, cs kubernetes.Interface, node, ns string, k *kernel) (stop func(), m *metrics.Metrics) {
+// metrics and how many readings (ticks) it has completed. The agent's
+// clock is a fake one that the test moves on in step with the kernel, at
+// the pace of the real one: each reading sees exactly one interval of CPU
+// time, whatever the machine's load.
+func startAgentWithMetrics(t *testing.T, cs kubernetes.Interface, node, ns string, k *kernel) (stop func(), m *metrics.Metrics, ticks func() int64) {
 	t.Helper()
 	const interval = 100 * time.Millisecond
 	m = metrics.New(prometheus.NewRegistry())
@@ -65,6 +67,7 @@ func startAgentWithMetrics(t *testing.T, cs kubernetes.Interface, node, ns strin
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "caldera-agent", Host: node})
 	clk := clocktesting.NewFakeClock(time.Now())
+	var ticked atomic.Int64
 	a := agent.New(cs, recorder, m, clk, agent.Options{
 		NodeName: node, Namespace: ns,
 		Layout:  cgroup.Layout{Root: k.root, Driver: cgroup.Systemd},
@@ -82,6 +85,7 @@ func startAgentWithMetrics(t *testing.T, cs kubernetes.Interface, node, ns strin
 			k.advance(interval)
 			clk.Step(interval)
 			a.Tick(ctx)
+			ticked.Add(1)
 			select {
 			case <-ctx.Done():
 				done <- nil
@@ -96,7 +100,7 @@ func startAgentWithMetrics(t *testing.T, cs kubernetes.Interface, node, ns strin
 			t.Error(err)
 		}
 		broadcaster.Shutdown()
-	}, m
+	}, m, ticked.Load
 }
 
 func batchOf(t *testing.T, cs kubernetes.Interface, node string) (cpu, mem int64, ok bool) {
@@ -294,9 +298,19 @@ func TestColocation(t *testing.T) {
 	}
 	beforeCPU, beforeMem, _ := batchOf(t, cs, node)
 	var m *metrics.Metrics
-	stop, m = startAgentWithMetrics(t, cs, node, ns, k)
+	var ticks func() int64
+	stop, m, ticks = startAgentWithMetrics(t, cs, node, ns, k)
 	stopped = false
-	time.Sleep(time.Second)
+	// Ten readings, a second of the agent's time: from the second on it
+	// has the node's usage, so each decides what to publish and every
+	// reading sets the cgroups.
+	framework.Eventually(t, 30*time.Second, "ten readings by the restarted agent", func() (bool, string) {
+		n := ticks()
+		return n >= 10, fmt.Sprintf("%d readings", n)
+	})
+	if n := testutil.CollectAndCount(m.NodeUsage); n != 2 {
+		t.Fatalf("the restarted agent reports %d node usages, want 2 (cpu and memory): it has not read the node's usage", n)
+	}
 	for path, was := range mtimes {
 		if st, _ := os.Stat(path); !st.ModTime().Equal(was) {
 			t.Errorf("%s rewritten after a restart", path)
