@@ -3,12 +3,15 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -155,7 +158,13 @@ func TestFederationFairShare(t *testing.T) {
 	if g := counts["gold"]; g < 10 || g > 11 {
 		t.Errorf("running %v, want gold:silver about 2:1 (10 or 11 gold)", counts)
 	}
-	time.Sleep(2 * time.Second)
+	// Settled: dispatch decisions made after the 16 ran hold the other
+	// 24 jobs, so no more can reach the members, and 16 still run. The
+	// second decision from now began after now; the first may not have.
+	f.decisionsSince(t, ctx, 2)
+	if held := f.held(t, ctx, ns); len(held) != 24 {
+		t.Errorf("%d bindings held after settling, want 24 (no more released than the federation holds)", len(held))
+	}
 	if n := len(f.running(t, ctx, ns)); n != 16 {
 		t.Errorf("%d jobs running after settling, want 16 (no more than the federation holds)", n)
 	}
@@ -175,6 +184,8 @@ type federation struct {
 	// memberEnvs are the members' local environments.
 	memberEnvs map[string]*localenv.Environment
 	plane      karmadaPlane
+	// globalMetrics is the address of caldera-global's metrics.
+	globalMetrics string
 }
 
 // karmadaPlane is what does Karmada's part of a federation: the stand-in
@@ -319,9 +330,9 @@ func startFederationWith(t *testing.T, ctx context.Context, o federationOptions,
 	sctx, stopStandIn := context.WithCancel(ctx)
 	t.Cleanup(stopStandIn)
 	go standIn.run(sctx)
-	startGlobal(t, ctx, kp.APIServer.Kubeconfig, filepath.Join(dir, "global-certs"), change)
+	metrics := startGlobal(t, ctx, kp.APIServer.Kubeconfig, filepath.Join(dir, "global-certs"), change)
 
-	return &federation{karmada: kc, cluster: kp, members: members, memberEnvs: envs, plane: standIn}
+	return &federation{karmada: kc, cluster: kp, members: members, memberEnvs: envs, plane: standIn, globalMetrics: metrics}
 }
 
 // testDir is where a test's control planes keep their files and logs: a
@@ -392,6 +403,73 @@ func (f *federation) running(t *testing.T, ctx context.Context, ns string) map[s
 	return out
 }
 
+// held names the namespace's bindings the dispatcher holds: suspended and
+// placed in no member.
+func (f *federation) held(t *testing.T, ctx context.Context, ns string) []string {
+	t.Helper()
+	var rbs workv1alpha2.ResourceBindingList
+	if err := f.karmada.List(ctx, &rbs, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, rb := range rbs.Items {
+		if rb.Spec.SchedulingSuspended() && len(rb.Spec.Clusters) == 0 {
+			out = append(out, rb.Name)
+		}
+	}
+	return out
+}
+
+// decisions is how many decisions caldera-global's dispatcher has made
+// (caldera_global_decisions_total, every result).
+func (f *federation) decisions(ctx context.Context) (float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.globalMetrics, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("%s: %s", f.globalMetrics, resp.Status)
+	}
+	n := 0.0
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "caldera_global_decisions_total{") {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %q: %w", f.globalMetrics, line, err)
+		}
+		n += v
+	}
+	return n, sc.Err()
+}
+
+// decisionsSince waits until the dispatcher has made n more decisions than
+// it had when called. The first may have begun before the call, the
+// others began after it; a decision is counted once what it released is
+// in the bindings.
+func (f *federation) decisionsSince(t *testing.T, ctx context.Context, n float64) {
+	t.Helper()
+	from, err := f.decisions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, ctx, 2*time.Minute, fmt.Sprintf("%v more dispatch decisions", n), func() (bool, string) {
+		got, err := f.decisions(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		return got >= from+n, fmt.Sprintf("%v decisions, want %v", got, from+n)
+	})
+}
+
 // jobPolicy propagates the namespace's Jobs, each to one of the members.
 func jobPolicy(ns string) *policyv1alpha1.PropagationPolicy {
 	return &policyv1alpha1.PropagationPolicy{
@@ -426,10 +504,15 @@ func trainingJob(ns, name, queue string, pods int32) *batchv1alpha1.Job {
 }
 
 // startGlobal runs caldera-global in this process against the control
-// plane until the test ends, and returns once its webhook answers.
-func startGlobal(t *testing.T, ctx context.Context, kubeconfig, certDir string, change func(*options.Options)) {
+// plane until the test ends, and returns once its webhook answers, with
+// the address of its metrics.
+func startGlobal(t *testing.T, ctx context.Context, kubeconfig, certDir string, change func(*options.Options)) (metricsURL string) {
 	t.Helper()
 	port, err := controlplane.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	metricsPort, err := controlplane.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,6 +523,7 @@ func startGlobal(t *testing.T, ctx context.Context, kubeconfig, certDir string, 
 	o.URLBase = fmt.Sprintf("https://127.0.0.1:%d", port)
 	o.ExtraSANs = []string{"127.0.0.1"}
 	o.HealthProbeBindAddress = "0"
+	o.MetricsBindAddress = fmt.Sprintf("127.0.0.1:%d", metricsPort)
 	o.LeaderElect = false
 	o.Heartbeat = time.Second
 	// The stand-in refreshes member summaries every 200 ms.
@@ -473,6 +557,7 @@ func startGlobal(t *testing.T, ctx context.Context, kubeconfig, certDir string, 
 			return nil
 		}
 	})
+	return fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
 }
 
 // waitForSuspension waits until the Karmada API server suspends a new

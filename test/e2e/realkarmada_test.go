@@ -433,10 +433,10 @@ func startRealFederation(t *testing.T, ctx context.Context, karmadaBin, binDir, 
 	if err := k.kas.KubeconfigFor("caldera-global", globalConfig); err != nil {
 		t.Fatal(err)
 	}
-	startGlobalProcess(t, ctx, binDir, globalConfig, k.kas.Kubeconfig, filepath.Join(dir, "global"), change)
+	metrics := startGlobalProcess(t, ctx, binDir, globalConfig, k.kas.Kubeconfig, filepath.Join(dir, "global"), change)
 
 	cluster := &controlplane.Cluster{Name: "karmada", APIServer: k.kas, Client: kc}
-	return &federation{karmada: kc, cluster: cluster, members: members, memberEnvs: envs, plane: k}
+	return &federation{karmada: kc, cluster: cluster, members: members, memberEnvs: envs, plane: k, globalMetrics: metrics}
 }
 
 // enables says whether the Cluster's status lists the kind.
@@ -474,14 +474,19 @@ func repoRoot(t *testing.T) string {
 
 // startGlobalProcess runs the caldera-global binary against the Karmada
 // API server until the test ends, with its defaults but for loopback
-// addresses, and waits until it answers.
-func startGlobalProcess(t *testing.T, ctx context.Context, binDir, kubeconfig, adminKubeconfig, dir string, change func(*options.Options)) {
+// addresses, and waits until it answers; it returns the address of its
+// metrics.
+func startGlobalProcess(t *testing.T, ctx context.Context, binDir, kubeconfig, adminKubeconfig, dir string, change func(*options.Options)) (metricsURL string) {
 	t.Helper()
 	port, err := controlplane.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
 	health, err := controlplane.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	metricsPort, err := controlplane.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -493,6 +498,7 @@ func startGlobalProcess(t *testing.T, ctx context.Context, binDir, kubeconfig, a
 		fmt.Sprintf("--url-base=https://127.0.0.1:%d", port), "--extra-sans=127.0.0.1",
 		"--cert-dir=" + filepath.Join(dir, "certs"),
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", health),
+		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metricsPort),
 		"--starvation-wait=" + o.StarvationWait.String(),
 		"--report-grace=" + o.ReportGrace.String(),
 		"--apply-failure-grace=" + o.ApplyFailureGrace.String(),
@@ -514,6 +520,7 @@ func startGlobalProcess(t *testing.T, ctx context.Context, binDir, kubeconfig, a
 		t.Fatal(err)
 	}
 	waitForSuspension(t, ctx, admin)
+	return fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
 }
 
 // memberProxy passes TCP connections to a member's API server while open;
