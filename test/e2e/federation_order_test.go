@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -27,7 +28,8 @@ import (
 // when the 16-CPU federation comes up; two of routine's, submitted last,
 // have a high PriorityClass. Queue priority comes before share: urgent's
 // 12 run; then job priority before age: routine's two high ones and its
-// two oldest take the last 4 CPUs.
+// two oldest (by their bindings' creation, then name) take the last 4
+// CPUs.
 func TestFederationPriority(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
@@ -75,12 +77,13 @@ func TestFederationPriority(t *testing.T) {
 		if err := kc.Create(ctx, j); err != nil {
 			t.Fatal(err)
 		}
-		// Distinct creation seconds make age an order.
-		if name == "routine-01" {
-			time.Sleep(1100 * time.Millisecond)
-		}
 	}
 	bindingsHeld(t, ctx, f, ns, len(names))
+	// Routine's Jobs are submitted in the order of their names, and the
+	// stand-in makes their bindings in that order, so its two oldest are
+	// routine-00 and routine-01 (Karmada may make them in another order).
+	oldest := oldestBindings(t, ctx, f, ns, "routine-0", 2)
+	t.Logf("routine's oldest jobs: %v", oldest)
 	setReady(t, ctx, f, true)
 
 	var running map[string]string
@@ -88,7 +91,7 @@ func TestFederationPriority(t *testing.T) {
 		running = f.running(t, ctx, ns)
 		return len(running) == 16, fmt.Sprintf("running %v", slices.Sorted(maps.Keys(running)))
 	})
-	want := []string{"routine-00", "routine-01", "routine-high-0", "routine-high-1"}
+	want := append(oldest, "routine-high-0", "routine-high-1")
 	for i := range 12 {
 		want = append(want, fmt.Sprintf("urgent-%02d", i))
 	}
@@ -245,6 +248,35 @@ func runFor(j *batchv1alpha1.Job, d time.Duration) *batchv1alpha1.Job {
 		tmpl.Annotations["pod.caldera.sh/run-duration"] = d.String()
 	}
 	return j
+}
+
+// oldestBindings names the Jobs of the n bindings, of those in the
+// namespace whose names start with prefix, that the dispatcher takes first
+// among jobs of equal priority in a queue: the oldest by creation time
+// (whole seconds), then by name.
+func oldestBindings(t *testing.T, ctx context.Context, f *federation, ns, prefix string, n int) []string {
+	t.Helper()
+	var rbs workv1alpha2.ResourceBindingList
+	if err := f.karmada.List(ctx, &rbs, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var of []workv1alpha2.ResourceBinding
+	for _, rb := range rbs.Items {
+		if strings.HasPrefix(rb.Name, prefix) {
+			of = append(of, rb)
+		}
+	}
+	slices.SortFunc(of, func(a, b workv1alpha2.ResourceBinding) int {
+		return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), strings.Compare(a.Name, b.Name))
+	})
+	if len(of) < n {
+		t.Fatalf("%d bindings named %s*, want at least %d", len(of), prefix, n)
+	}
+	var out []string
+	for _, rb := range of[:n] {
+		out = append(out, rb.Spec.Resource.Name)
+	}
+	return out
 }
 
 // bindingsHeld waits for n bindings in the namespace.
