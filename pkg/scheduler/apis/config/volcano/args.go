@@ -3,8 +3,8 @@ package volcano
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -14,40 +14,117 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
 )
 
-// The helpers below parse one argument, record where the typed field came
-// from, and collect the error if the value does not parse.
-
-func (t *translator) int32Arg(v any, from, to *field.Path) *int32 {
-	n, err := toInt32(v, from)
+// parsed parses v with parse, records that the typed field at to came
+// from the argument at from, and returns the value; nil, with the error
+// collected, when v does not parse.
+func parsed[T any](t *translator, v any, from, to *field.Path, parse func(any, *field.Path) (T, *field.Error)) *T {
+	x, err := parse(v, from)
 	if err != nil {
 		t.add(err)
 		return nil
 	}
 	t.origins.record(to, from)
-	return &n
+	return &x
 }
 
-func (t *translator) boolArg(v any, from, to *field.Path) *bool {
-	b, err := toBool(v, from)
+// An argKey is one Volcano argument key of a plugin and what reading its
+// value does.
+type argKey struct {
+	key  string
+	read func(t *translator, v any, from *field.Path)
+}
+
+// setArg is the key whose value, parsed with parse, sets *dst, the typed
+// field at to.
+func setArg[T any](key string, parse func(any, *field.Path) (T, *field.Error), dst **T, to *field.Path) argKey {
+	return argKey{key: key, read: func(t *translator, v any, from *field.Path) {
+		*dst = parsed(t, v, from, to, parse)
+	}}
+}
+
+// readArg is the key whose value, parsed with parse, is handed to use
+// (nothing is called when it does not parse).
+func readArg[T any](key string, parse func(any, *field.Path) (T, *field.Error), use func(t *translator, x T, from *field.Path)) argKey {
+	return argKey{key: key, read: func(t *translator, v any, from *field.Path) {
+		x, err := parse(v, from)
+		if err != nil {
+			t.add(err)
+			return
+		}
+		if use != nil {
+			use(t, x, from)
+		}
+	}}
+}
+
+// An argPattern takes the keys of a family ("binpack.resources.<name>"):
+// take reports whether it consumed key; known names the family in errors.
+type argPattern interface {
+	take(t *translator, key string, v any, from *field.Path) bool
+	known() []string
+}
+
+// prefixArg is a family of keys "<prefix>.<name>" whose values parse with
+// parse and are handed to use with the name.
+type prefixArg[T any] struct {
+	prefix, placeholder string
+	parse               func(any, *field.Path) (T, *field.Error)
+	use                 func(t *translator, name string, x T, key string, from *field.Path)
+}
+
+func (p prefixArg[T]) take(t *translator, key string, v any, from *field.Path) bool {
+	name, ok := strings.CutPrefix(key, p.prefix+".")
+	if !ok {
+		return false
+	}
+	kp := from.Key(key)
+	x, err := p.parse(v, kp)
 	if err != nil {
 		t.add(err)
-		return nil
+		return true
 	}
-	t.origins.record(to, from)
-	return &b
+	p.use(t, name, x, key, kp)
+	return true
 }
 
-func (t *translator) floatArg(v any, from, to *field.Path) *float64 {
-	f, err := toFloat(v, from)
-	if err != nil {
-		t.add(err)
-		return nil
+func (p prefixArg[T]) known() []string { return []string{p.prefix + "." + p.placeholder} }
+
+// readArgs reads a plugin's Volcano arguments in key order: a key of keys
+// is read as it says, any other is offered to the patterns in turn, and a
+// key none takes is reported with the plugin's known keys.
+func (t *translator) readArgs(plugin string, args map[string]any, from *field.Path, keys []argKey, patterns ...argPattern) {
+	byKey := make(map[string]argKey, len(keys))
+	known := make([]string, 0, len(keys))
+	for _, k := range keys {
+		byKey[k.key] = k
+		known = append(known, k.key)
 	}
-	t.origins.record(to, from)
-	return &f
+	for _, p := range patterns {
+		known = append(known, p.known()...)
+	}
+	slices.Sort(known)
+	for _, key := range sortedKeys(args) {
+		if k, ok := byKey[key]; ok {
+			k.read(t, args[key], from.Key(key))
+			continue
+		}
+		taken := false
+		for _, p := range patterns {
+			if taken = p.take(t, key, args[key], from); taken {
+				break
+			}
+		}
+		if !taken {
+			t.unknownArg(plugin, key, from, known)
+		}
+	}
 }
 
-func durationPtr(d time.Duration) *metav1.Duration { return &metav1.Duration{Duration: d} }
+// toMetaSeconds reads a whole number of seconds as a metav1.Duration.
+func toMetaSeconds(v any, path *field.Path) (metav1.Duration, *field.Error) {
+	d, err := toSeconds(v, path)
+	return metav1.Duration{Duration: d}, err
+}
 
 // unknownArg reports an argument key the plugin does not have.
 func (t *translator) unknownArg(plugin, key string, from *field.Path, known []string) {
@@ -92,6 +169,8 @@ func (r *resourceWeights) take(t *translator, key string, v any, from *field.Pat
 	return true
 }
 
+func (r *resourceWeights) known() []string { return []string{r.listKey, r.listKey + ".<name>"} }
+
 func (r *resourceWeights) result(t *translator, from, to *field.Path) map[corev1.ResourceName]int32 {
 	out := map[corev1.ResourceName]int32{}
 	for _, name := range r.listed {
@@ -129,61 +208,28 @@ const (
 func translateBinpack(t *translator, args map[string]any, from, to *field.Path) v1alpha1.PluginArgs {
 	a := &v1alpha1.BinpackArgs{}
 	res := newResourceWeights(binpackResourcesKey)
-	for _, key := range sortedKeys(args) {
-		v := args[key]
-		kp := from.Key(key)
-		switch {
-		case key == binpackWeightKey:
-			a.Weight = t.int32Arg(v, kp, to.Child("weight"))
-		case key == binpackCPUKey:
-			a.CPU = t.int32Arg(v, kp, to.Child("cpu"))
-		case key == binpackMemoryKey:
-			a.Memory = t.int32Arg(v, kp, to.Child("memory"))
-		case res.take(t, key, v, from):
-		default:
-			t.unknownArg(v1alpha1.BinpackPlugin, key, from, []string{binpackCPUKey, binpackMemoryKey, binpackResourcesKey, binpackResourcesKey + ".<name>", binpackWeightKey})
-		}
-	}
+	t.readArgs(v1alpha1.BinpackPlugin, args, from, []argKey{
+		setArg(binpackWeightKey, toInt32, &a.Weight, to.Child("weight")),
+		setArg(binpackCPUKey, toInt32, &a.CPU, to.Child("cpu")),
+		setArg(binpackMemoryKey, toInt32, &a.Memory, to.Child("memory")),
+	}, res)
 	a.Resources = res.result(t, from, to.Child("resources"))
 	return a
 }
 
-// nodeOrderWeights maps the nodeorder plugin's Volcano keys to the JSON
-// names of NodeOrderArgs.
-func nodeOrderWeights() map[string]string {
-	return map[string]string{
-		"leastrequested.weight":    "leastRequestedWeight",
-		"mostrequested.weight":     "mostRequestedWeight",
-		"nodeaffinity.weight":      "nodeAffinityWeight",
-		"podaffinity.weight":       "podAffinityWeight",
-		"balancedresource.weight":  "balancedResourceWeight",
-		"tainttoleration.weight":   "taintTolerationWeight",
-		"imagelocality.weight":     "imageLocalityWeight",
-		"podtopologyspread.weight": "podTopologySpreadWeight",
-	}
-}
-
 func translateNodeOrder(t *translator, args map[string]any, from, to *field.Path) v1alpha1.PluginArgs {
 	a := &v1alpha1.NodeOrderArgs{}
-	fields := map[string]**int32{
-		"leastRequestedWeight":    &a.LeastRequestedWeight,
-		"mostRequestedWeight":     &a.MostRequestedWeight,
-		"nodeAffinityWeight":      &a.NodeAffinityWeight,
-		"podAffinityWeight":       &a.PodAffinityWeight,
-		"balancedResourceWeight":  &a.BalancedResourceWeight,
-		"taintTolerationWeight":   &a.TaintTolerationWeight,
-		"imageLocalityWeight":     &a.ImageLocalityWeight,
-		"podTopologySpreadWeight": &a.PodTopologySpreadWeight,
-	}
-	keys := nodeOrderWeights()
-	for _, key := range sortedKeys(args) {
-		name, ok := keys[key]
-		if !ok {
-			t.unknownArg(v1alpha1.NodeOrderPlugin, key, from, sortedKeys(keys))
-			continue
-		}
-		*fields[name] = t.int32Arg(args[key], from.Key(key), to.Child(name))
-	}
+	weight := func(key, name string, dst **int32) argKey { return setArg(key, toInt32, dst, to.Child(name)) }
+	t.readArgs(v1alpha1.NodeOrderPlugin, args, from, []argKey{
+		weight("leastrequested.weight", "leastRequestedWeight", &a.LeastRequestedWeight),
+		weight("mostrequested.weight", "mostRequestedWeight", &a.MostRequestedWeight),
+		weight("nodeaffinity.weight", "nodeAffinityWeight", &a.NodeAffinityWeight),
+		weight("podaffinity.weight", "podAffinityWeight", &a.PodAffinityWeight),
+		weight("balancedresource.weight", "balancedResourceWeight", &a.BalancedResourceWeight),
+		weight("tainttoleration.weight", "taintTolerationWeight", &a.TaintTolerationWeight),
+		weight("imagelocality.weight", "imageLocalityWeight", &a.ImageLocalityWeight),
+		weight("podtopologyspread.weight", "podTopologySpreadWeight", &a.PodTopologySpreadWeight),
+	})
 	return a
 }
 
@@ -192,24 +238,16 @@ const overcommitFactorKey = "overcommit-factor"
 
 func translateOvercommit(t *translator, args map[string]any, from, to *field.Path) v1alpha1.PluginArgs {
 	a := &v1alpha1.OvercommitArgs{}
-	for _, key := range sortedKeys(args) {
-		v := args[key]
-		kp := from.Key(key)
-		switch {
-		case key == overcommitFactorKey:
-			a.Factor = t.floatArg(v, kp, to.Child("factor"))
-		case strings.HasPrefix(key, overcommitFactorKey+"."):
-			name := corev1.ResourceName(strings.TrimPrefix(key, overcommitFactorKey+"."))
-			if f := t.floatArg(v, kp, to.Child("resourceFactors").Key(string(name))); f != nil {
-				if a.ResourceFactors == nil {
-					a.ResourceFactors = map[corev1.ResourceName]float64{}
-				}
-				a.ResourceFactors[name] = *f
+	t.readArgs(v1alpha1.OvercommitPlugin, args, from, []argKey{
+		setArg(overcommitFactorKey, toFloat, &a.Factor, to.Child("factor")),
+	}, prefixArg[float64]{prefix: overcommitFactorKey, placeholder: "<resource>", parse: toFloat,
+		use: func(t *translator, name string, f float64, _ string, kp *field.Path) {
+			if a.ResourceFactors == nil {
+				a.ResourceFactors = map[corev1.ResourceName]float64{}
 			}
-		default:
-			t.unknownArg(v1alpha1.OvercommitPlugin, key, from, []string{overcommitFactorKey, overcommitFactorKey + ".<resource>"})
-		}
-	}
+			a.ResourceFactors[corev1.ResourceName(name)] = f
+			t.origins.record(to.Child("resourceFactors").Key(name), kp)
+		}})
 	return a
 }
 
@@ -225,95 +263,43 @@ const (
 	draFilterTimeoutKey      = "dynamicresources.filterTimeoutSeconds"
 )
 
-// predicateSwitches maps the predicates plugin's Volcano switch keys to the
-// JSON names of PredicatesArgs.
-func predicateSwitches() map[string]string {
-	return map[string]string{
-		"predicate.NodeAffinityEnable":              "nodeAffinity",
-		"predicate.NodePortsEnable":                 "nodePorts",
-		"predicate.TaintTolerationEnable":           "taintToleration",
-		"predicate.PodAffinityEnable":               "podAffinity",
-		"predicate.NodeVolumeLimitsEnable":          "nodeVolumeLimits",
-		"predicate.VolumeZoneEnable":                "volumeZone",
-		"predicate.PodTopologySpreadEnable":         "podTopologySpread",
-		"predicate.VolumeBindingEnable":             "volumeBinding",
-		"predicate.DynamicResourceAllocationEnable": "dynamicResourceAllocation",
-		"predicate.CacheEnable":                     "cache",
-	}
-}
-
 func translatePredicates(t *translator, args map[string]any, from, to *field.Path) v1alpha1.PluginArgs {
 	a := &v1alpha1.PredicatesArgs{}
-	switches := map[string]**bool{
-		"nodeAffinity":              &a.NodeAffinity,
-		"nodePorts":                 &a.NodePorts,
-		"taintToleration":           &a.TaintToleration,
-		"podAffinity":               &a.PodAffinity,
-		"nodeVolumeLimits":          &a.NodeVolumeLimits,
-		"volumeZone":                &a.VolumeZone,
-		"podTopologySpread":         &a.PodTopologySpread,
-		"volumeBinding":             &a.VolumeBinding,
-		"dynamicResourceAllocation": &a.DynamicResourceAllocation,
-		"cache":                     &a.Cache,
-	}
-	keys := predicateSwitches()
-	known := append(sortedKeys(keys), proportionalEnableKey, proportionalResourcesKey,
-		proportionalResourcesKey+".<name>.cpu", proportionalResourcesKey+".<name>.memory",
-		gpuSharingEnableKey, gpuNumberEnableKey,
-		volumeBindingTimeoutKey, volumeBindingWeightKey, volumeBindingShapeKey, draFilterTimeoutKey)
-
+	on := func(key, name string, dst **bool) argKey { return setArg(key, toBool, dst, to.Child(name)) }
 	proportional := false
 	var proportionalNames []string
 	reservations := newReservationKeys(proportionalResourcesKey)
-	for _, key := range sortedKeys(args) {
-		v := args[key]
-		kp := from.Key(key)
-		if name, ok := keys[key]; ok {
-			*switches[name] = t.boolArg(v, kp, to.Child(name))
-			continue
-		}
-		switch {
-		case key == proportionalEnableKey:
-			b, err := toBool(v, kp)
-			t.add(err)
-			proportional = b
-		case key == proportionalResourcesKey:
-			names, err := toNames(v, kp)
-			t.add(err)
-			proportionalNames = names
-		case reservations.take(t, key, v, from):
-		case key == gpuSharingEnableKey || key == gpuNumberEnableKey:
-			// Old Volcano releases shared GPUs in the predicates plugin;
-			// current ones do it in deviceshare. Off, the key is harmless.
-			b, err := toBool(v, kp)
-			t.add(err)
-			if b {
-				t.add(field.Invalid(kp, display(v), "GPU sharing is the deviceshare plugin's job in current Volcano releases: list deviceshare with deviceshare.GPUSharingEnable or deviceshare.GPUNumberEnable instead"))
-			}
-		case key == volumeBindingTimeoutKey:
-			d, err := toSeconds(v, kp)
-			if err != nil {
-				t.add(err)
-				continue
-			}
-			a.VolumeBindingTimeout = durationPtr(d)
-			t.origins.record(to.Child("volumeBindingTimeout"), kp)
-		case key == volumeBindingWeightKey:
-			a.VolumeBindingWeight = t.int32Arg(v, kp, to.Child("volumeBindingWeight"))
-		case key == volumeBindingShapeKey:
-			a.VolumeBindingShape = t.shape(v, kp, to.Child("volumeBindingShape"))
-		case key == draFilterTimeoutKey:
-			d, err := toSeconds(v, kp)
-			if err != nil {
-				t.add(err)
-				continue
-			}
-			a.DRAFilterTimeout = durationPtr(d)
-			t.origins.record(to.Child("draFilterTimeout"), kp)
-		default:
-			t.unknownArg(v1alpha1.PredicatesPlugin, key, from, known)
+	// Old Volcano releases shared GPUs in the predicates plugin; current
+	// ones do it in deviceshare. Off, the key is harmless.
+	oldGPUSharing := func(t *translator, v any, kp *field.Path) {
+		b, err := toBool(v, kp)
+		t.add(err)
+		if b {
+			t.add(field.Invalid(kp, display(v), "GPU sharing is the deviceshare plugin's job in current Volcano releases: list deviceshare with deviceshare.GPUSharingEnable or deviceshare.GPUNumberEnable instead"))
 		}
 	}
+	t.readArgs(v1alpha1.PredicatesPlugin, args, from, []argKey{
+		on("predicate.NodeAffinityEnable", "nodeAffinity", &a.NodeAffinity),
+		on("predicate.NodePortsEnable", "nodePorts", &a.NodePorts),
+		on("predicate.TaintTolerationEnable", "taintToleration", &a.TaintToleration),
+		on("predicate.PodAffinityEnable", "podAffinity", &a.PodAffinity),
+		on("predicate.NodeVolumeLimitsEnable", "nodeVolumeLimits", &a.NodeVolumeLimits),
+		on("predicate.VolumeZoneEnable", "volumeZone", &a.VolumeZone),
+		on("predicate.PodTopologySpreadEnable", "podTopologySpread", &a.PodTopologySpread),
+		on("predicate.VolumeBindingEnable", "volumeBinding", &a.VolumeBinding),
+		on("predicate.DynamicResourceAllocationEnable", "dynamicResourceAllocation", &a.DynamicResourceAllocation),
+		on("predicate.CacheEnable", "cache", &a.Cache),
+		readArg(proportionalEnableKey, toBool, func(_ *translator, b bool, _ *field.Path) { proportional = b }),
+		readArg(proportionalResourcesKey, toNames, func(_ *translator, names []string, _ *field.Path) { proportionalNames = names }),
+		{key: gpuSharingEnableKey, read: oldGPUSharing},
+		{key: gpuNumberEnableKey, read: oldGPUSharing},
+		setArg(volumeBindingTimeoutKey, toMetaSeconds, &a.VolumeBindingTimeout, to.Child("volumeBindingTimeout")),
+		setArg(volumeBindingWeightKey, toInt32, &a.VolumeBindingWeight, to.Child("volumeBindingWeight")),
+		{key: volumeBindingShapeKey, read: func(t *translator, v any, kp *field.Path) {
+			a.VolumeBindingShape = t.shape(v, kp, to.Child("volumeBindingShape"))
+		}},
+		setArg(draFilterTimeoutKey, toMetaSeconds, &a.DRAFilterTimeout, to.Child("draFilterTimeout")),
+	}, reservations)
 
 	// As in Volcano, the reservations count only when the proportional
 	// predicate is enabled, and only for listed resources.
@@ -374,6 +360,10 @@ func (r *reservationKeys) take(t *translator, key string, v any, from *field.Pat
 		k.memory, k.memoryKey = &f, key
 	}
 	return true
+}
+
+func (r *reservationKeys) known() []string {
+	return []string{r.prefix + ".<name>.cpu", r.prefix + ".<name>.memory"}
 }
 
 // reservation is one listed resource's translated reservation.
@@ -449,11 +439,11 @@ func (t *translator) shape(v any, from, to *field.Path) []v1alpha1.UtilizationSh
 		for _, key := range sortedKeys(m) {
 			switch key {
 			case "utilization":
-				if n := t.int32Arg(m[key], pp.Child(key), to.Index(i).Child(key)); n != nil {
+				if n := parsed(t, m[key], pp.Child(key), to.Index(i).Child(key), toInt32); n != nil {
 					pt.Utilization = *n
 				}
 			case "score":
-				if n := t.int32Arg(m[key], pp.Child(key), to.Index(i).Child(key)); n != nil {
+				if n := parsed(t, m[key], pp.Child(key), to.Index(i).Child(key), toInt32); n != nil {
 					pt.Score = *n
 				}
 			default:
@@ -478,26 +468,13 @@ const (
 func translateNetworkTopologyAware(t *translator, args map[string]any, from, to *field.Path) v1alpha1.PluginArgs {
 	a := &v1alpha1.NetworkTopologyAwareArgs{}
 	res := newResourceWeights(ntaBinpackResources)
-	for _, key := range sortedKeys(args) {
-		v := args[key]
-		kp := from.Key(key)
-		switch {
-		case key == ntaWeightKey:
-			a.Weight = t.int32Arg(v, kp, to.Child("weight"))
-		case key == ntaBinpackCPUKey:
-			a.BinpackCPU = t.int32Arg(v, kp, to.Child("binpackCPU"))
-		case key == ntaBinpackMemoryKey:
-			a.BinpackMemory = t.int32Arg(v, kp, to.Child("binpackMemory"))
-		case key == ntaNormalPodEnableKey:
-			a.NormalPodBinpack = t.boolArg(v, kp, to.Child("normalPodBinpack"))
-		case key == ntaNormalPodFadingKey:
-			a.NormalPodFading = t.floatArg(v, kp, to.Child("normalPodFading"))
-		case res.take(t, key, v, from):
-		default:
-			t.unknownArg(v1alpha1.NetworkTopologyAwarePlugin, key, from, []string{ntaBinpackCPUKey, ntaBinpackMemoryKey,
-				ntaBinpackResources, ntaBinpackResources + ".<name>", ntaNormalPodEnableKey, ntaNormalPodFadingKey, ntaWeightKey})
-		}
-	}
+	t.readArgs(v1alpha1.NetworkTopologyAwarePlugin, args, from, []argKey{
+		setArg(ntaWeightKey, toInt32, &a.Weight, to.Child("weight")),
+		setArg(ntaBinpackCPUKey, toInt32, &a.BinpackCPU, to.Child("binpackCPU")),
+		setArg(ntaBinpackMemoryKey, toInt32, &a.BinpackMemory, to.Child("binpackMemory")),
+		setArg(ntaNormalPodEnableKey, toBool, &a.NormalPodBinpack, to.Child("normalPodBinpack")),
+		setArg(ntaNormalPodFadingKey, toFloat, &a.NormalPodFading, to.Child("normalPodFading")),
+	}, res)
 	a.BinpackResources = res.result(t, from, to.Child("binpackResources"))
 	return a
 }
@@ -510,18 +487,10 @@ const (
 
 func translateNodeGroup(t *translator, args map[string]any, from, to *field.Path) v1alpha1.PluginArgs {
 	a := &v1alpha1.NodeGroupArgs{}
-	for _, key := range sortedKeys(args) {
-		v := args[key]
-		kp := from.Key(key)
-		switch key {
-		case ngStrictKey:
-			a.Strict = t.boolArg(v, kp, to.Child("strict"))
-		case ngPreferredOrderKey:
-			a.EnablePreferredOrder = t.boolArg(v, kp, to.Child("enablePreferredOrder"))
-		default:
-			t.unknownArg(v1alpha1.NodeGroupPlugin, key, from, []string{ngPreferredOrderKey, ngStrictKey})
-		}
-	}
+	t.readArgs(v1alpha1.NodeGroupPlugin, args, from, []argKey{
+		setArg(ngStrictKey, toBool, &a.Strict, to.Child("strict")),
+		setArg(ngPreferredOrderKey, toBool, &a.EnablePreferredOrder, to.Child("enablePreferredOrder")),
+	})
 	return a
 }
 
@@ -530,13 +499,7 @@ const ttWeightKey = "task-topology.weight"
 
 func translateTaskTopology(t *translator, args map[string]any, from, to *field.Path) v1alpha1.PluginArgs {
 	a := &v1alpha1.TaskTopologyArgs{}
-	for _, key := range sortedKeys(args) {
-		if key != ttWeightKey {
-			t.unknownArg(v1alpha1.TaskTopologyPlugin, key, from, []string{ttWeightKey})
-			continue
-		}
-		a.Weight = t.int32Arg(args[key], from.Key(key), to.Child("weight"))
-	}
+	t.readArgs(v1alpha1.TaskTopologyPlugin, args, from, []argKey{setArg(ttWeightKey, toInt32, &a.Weight, to.Child("weight"))})
 	return a
 }
 
@@ -558,42 +521,31 @@ func translateResourceStrategyFit(t *translator, args map[string]any, from, to *
 	retention := map[string]int32{}
 	retentionKeys := map[string]string{}
 	proportional := newReservationKeys(sraProportionalPrefix)
-	for _, key := range sortedKeys(args) {
-		v := args[key]
-		kp := from.Key(key)
-		switch {
-		case key == rsfWeightKey:
-			a.Weight = t.int32Arg(v, kp, to.Child("weight"))
-		case key == rsfResourcesKey:
+	t.readArgs(v1alpha1.ResourceStrategyFitPlugin, args, from, []argKey{
+		setArg(rsfWeightKey, toInt32, &a.Weight, to.Child("weight")),
+		{key: rsfResourcesKey, read: func(t *translator, v any, kp *field.Path) {
 			a.Resources = t.resourceStrategies(v, kp, to.Child("resources"))
-		case key == sraPolicyKey:
+		}},
+		{key: sraPolicyKey, read: func(t *translator, v any, kp *field.Path) {
 			s, err := toString(v, kp)
 			t.add(err)
 			sraPolicy = &s
-		case key == sraResourcesKey:
+		}},
+		{key: sraResourcesKey, read: func(t *translator, v any, kp *field.Path) {
 			names, err := toNames(v, kp)
 			t.add(err)
 			sraNames = names
-		case key == sraRetentionWeightKey:
+		}},
+		{key: sraRetentionWeightKey, read: func(t *translator, v any, kp *field.Path) {
 			if a.SRA == nil {
 				a.SRA = &v1alpha1.ScarceResourceAvoidance{}
 			}
-			a.SRA.RetentionWeight = t.int32Arg(v, kp, to.Child("sra", "retentionWeight"))
-		case strings.HasPrefix(key, sraRetentionPrefix+"."):
-			w, err := toInt32(v, kp)
-			if err != nil {
-				t.add(err)
-				continue
-			}
-			name := strings.TrimPrefix(key, sraRetentionPrefix+".")
+			a.SRA.RetentionWeight = parsed(t, v, kp, to.Child("sra", "retentionWeight"), toInt32)
+		}},
+	}, prefixArg[int32]{prefix: sraRetentionPrefix, placeholder: "<name>", parse: toInt32,
+		use: func(_ *translator, name string, w int32, key string, _ *field.Path) {
 			retention[name], retentionKeys[name] = w, key
-		case proportional.take(t, key, v, from):
-		default:
-			t.unknownArg(v1alpha1.ResourceStrategyFitPlugin, key, from, []string{rsfResourcesKey, rsfWeightKey,
-				sraPolicyKey, sraProportionalPrefix + ".<name>.cpu", sraProportionalPrefix + ".<name>.memory",
-				sraResourcesKey, sraRetentionPrefix + ".<name>", sraRetentionWeightKey})
-		}
-	}
+		}}, proportional)
 	res := proportional.result(t, sraNames, sraResourcesKey, args, from)
 	if sraPolicy == nil && len(sraNames) == 0 && a.SRA == nil && len(retention) == 0 {
 		return a
@@ -662,7 +614,7 @@ func (t *translator) resourceStrategies(v any, from, to *field.Path) map[string]
 				rs.Type = v1alpha1.ScoringStrategy(s)
 				t.origins.record(tp.Child("type"), np.Child(key))
 			case "weight":
-				rs.Weight = t.int32Arg(entry[key], np.Child(key), tp.Child("weight"))
+				rs.Weight = parsed(t, entry[key], np.Child(key), tp.Child("weight"), toInt32)
 			default:
 				t.unknownKey(np.Child(key), key, []string{"type", "weight"}, "field")
 			}
@@ -691,47 +643,32 @@ const (
 
 func translateDeviceShare(t *translator, args map[string]any, from, to *field.Path) v1alpha1.PluginArgs {
 	a := &v1alpha1.DeviceShareArgs{}
-	for _, key := range sortedKeys(args) {
-		v := args[key]
-		kp := from.Key(key)
-		switch key {
-		case deviceShareSharingKey:
-			a.GPUSharing = t.boolArg(v, kp, to.Child("gpuSharing"))
-		case deviceShareNumberKey:
-			a.GPUNumber = t.boolArg(v, kp, to.Child("gpuNumber"))
-		case deviceSharePolicyKey:
-			s, err := toString(v, kp)
-			if err != nil {
-				t.add(err)
-				continue
-			}
-			a.SchedulePolicy = &s
-			t.origins.record(to.Child("schedulePolicy"), kp)
-		case deviceShareWeightKey:
-			a.Weight = t.int32Arg(v, kp, to.Child("weight"))
-		case deviceShareNodeLockKey:
-			// Volcano locks a node while it writes a pod's cards before the
-			// bind; here the cards travel with the bind itself, so there is
-			// nothing to lock. Either value is accepted.
-			_, err := toBool(v, kp)
-			t.add(err)
-		case deviceShareGeometriesCMKey, deviceShareGeometriesNSKey:
-			// Read only by the device kinds below.
-			_, err := toString(v, kp)
-			t.add(err)
-		case deviceShareVGPUKey, deviceShareVGPUSpreadKey, deviceShareAscendMindKey, deviceShareAscendHAMiKey:
+	notAvailable := func(key string) argKey {
+		return argKey{key: key, read: func(t *translator, v any, kp *field.Path) {
 			b, err := toBool(v, kp)
 			t.add(err)
 			if b {
 				t.add(field.Invalid(kp, display(v), strings.TrimPrefix(key, "deviceshare.")+" "+deviceShareNotAvailableText))
 			}
-		default:
-			t.unknownArg(v1alpha1.DeviceSharePlugin, key, from, []string{
-				deviceShareAscendHAMiKey, deviceShareAscendMindKey, deviceShareNumberKey, deviceShareSharingKey,
-				deviceShareGeometriesCMKey, deviceShareGeometriesNSKey, deviceShareNodeLockKey,
-				deviceSharePolicyKey, deviceShareWeightKey, deviceShareVGPUKey, deviceShareVGPUSpreadKey})
-		}
+		}}
 	}
+	t.readArgs(v1alpha1.DeviceSharePlugin, args, from, []argKey{
+		setArg(deviceShareSharingKey, toBool, &a.GPUSharing, to.Child("gpuSharing")),
+		setArg(deviceShareNumberKey, toBool, &a.GPUNumber, to.Child("gpuNumber")),
+		setArg(deviceSharePolicyKey, toString, &a.SchedulePolicy, to.Child("schedulePolicy")),
+		setArg(deviceShareWeightKey, toInt32, &a.Weight, to.Child("weight")),
+		// Volcano locks a node while it writes a pod's cards before the
+		// bind; here the cards travel with the bind itself, so there is
+		// nothing to lock. Either value is accepted.
+		readArg[bool](deviceShareNodeLockKey, toBool, nil),
+		// Read only by the device kinds below.
+		readArg[string](deviceShareGeometriesCMKey, toString, nil),
+		readArg[string](deviceShareGeometriesNSKey, toString, nil),
+		notAvailable(deviceShareVGPUKey),
+		notAvailable(deviceShareVGPUSpreadKey),
+		notAvailable(deviceShareAscendMindKey),
+		notAvailable(deviceShareAscendHAMiKey),
+	})
 	// Volcano turns each kind on only when asked: once either is named,
 	// the other is off unless named too.
 	off := false

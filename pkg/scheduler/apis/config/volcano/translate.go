@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
@@ -381,15 +382,15 @@ func (t *translator) actionArgs(action string, args map[string]any, from *field.
 			_, err := toBool(v, kp)
 			t.add(err)
 		case enableTopologyAwarePreemptionKey:
-			pre.TopologyAware = t.boolArg(v, kp, to.Child("topologyAware"))
+			pre.TopologyAware = parsed(t, v, kp, to.Child("topologyAware"), toBool)
 		case topologyAwarePreemptWorkerNumKey:
-			pre.Workers = t.int32Arg(v, kp, to.Child("workers"))
+			pre.Workers = parsed(t, v, kp, to.Child("workers"), toInt32)
 		case minCandidateNodesPercentageKey:
-			pre.MinCandidateNodesPercentage = t.int32Arg(v, kp, to.Child("minCandidateNodesPercentage"))
+			pre.MinCandidateNodesPercentage = parsed(t, v, kp, to.Child("minCandidateNodesPercentage"), toInt32)
 		case minCandidateNodesAbsoluteKey:
-			pre.MinCandidateNodesAbsolute = t.int32Arg(v, kp, to.Child("minCandidateNodesAbsolute"))
+			pre.MinCandidateNodesAbsolute = parsed(t, v, kp, to.Child("minCandidateNodesAbsolute"), toInt32)
 		case maxCandidateNodesAbsoluteKey:
-			pre.MaxCandidateNodesAbsolute = t.int32Arg(v, kp, to.Child("maxCandidateNodesAbsolute"))
+			pre.MaxCandidateNodesAbsolute = parsed(t, v, kp, to.Child("maxCandidateNodesAbsolute"), toInt32)
 		}
 	}
 }
@@ -421,7 +422,7 @@ func (t *translator) metrics(v any, p *field.Path) {
 		case "interval":
 			d, err := toDuration(m[key], kp)
 			t.add(err)
-			ms.Interval = durationPtr(d)
+			ms.Interval = &metav1.Duration{Duration: d}
 			t.origins.record(to.Child("interval"), kp)
 		default:
 			t.unknownKey(kp, key, []string{"address", "interval", "type"}, "field")
