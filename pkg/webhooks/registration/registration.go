@@ -169,35 +169,42 @@ func keepCABundles[W any](old, new []W, config func(*W) (string, *admissionregis
 // other means than Apply. A configuration that does not exist is skipped; it
 // is an error when neither exists.
 func InjectCABundle(ctx context.Context, c client.Client, name string, caBundle []byte) error {
-	found := false
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var cur admissionregistrationv1.MutatingWebhookConfiguration
-		err := c.Get(ctx, client.ObjectKey{Name: name}, &cur)
-		if apierrors.IsNotFound(err) {
-			return nil
+	mutating, err := injectCABundle(ctx, c, name, caBundle, func(m *admissionregistrationv1.MutatingWebhookConfiguration) []*admissionregistrationv1.WebhookClientConfig {
+		out := make([]*admissionregistrationv1.WebhookClientConfig, len(m.Webhooks))
+		for i := range m.Webhooks {
+			out[i] = &m.Webhooks[i].ClientConfig
 		}
-		if err != nil {
-			return err
-		}
-		found = true
-		changed := false
-		for i := range cur.Webhooks {
-			if !bytes.Equal(cur.Webhooks[i].ClientConfig.CABundle, caBundle) {
-				cur.Webhooks[i].ClientConfig.CABundle = caBundle
-				changed = true
-			}
-		}
-		if !changed {
-			return nil
-		}
-		return c.Update(ctx, &cur)
+		return out
 	})
 	if err != nil {
 		return fmt.Errorf("writing the CA bundle into MutatingWebhookConfiguration %s: %w", name, err)
 	}
+	validating, err := injectCABundle(ctx, c, name, caBundle, func(v *admissionregistrationv1.ValidatingWebhookConfiguration) []*admissionregistrationv1.WebhookClientConfig {
+		out := make([]*admissionregistrationv1.WebhookClientConfig, len(v.Webhooks))
+		for i := range v.Webhooks {
+			out[i] = &v.Webhooks[i].ClientConfig
+		}
+		return out
+	})
+	if err != nil {
+		return fmt.Errorf("writing the CA bundle into ValidatingWebhookConfiguration %s: %w", name, err)
+	}
+	if !mutating && !validating {
+		return fmt.Errorf("no Mutating- or ValidatingWebhookConfiguration %s to write the CA bundle into", name)
+	}
+	return nil
+}
+
+// injectCABundle writes caBundle into each client configuration configs
+// returns of the webhook configuration named name, retrying on conflicts;
+// found is false when there is no such configuration.
+func injectCABundle[T any, PT interface {
+	*T
+	client.Object
+}](ctx context.Context, c client.Client, name string, caBundle []byte, configs func(PT) []*admissionregistrationv1.WebhookClientConfig) (found bool, err error) {
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var cur admissionregistrationv1.ValidatingWebhookConfiguration
-		err := c.Get(ctx, client.ObjectKey{Name: name}, &cur)
+		cur := PT(new(T))
+		err := c.Get(ctx, client.ObjectKey{Name: name}, cur)
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -206,24 +213,18 @@ func InjectCABundle(ctx context.Context, c client.Client, name string, caBundle 
 		}
 		found = true
 		changed := false
-		for i := range cur.Webhooks {
-			if !bytes.Equal(cur.Webhooks[i].ClientConfig.CABundle, caBundle) {
-				cur.Webhooks[i].ClientConfig.CABundle = caBundle
+		for _, cc := range configs(cur) {
+			if !bytes.Equal(cc.CABundle, caBundle) {
+				cc.CABundle = caBundle
 				changed = true
 			}
 		}
 		if !changed {
 			return nil
 		}
-		return c.Update(ctx, &cur)
+		return c.Update(ctx, cur)
 	})
-	if err != nil {
-		return fmt.Errorf("writing the CA bundle into ValidatingWebhookConfiguration %s: %w", name, err)
-	}
-	if !found {
-		return fmt.Errorf("no Mutating- or ValidatingWebhookConfiguration %s to write the CA bundle into", name)
-	}
-	return nil
+	return found, err
 }
 
 func mergeLabels(cur, want map[string]string) map[string]string {
