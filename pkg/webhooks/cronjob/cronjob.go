@@ -9,50 +9,23 @@
 package cronjob
 
 import (
-	"context"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	batchvalidation "github.com/caldera-sh/caldera/apis/batch/v1alpha1/validation"
 	jobcore "github.com/caldera-sh/caldera/pkg/controllers/job/core"
+	"github.com/caldera-sh/caldera/pkg/webhooks/admit"
 	"github.com/caldera-sh/caldera/pkg/webhooks/job"
 )
 
-// Webhook defaults and validates CronJobs.
-type Webhook struct{}
-
-var (
-	_ admission.Defaulter[*batchv1alpha1.CronJob] = Webhook{}
-	_ admission.Validator[*batchv1alpha1.CronJob] = Webhook{}
-)
-
-var groupKind = batchv1alpha1.SchemeGroupVersion.WithKind("CronJob").GroupKind()
-
-// Default applies SetDefaults_CronJob, on create and update (it is
-// idempotent).
-func (Webhook) Default(_ context.Context, cj *batchv1alpha1.CronJob) error {
-	batchv1alpha1.SetDefaults_CronJob(cj)
-	return nil
-}
-
-// ValidateCreate checks a new CronJob.
-func (Webhook) ValidateCreate(_ context.Context, cj *batchv1alpha1.CronJob) (admission.Warnings, error) {
-	return nil, invalid(cj, validate(cj))
-}
-
-// ValidateUpdate checks a changed CronJob as a new one: every field may
-// change, and the next run uses the new spec.
-func (Webhook) ValidateUpdate(_ context.Context, _, cj *batchv1alpha1.CronJob) (admission.Warnings, error) {
-	return nil, invalid(cj, validate(cj))
-}
-
-// ValidateDelete allows every deletion.
-func (Webhook) ValidateDelete(context.Context, *batchv1alpha1.CronJob) (admission.Warnings, error) {
-	return nil, nil
+// Webhook applies SetDefaults_CronJob, on create and update (it is
+// idempotent), and checks a CronJob, new or changed, as a new one: every
+// field may change, and the next run uses the new spec.
+var Webhook = admit.Stateless[*batchv1alpha1.CronJob]{
+	Kind:        batchv1alpha1.SchemeGroupVersion.WithKind("CronJob").GroupKind(),
+	SetDefaults: batchv1alpha1.SetDefaults_CronJob,
+	Check:       validate,
 }
 
 func validate(cj *batchv1alpha1.CronJob) field.ErrorList {
@@ -64,11 +37,4 @@ func validate(cj *batchv1alpha1.CronJob) field.ErrorList {
 	errs = append(errs, jobcore.ValidatePlugins(run, specPath.Child("plugins"))...)
 	errs = append(errs, job.ValidateTemplates(&run.Spec, specPath)...)
 	return errs
-}
-
-func invalid(cj *batchv1alpha1.CronJob, errs field.ErrorList) error {
-	if len(errs) == 0 {
-		return nil
-	}
-	return apierrors.NewInvalid(groupKind, cj.Name, errs)
 }

@@ -27,7 +27,7 @@ func TestValidate(t *testing.T) {
 			`CronJob.batch.volcano.sh "nightly" is invalid: [spec.schedule: Invalid value: "61 * * * *": end of range (61) above maximum (59): 61, spec.jobTemplate.spec.plugins[svc]: Invalid value: ["--nope"]: flag provided but not defined: -nope]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Webhook{}.ValidateCreate(t.Context(), tc.cj)
+			_, err := Webhook.ValidateCreate(t.Context(), tc.cj)
 			got := ""
 			if err != nil {
 				got = err.Error()
@@ -38,7 +38,7 @@ func TestValidate(t *testing.T) {
 		})
 	}
 	d := cj("@hourly", nil)
-	if err := (Webhook{}).Default(t.Context(), d); err != nil {
+	if err := Webhook.Default(t.Context(), d); err != nil {
 		t.Fatal(err)
 	}
 	if d.Spec.ConcurrencyPolicy != batchv1alpha1.AllowConcurrent || *d.Spec.SuccessfulJobsHistoryLimit != 3 || d.Spec.JobTemplate.Spec.Queue != "default" ||

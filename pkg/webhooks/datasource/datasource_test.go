@@ -14,7 +14,7 @@ import (
 
 func TestDefault(t *testing.T) {
 	got := testingdd.MakeDataSource("ds", "amoro", "table", "db.t").Clusters("east").ReclaimPolicy("").Obj()
-	if err := (datasource.Webhook{}).Default(t.Context(), got); err != nil {
+	if err := (datasource.Webhook).Default(t.Context(), got); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(ddv1alpha1.ReclaimPolicyRetain, got.Spec.ReclaimPolicy); diff != "" {
@@ -36,7 +36,7 @@ func TestValidate(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			w := datasource.Webhook{}
+			w := datasource.Webhook
 			_, err := w.ValidateCreate(t.Context(), tc.ds)
 			if diff := cmp.Diff(tc.want, wt.Causes(t, err)); diff != "" {
 				t.Errorf("ValidateCreate causes (-want,+got):\n%s", diff)

@@ -14,7 +14,7 @@ import (
 
 func TestDefault(t *testing.T) {
 	got := testingdd.MakeDataSourceClaim("c", "ml", "amoro", "table", "db.t").Workload("batch.volcano.sh/v1alpha1", "Job", "", "train").Obj()
-	if err := (datasourceclaim.Webhook{}).Default(t.Context(), got); err != nil {
+	if err := (datasourceclaim.Webhook).Default(t.Context(), got); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff("ml", got.Spec.Workload.Namespace); diff != "" {
@@ -38,7 +38,7 @@ func TestValidate(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			w := datasourceclaim.Webhook{}
+			w := datasourceclaim.Webhook
 			_, err := w.ValidateCreate(t.Context(), tc.dsc)
 			if diff := cmp.Diff(tc.want, wt.Causes(t, err)); diff != "" {
 				t.Errorf("ValidateCreate causes (-want,+got):\n%s", diff)
