@@ -34,44 +34,21 @@ func (a *Action) Name() string { return Name }
 
 // Execute runs the action on a session.
 func (a *Action) Execute(ssn *framework.Session) {
-	byQueue := ssn.NewJobQueues()
-	for _, job := range ssn.Snapshot.JobList() {
-		if !framework.Admitted(job) || job.PendingCount() == 0 || !ssn.JobStarving(job) || job.PreemptNever {
-			continue
-		}
-		if _, ok := ssn.Snapshot.Queues[job.Queue]; !ok || ssn.JobValid(job) != nil {
-			continue
-		}
-		byQueue.Push(job)
-	}
-	search := victims.NewSearch(ssn, &victims.Policy{
-		Candidates: a.candidates,
-		Eligible:   eligible,
-		Narrow:     ssn.Preemptable,
-		NoVictims: func(t *api.TaskInfo) *framework.Reason {
-			return framework.Reasonf("NoPreemptionVictims",
-				"no node has lower-priority pods of the job's queue that may be preempted to make room for task %s", t.Name)
+	victims.PlaceStarving(ssn, victims.Starving{
+		Policy: &victims.Policy{
+			Candidates: a.candidates,
+			Eligible:   eligible,
+			Narrow:     ssn.Preemptable,
+			NoVictims: func(t *api.TaskInfo) *framework.Reason {
+				return framework.Reasonf("NoPreemptionVictims",
+					"no node has lower-priority pods of the job's queue that may be preempted to make room for task %s", t.Name)
+			},
+		},
+		Gate: ssn.Allocatable,
+		Cause: func(_ *api.QueueInfo, job *api.JobInfo, t *api.TaskInfo) string {
+			return fmt.Sprintf("preempted by %s/%s (job %s, priority %d)", t.Namespace, t.Name, job.Name, job.Priority)
 		},
 	})
-	queues := byQueue.Queues()
-	for {
-		queue, ok := queues.Pop()
-		if !ok {
-			return
-		}
-		jobs := byQueue.Jobs(queue.UID)
-		for {
-			job, ok := jobs.Pop()
-			if !ok {
-				break
-			}
-			gate := func(t *api.TaskInfo) (bool, *framework.Reason) { return ssn.Allocatable(queue, t) }
-			r := search.Place(job, gate, func(t *api.TaskInfo) string {
-				return fmt.Sprintf("preempted by %s/%s (job %s, priority %d)", t.Namespace, t.Name, job.Name, job.Priority)
-			})
-			ssn.Block(job.UID, r.Blocked)
-		}
-	}
 }
 
 // eligible: preemption takes from jobs of the same queue with a strictly

@@ -37,58 +37,33 @@ func (a *Action) Name() string { return Name }
 
 // Execute runs the action on a session.
 func (a *Action) Execute(ssn *framework.Session) {
-	byQueue := ssn.NewJobQueues()
-	for _, job := range ssn.Snapshot.JobList() {
-		if !framework.Admitted(job) || job.PendingCount() == 0 || !ssn.JobStarving(job) || job.PreemptNever {
-			continue
-		}
-		q, ok := ssn.Snapshot.Queues[job.Queue]
-		if !ok || !q.Open() || ssn.JobValid(job) != nil {
-			continue
-		}
-		byQueue.Push(job)
-	}
-	search := victims.NewSearch(ssn, &victims.Policy{
-		Candidates: a.candidates,
-		Eligible: func(reclaimer, victimJob *api.JobInfo, _ *api.TaskInfo) bool {
-			return victimJob.Queue != reclaimer.Queue
+	victims.PlaceStarving(ssn, victims.Starving{
+		Policy: &victims.Policy{
+			Candidates: a.candidates,
+			Eligible: func(reclaimer, victimJob *api.JobInfo, _ *api.TaskInfo) bool {
+				return victimJob.Queue != reclaimer.Queue
+			},
+			Narrow:   ssn.Reclaimable,
+			Distance: ssn.VictimDistance,
+			NoVictims: func(t *api.TaskInfo) *framework.Reason {
+				return framework.Reasonf("NoReclaimVictims",
+					"no node has pods of other queues above their deserved share that may be reclaimed to make room for task %s", t.Name)
+			},
 		},
-		Narrow:   ssn.Reclaimable,
-		Distance: ssn.VictimDistance,
-		NoVictims: func(t *api.TaskInfo) *framework.Reason {
-			return framework.Reasonf("NoReclaimVictims",
-				"no node has pods of other queues above their deserved share that may be reclaimed to make room for task %s", t.Name)
+		QueueTakes: (*api.QueueInfo).Open,
+		SkipQueue:  ssn.Overused,
+		Gate: func(queue *api.QueueInfo, t *api.TaskInfo) (bool, *framework.Reason) {
+			if ok, r := ssn.Allocatable(queue, t); !ok {
+				return false, r
+			}
+			if !ssn.Preemptive(queue, t) {
+				return false, framework.Reasonf("QueueDeservedReached",
+					"queue %s would hold more than it deserves with task %s, so it may not take resources back from other queues", queue.Name, t.Name).Of(framework.KindQueue)
+			}
+			return true, nil
+		},
+		Cause: func(queue *api.QueueInfo, job *api.JobInfo, t *api.TaskInfo) string {
+			return fmt.Sprintf("reclaimed by queue %s for %s/%s (job %s)", queue.Name, t.Namespace, t.Name, job.Name)
 		},
 	})
-	queues := byQueue.Queues()
-	for {
-		queue, ok := queues.Pop()
-		if !ok {
-			return
-		}
-		if ssn.Overused(queue) {
-			continue
-		}
-		jobs := byQueue.Jobs(queue.UID)
-		for {
-			job, ok := jobs.Pop()
-			if !ok {
-				break
-			}
-			gate := func(t *api.TaskInfo) (bool, *framework.Reason) {
-				if ok, r := ssn.Allocatable(queue, t); !ok {
-					return false, r
-				}
-				if !ssn.Preemptive(queue, t) {
-					return false, framework.Reasonf("QueueDeservedReached",
-						"queue %s would hold more than it deserves with task %s, so it may not take resources back from other queues", queue.Name, t.Name).Of(framework.KindQueue)
-				}
-				return true, nil
-			}
-			r := search.Place(job, gate, func(t *api.TaskInfo) string {
-				return fmt.Sprintf("reclaimed by queue %s for %s/%s (job %s)", queue.Name, t.Namespace, t.Name, job.Name)
-			})
-			ssn.Block(job.UID, r.Blocked)
-		}
-	}
 }
