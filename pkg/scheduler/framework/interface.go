@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 )
@@ -16,6 +17,17 @@ type Plugin interface {
 // PluginFactory builds a plugin from its typed arguments (nil when the
 // configuration gives none), validating them.
 type PluginFactory func(args any, h *Handle) (Plugin, error)
+
+// NoArgs is the factory of a plugin that takes no arguments: it refuses
+// any, naming the plugin, and otherwise builds a fresh plugin.
+func NoArgs(name string, build func() Plugin) PluginFactory {
+	return func(args any, _ *Handle) (Plugin, error) {
+		if args != nil {
+			return nil, fmt.Errorf("plugin %s takes no arguments", name)
+		}
+		return build(), nil
+	}
+}
 
 // Registry maps plugin names to factories. It is built by a function that
 // returns a map literal, never by init-time registration.

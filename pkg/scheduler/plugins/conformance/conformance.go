@@ -4,8 +4,6 @@
 package conformance
 
 import (
-	"fmt"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
@@ -31,12 +29,7 @@ var (
 )
 
 // New builds the plugin; it takes no arguments.
-func New(args any, _ *framework.Handle) (framework.Plugin, error) {
-	if args != nil {
-		return nil, fmt.Errorf("plugin %s takes no arguments", Name)
-	}
-	return &Plugin{}, nil
-}
+var New = framework.NoArgs(Name, func() framework.Plugin { return &Plugin{} })
 
 // Name returns the plugin's name.
 func (p *Plugin) Name() string { return Name }
