@@ -59,7 +59,7 @@ func NewGlobalCommand(ctx context.Context) *cobra.Command {
 // it past the queues.
 func Webhooks(s *runtime.Scheme, reader client.Reader, members func(context.Context) ([]clusterv1alpha1.Cluster, error), pools inventory.Pools) []webhooks.Webhook {
 	hj := hyperjobwebhook.NewWebhook()
-	hj.Members, hj.Pools = members, pools
+	hj.Federation = hyperjob.Admission(members, pools)
 	return append([]webhooks.Webhook{{
 		Name:     "suspend.resourcebindings.caldera.sh",
 		Path:     "/resourcebindings/suspend",

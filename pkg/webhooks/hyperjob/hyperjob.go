@@ -16,10 +16,6 @@ package hyperjob
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"slices"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -29,9 +25,6 @@ import (
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	trainingvalidation "github.com/caldera-sh/caldera/apis/training/v1alpha1/validation"
 	jobcore "github.com/caldera-sh/caldera/pkg/controllers/job/core"
-	"github.com/caldera-sh/caldera/pkg/federation/inventory"
-	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
-	"github.com/caldera-sh/caldera/pkg/federation/split"
 	"github.com/caldera-sh/caldera/pkg/webhooks/admit"
 	"github.com/caldera-sh/caldera/pkg/webhooks/job"
 )
@@ -40,10 +33,10 @@ var groupKind = trainingv1alpha1.SchemeGroupVersion.WithKind("HyperJob").GroupKi
 
 // Webhook defaults and validates HyperJobs.
 type Webhook struct {
-	// Members, when set, lists the federation's member clusters.
-	Members func(ctx context.Context) ([]clusterv1alpha1.Cluster, error)
-	// Pools, when set, knows the members' node pools.
-	Pools inventory.Pools
+	// Federation, when set (on the Karmada API server), checks a HyperJob
+	// that is valid in itself against the federation's member clusters:
+	// errors refuse it, warnings go back to the user.
+	Federation func(ctx context.Context, hj *trainingv1alpha1.HyperJob) (field.ErrorList, []string, error)
 }
 
 var (
@@ -87,58 +80,14 @@ func (w *Webhook) ValidateUpdate(ctx context.Context, _, hj *trainingv1alpha1.Hy
 func (w *Webhook) check(ctx context.Context, hj *trainingv1alpha1.HyperJob) (admission.Warnings, error) {
 	errs := w.validate(hj)
 	var warnings admission.Warnings
-	if len(errs) == 0 && w.Members != nil {
-		members, err := w.Members(ctx)
+	if len(errs) == 0 && w.Federation != nil {
+		more, warned, err := w.Federation(ctx, hj)
 		if err != nil {
-			return nil, fmt.Errorf("listing the member clusters: %w", err)
+			return nil, err
 		}
-		var more field.ErrorList
-		more, warnings = federationErrors(hj, members, w.Pools)
-		errs = append(errs, more...)
+		errs, warnings = append(errs, more...), warned
 	}
 	return warnings, admit.Invalid(groupKind, hj.Name, errs)
-}
-
-// federationErrors checks the HyperJob against the members: its cluster
-// names, and whether its split fits maxDomains with every member empty.
-func federationErrors(hj *trainingv1alpha1.HyperJob, members []clusterv1alpha1.Cluster, pools inventory.Pools) (field.ErrorList, admission.Warnings) {
-	var errs field.ErrorList
-	names := make([]string, 0, len(members))
-	for _, m := range members {
-		names = append(names, m.Name)
-	}
-	slices.Sort(names)
-	for i, rj := range hj.Spec.ReplicatedJobs {
-		for j, name := range rj.ClusterNames {
-			if !slices.Contains(names, name) {
-				errs = append(errs, field.Invalid(field.NewPath("spec", "replicatedJobs").Index(i).Child("clusterNames").Index(j), name,
-					fmt.Sprintf("no member cluster has this name (members: %s)", strings.Join(names, ", "))))
-			}
-		}
-	}
-	if len(errs) > 0 {
-		return errs, nil
-	}
-	hj = hj.DeepCopy()
-	trainingv1alpha1.SetDefaults_HyperJob(hj)
-	in, err := split.FromHyperJob(hj)
-	if err != nil {
-		return field.ErrorList{field.Invalid(field.NewPath("spec"), "", err.Error())}, nil
-	}
-	empty, poolLabels := inventory.SplitInput(members, pools, true)
-	in.PoolLabels = poolLabels
-	var inf *split.Infeasible
-	if _, err := split.Split(in, empty); !errors.As(err, &inf) {
-		return nil, nil
-	}
-	unbounded := *in
-	unbounded.MaxDomains = 0
-	p, err := split.Split(&unbounded, empty)
-	if err == nil && in.MaxDomains > 0 {
-		return field.ErrorList{field.Invalid(field.NewPath("spec", "maxDomains"), in.MaxDomains,
-			fmt.Sprintf("the HyperJob needs %d clusters even with every member empty: %s", len(p.Clusters), inf.Error()))}, nil
-	}
-	return nil, admission.Warnings{fmt.Sprintf("the HyperJob does not fit the federation even with every member empty (%s); it waits until members with room join", inf.Error())}
 }
 
 // ValidateDelete allows every deletion.
