@@ -1,129 +1,13 @@
 package dispatch
 
 import (
-	"fmt"
-	"slices"
-	"strings"
-
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/caldera-sh/caldera/pkg/quantity"
+	"github.com/caldera-sh/caldera/pkg/federation/resources"
 )
 
-// Resources are amounts in milli-units by resource name.
-type Resources map[corev1.ResourceName]int64
+// Resources are the amounts a dispatch decision compares.
+type Resources = resources.Amounts
 
 // ResourcesOf converts a resource list.
-func ResourcesOf(rl corev1.ResourceList) Resources {
-	out := Resources{}
-	for name, q := range rl {
-		out[name] = q.MilliValue()
-	}
-	return out
-}
-
-// Clone copies r.
-func (r Resources) Clone() Resources {
-	out := make(Resources, len(r))
-	for k, v := range r {
-		out[k] = v
-	}
-	return out
-}
-
-// Add adds o to r, in place, and returns r.
-func (r Resources) Add(o Resources) Resources {
-	for k, v := range o {
-		r[k] += v
-	}
-	return r
-}
-
-// Sub subtracts o from r, in place, and returns r.
-func (r Resources) Sub(o Resources) Resources {
-	for k, v := range o {
-		r[k] -= v
-	}
-	return r
-}
-
-// AddTimes adds n times o to r, in place, and returns r.
-func (r Resources) AddTimes(o Resources, n int64) Resources {
-	for k, v := range o {
-		r[k] += v * n
-	}
-	return r
-}
-
-// Times is r times n, a new value.
-func (r Resources) Times(n int64) Resources {
-	out := make(Resources, len(r))
-	for k, v := range r {
-		out[k] = v * n
-	}
-	return out
-}
-
-// Fits reports whether every amount of r is at most room's.
-func (r Resources) Fits(room Resources) bool {
-	for k, v := range r {
-		if v > 0 && v > room[k] {
-			return false
-		}
-	}
-	return true
-}
-
-// Over returns what r exceeds limit by, for the resources limit names.
-func (r Resources) Over(limit Resources) Resources {
-	out := Resources{}
-	for k, l := range limit {
-		if v := r[k]; v > l {
-			out[k] = v - l
-		}
-	}
-	return out
-}
-
-// Short returns what room lacks of r.
-func (r Resources) Short(room Resources) Resources {
-	out := Resources{}
-	for k, v := range r {
-		if v > 0 && v > room[k] {
-			out[k] = v - room[k]
-		}
-	}
-	return out
-}
-
-// Share is the largest of r's amounts over total's, 0 for resources total
-// lacks.
-func (r Resources) Share(total Resources) float64 {
-	s := 0.0
-	for k, v := range r {
-		if t := total[k]; t > 0 {
-			s = max(s, float64(v)/float64(t))
-		}
-	}
-	return s
-}
-
-// String writes the non-zero amounts as quantities, sorted by name:
-// "cpu 8, memory 16Gi, nvidia.com/gpu 2".
-func (r Resources) String() string {
-	names := make([]corev1.ResourceName, 0, len(r))
-	for k, v := range r {
-		if v != 0 {
-			names = append(names, k)
-		}
-	}
-	slices.Sort(names)
-	parts := make([]string, 0, len(names))
-	for _, k := range names {
-		parts = append(parts, fmt.Sprintf("%s %s", k, quantity.Milli(k, r[k])))
-	}
-	if len(parts) == 0 {
-		return "nothing"
-	}
-	return strings.Join(parts, ", ")
-}
+func ResourcesOf(rl corev1.ResourceList) Resources { return resources.Of(rl) }

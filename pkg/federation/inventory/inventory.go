@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
+	"github.com/caldera-sh/caldera/pkg/federation/resources"
 	"github.com/caldera-sh/caldera/pkg/federation/split"
 )
 
@@ -117,11 +117,11 @@ func SplitInput(members []clusterv1alpha1.Cluster, pools Pools, empty bool) (clu
 	clusters = make([]split.Cluster, 0, len(members))
 	for i := range members {
 		m := &members[i]
-		c := split.Cluster{Name: m.Name, Free: dispatch.Resources{}, Labels: m.Labels}
+		c := split.Cluster{Name: m.Name, Free: resources.Amounts{}, Labels: m.Labels}
 		if rs := m.Status.ResourceSummary; rs != nil {
-			c.Free = dispatch.ResourcesOf(rs.Allocatable)
+			c.Free = resources.Of(rs.Allocatable)
 			if !empty {
-				c.Free.Sub(dispatch.ResourcesOf(rs.Allocated)).Sub(dispatch.ResourcesOf(rs.Allocating))
+				c.Free.Sub(resources.Of(rs.Allocated)).Sub(resources.Of(rs.Allocating))
 			}
 		}
 		if pools != nil {

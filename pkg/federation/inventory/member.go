@@ -18,8 +18,8 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	resourcehelper "k8s.io/component-helpers/resource"
 
-	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
+	"github.com/caldera-sh/caldera/pkg/federation/resources"
 )
 
 // NodePool is a group of a member's schedulable nodes that have the same
@@ -30,7 +30,7 @@ type NodePool struct {
 	Labels map[string]string
 	// Allocatable is its nodes' allocatable, and Allocated the requests
 	// of the unfinished pods bound to them.
-	Allocatable, Allocated dispatch.Resources
+	Allocatable, Allocated resources.Amounts
 }
 
 // Pools is an inventory that knows its members' node pools.
@@ -263,7 +263,7 @@ func (m *member) nodePools() ([]NodePool, bool) {
 		key := poolKey(n.labels)
 		p := byKey[key]
 		if p == nil {
-			p = &NodePool{Labels: n.labels, Allocatable: dispatch.Resources{}, Allocated: dispatch.Resources{}}
+			p = &NodePool{Labels: n.labels, Allocatable: resources.Amounts{}, Allocated: resources.Amounts{}}
 			if p.Labels == nil {
 				p.Labels = map[string]string{}
 			}

@@ -8,7 +8,7 @@ import (
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
-	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
+	"github.com/caldera-sh/caldera/pkg/federation/resources"
 )
 
 // FromHyperJob reduces a defaulted HyperJob to the split's input. A
@@ -23,7 +23,7 @@ func FromHyperJob(hj *trainingv1alpha1.HyperJob) (*Input, error) {
 	}
 	for i := range hj.Spec.ReplicatedJobs {
 		rj := &hj.Spec.ReplicatedJobs[i]
-		out := ReplicatedJob{Name: rj.Name, Mode: AsWritten, Replicas: max(rj.Replicas, 1), Fixed: dispatch.Resources{}, Pod: dispatch.Resources{}, MinPods: 1}
+		out := ReplicatedJob{Name: rj.Name, Mode: AsWritten, Replicas: max(rj.Replicas, 1), Fixed: resources.Amounts{}, Pod: resources.Amounts{}, MinPods: 1}
 		if len(rj.ClusterNames) > 0 {
 			out.Clusters = rj.ClusterNames
 		}
@@ -144,6 +144,6 @@ func ChildSpec(rj *trainingv1alpha1.ReplicatedJob, c *Child) batchv1alpha1.JobSp
 }
 
 // podRequest is one pod's request, as the scheduler counts it.
-func podRequest(spec *corev1.PodSpec) dispatch.Resources {
-	return dispatch.ResourcesOf(resourcehelper.PodRequests(&corev1.Pod{Spec: *spec}, resourcehelper.PodResourcesOptions{}))
+func podRequest(spec *corev1.PodSpec) resources.Amounts {
+	return resources.Of(resourcehelper.PodRequests(&corev1.Pod{Spec: *spec}, resourcehelper.PodResourcesOptions{}))
 }

@@ -14,7 +14,7 @@ import (
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
-	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
+	"github.com/caldera-sh/caldera/pkg/federation/resources"
 )
 
 func exampleHyperJob(t *testing.T) *trainingv1alpha1.HyperJob {
@@ -42,10 +42,10 @@ func TestExampleHyperJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantIn := &Input{Name: "llm-training", MaxDomains: 3, ReplicatedJobs: []ReplicatedJob{
-		{Name: "trainer-910b", Mode: AsWritten, Replicas: 1, Fixed: dispatch.Resources{ascend: 64000}, Pod: dispatch.Resources{}, MinPods: 1,
+		{Name: "trainer-910b", Mode: AsWritten, Replicas: 1, Fixed: resources.Amounts{ascend: 64000}, Pod: resources.Amounts{}, MinPods: 1,
 			Clusters: []string{"cluster-ascend-910b-1", "cluster-ascend-910b-2"}},
-		{Name: "trainer-gpu", Mode: Auto, Replicas: 2, Accelerator: gpu, Accelerators: 128, Fixed: dispatch.Resources{},
-			Pod: dispatch.Resources{gpu: 8000}, PodAccelerators: 8, MinPods: 1},
+		{Name: "trainer-gpu", Mode: Auto, Replicas: 2, Accelerator: gpu, Accelerators: 128, Fixed: resources.Amounts{},
+			Pod: resources.Amounts{gpu: 8000}, PodAccelerators: 8, MinPods: 1},
 	}}
 	if diff := cmp.Diff(wantIn, in); diff != "" {
 		t.Fatalf("input (-want,+got):\n%s", diff)
@@ -174,9 +174,9 @@ func TestSelectorByNodePools(t *testing.T) {
 		// The cluster's own label says H100: the pools, known, decide.
 		c.Labels = map[string]string{modelLabel: "H100"}
 		c.Pools = []Pool{
-			{Labels: map[string]string{modelLabel: "H100"}, Free: dispatch.Resources{gpu: h100 * 1000}},
-			{Labels: map[string]string{modelLabel: "A100"}, Free: dispatch.Resources{gpu: a100 * 1000}},
-			{Labels: map[string]string{}, Free: dispatch.Resources{gpu: 1000 * 1000}},
+			{Labels: map[string]string{modelLabel: "H100"}, Free: resources.Amounts{gpu: h100 * 1000}},
+			{Labels: map[string]string{modelLabel: "A100"}, Free: resources.Amounts{gpu: a100 * 1000}},
+			{Labels: map[string]string{}, Free: resources.Amounts{gpu: 1000 * 1000}},
 		}
 		return c
 	}

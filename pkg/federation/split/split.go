@@ -36,7 +36,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
+	"github.com/caldera-sh/caldera/pkg/federation/resources"
 )
 
 // Mode is how a replicated job is sized.
@@ -54,7 +54,7 @@ type Cluster struct {
 	Name string
 	// Free is what the cluster can take now (allocatable minus what is
 	// allocated, allocating, or promised to released work).
-	Free dispatch.Resources
+	Free resources.Amounts
 	// Labels are the cluster's own labels.
 	Labels map[string]string
 	// Pools, when not nil, are the cluster's nodes grouped by the values
@@ -66,7 +66,7 @@ type Cluster struct {
 // labels (a node without one has no such key in Labels).
 type Pool struct {
 	Labels map[string]string
-	Free   dispatch.Resources
+	Free   resources.Amounts
 }
 
 // ReplicatedJob is one template of the HyperJob, reduced to what sizing
@@ -82,11 +82,11 @@ type ReplicatedJob struct {
 	Accelerators int64
 	// Fixed is one child's request of the tasks that do not scale; with
 	// AsWritten, the whole child's.
-	Fixed dispatch.Resources
+	Fixed resources.Amounts
 	// Pod is one pod of the scaling task, and PodAccelerators its count of
 	// the accelerator (whole units). MinPods is the fewest pods a child may
 	// have (at least 1).
-	Pod             dispatch.Resources
+	Pod             resources.Amounts
 	PodAccelerators int64
 	MinPods         int32
 	// Clusters are the clusters its children may go to; nil means any.
@@ -117,7 +117,7 @@ type Child struct {
 	Pods         int32
 	Accelerators int64
 	// Request is the whole child's request.
-	Request dispatch.Resources
+	Request resources.Amounts
 }
 
 // Plan is where every child goes.
@@ -143,7 +143,7 @@ func (e *Infeasible) Error() string {
 // returns an *Infeasible when the clusters cannot take all of it now. The
 // clusters given are not changed.
 func Split(in *Input, clusters []Cluster) (*Plan, error) {
-	st := &state{in: in, free: make(map[string]dispatch.Resources, len(clusters)), used: map[string]bool{},
+	st := &state{in: in, free: make(map[string]resources.Amounts, len(clusters)), used: map[string]bool{},
 		labels: map[string]map[string]string{}, pools: map[string][]Pool{}, carried: map[string]bool{}}
 	for _, c := range clusters {
 		st.free[c.Name] = c.Free.Clone()
@@ -188,7 +188,7 @@ func Split(in *Input, clusters []Cluster) (*Plan, error) {
 type state struct {
 	in    *Input
 	names []string
-	free  map[string]dispatch.Resources
+	free  map[string]resources.Amounts
 	used  map[string]bool
 	// labels and pools are each cluster's; carried are the label keys
 	// some cluster has.
@@ -259,18 +259,18 @@ func (st *state) matching(cluster string) (idx []int, ok bool) {
 // room is what the replicated job being planned may use in the cluster:
 // nothing where its labels disagree; the matching pools' free, within the
 // cluster's, where pools decide; else the cluster's free.
-func (st *state) room(cluster string) dispatch.Resources {
+func (st *state) room(cluster string) resources.Amounts {
 	if !st.bySelector {
 		return st.free[cluster]
 	}
 	if !st.admits(cluster) {
-		return dispatch.Resources{}
+		return resources.Amounts{}
 	}
 	idx, ok := st.matching(cluster)
 	if !ok {
 		return st.free[cluster]
 	}
-	sum := dispatch.Resources{}
+	sum := resources.Amounts{}
 	for _, i := range idx {
 		sum.Add(st.pools[cluster][i].Free)
 	}
@@ -322,7 +322,7 @@ func (st *state) allowed(rj *ReplicatedJob) []string {
 }
 
 // dominant is a cluster's largest free amount, for ties only.
-func dominant(r dispatch.Resources) int64 {
+func dominant(r resources.Amounts) int64 {
 	var m int64
 	for _, v := range r {
 		m = max(m, v)
@@ -331,7 +331,7 @@ func dominant(r dispatch.Resources) int64 {
 }
 
 // take places a child on a cluster, if it fits and the domain bound allows.
-func (st *state) take(cluster string, req dispatch.Resources) bool {
+func (st *state) take(cluster string, req resources.Amounts) bool {
 	if !st.used[cluster] && st.domainsLeft() <= 0 {
 		return false
 	}
@@ -357,7 +357,7 @@ func (st *state) take(cluster string, req dispatch.Resources) bool {
 	return true
 }
 
-func (st *state) child(rj *ReplicatedJob, i int32, cluster string, pods int32, req dispatch.Resources) Child {
+func (st *state) child(rj *ReplicatedJob, i int32, cluster string, pods int32, req resources.Amounts) Child {
 	acc := req[rj.Accelerator] / 1000
 	if rj.Accelerator == "" {
 		acc = 0
@@ -367,7 +367,7 @@ func (st *state) child(rj *ReplicatedJob, i int32, cluster string, pods int32, r
 }
 
 // request is a child of pods scaling pods.
-func request(rj *ReplicatedJob, pods int32) dispatch.Resources {
+func request(rj *ReplicatedJob, pods int32) resources.Amounts {
 	return rj.Fixed.Clone().AddTimes(rj.Pod, int64(pods))
 }
 
@@ -412,7 +412,7 @@ func staticPods(rj *ReplicatedJob) (int32, error) {
 }
 
 // short says why count children of req have no room.
-func (st *state) short(rj *ReplicatedJob, req dispatch.Resources, count int32) string {
+func (st *state) short(rj *ReplicatedJob, req resources.Amounts, count int32) string {
 	allowed := st.allowed(rj)
 	switch {
 	case len(allowed) == 0:

@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
+	"github.com/caldera-sh/caldera/pkg/federation/resources"
 )
 
 const (
@@ -20,7 +20,7 @@ const (
 
 // free is a cluster with whole units of each resource.
 func free(name string, units map[corev1.ResourceName]int64) Cluster {
-	r := dispatch.Resources{}
+	r := resources.Amounts{}
 	for k, v := range units {
 		r[k] = v * 1000
 	}
@@ -30,7 +30,7 @@ func free(name string, units map[corev1.ResourceName]int64) Cluster {
 // trainer is a replicated job whose workers have 8 GPUs and 32 CPUs each.
 func trainer(name string, mode Mode, replicas int32, accelerators int64) ReplicatedJob {
 	return ReplicatedJob{Name: name, Mode: mode, Replicas: replicas, Accelerator: gpu, Accelerators: accelerators,
-		Fixed: dispatch.Resources{}, Pod: dispatch.Resources{gpu: 8000, corev1.ResourceCPU: 32000}, PodAccelerators: 8, MinPods: 1}
+		Fixed: resources.Amounts{}, Pod: resources.Amounts{gpu: 8000, corev1.ResourceCPU: 32000}, PodAccelerators: 8, MinPods: 1}
 }
 
 type placed struct {
@@ -143,8 +143,8 @@ func TestAutoLimitedByCPU(t *testing.T) {
 // TestHeterogeneous: one replicated job on NVIDIA GPUs, one on Ascend
 // NPUs; each goes where its accelerator is, and maxDomains counts both.
 func TestHeterogeneous(t *testing.T) {
-	npu := ReplicatedJob{Name: "npu", Mode: Auto, Accelerator: ascend, Accelerators: 32, Fixed: dispatch.Resources{},
-		Pod: dispatch.Resources{ascend: 16000, corev1.ResourceCPU: 64000}, PodAccelerators: 16, MinPods: 1}
+	npu := ReplicatedJob{Name: "npu", Mode: Auto, Accelerator: ascend, Accelerators: 32, Fixed: resources.Amounts{},
+		Pod: resources.Amounts{ascend: 16000, corev1.ResourceCPU: 64000}, PodAccelerators: 16, MinPods: 1}
 	in := &Input{Name: "mix", ReplicatedJobs: []ReplicatedJob{trainer("gpu", Auto, 0, 64), npu}, MaxDomains: 2}
 	clusters := []Cluster{
 		free("nvidia", map[corev1.ResourceName]int64{gpu: 128, corev1.ResourceCPU: 2048}),
@@ -167,9 +167,9 @@ func TestHeterogeneous(t *testing.T) {
 // TestAsWrittenAndAllowedClusters: copies of the template, only where the
 // replicated job allows, with a fixed launcher beside scaling workers.
 func TestAsWrittenAndAllowedClusters(t *testing.T) {
-	eval := ReplicatedJob{Name: "eval", Mode: AsWritten, Replicas: 2, Fixed: dispatch.Resources{corev1.ResourceCPU: 4000}, Clusters: []string{"b"}}
+	eval := ReplicatedJob{Name: "eval", Mode: AsWritten, Replicas: 2, Fixed: resources.Amounts{corev1.ResourceCPU: 4000}, Clusters: []string{"b"}}
 	launcher := trainer("train", Static, 1, 16)
-	launcher.Fixed = dispatch.Resources{corev1.ResourceCPU: 2000}
+	launcher.Fixed = resources.Amounts{corev1.ResourceCPU: 2000}
 	p, err := Split(&Input{Name: "hj", ReplicatedJobs: []ReplicatedJob{launcher, eval}}, []Cluster{
 		free("a", map[corev1.ResourceName]int64{gpu: 64, corev1.ResourceCPU: 1024}),
 		free("b", map[corev1.ResourceName]int64{corev1.ResourceCPU: 16}),
@@ -206,7 +206,7 @@ func TestProperties(t *testing.T) {
 			replicas := int32(1 + r.IntN(4))
 			rj := trainer(fmt.Sprintf("r%d", j), mode, replicas, int64(replicas)*8*int64(1+r.IntN(8)))
 			if mode == AsWritten {
-				rj.Fixed = dispatch.Resources{gpu: 8000, corev1.ResourceCPU: 8000}
+				rj.Fixed = resources.Amounts{gpu: 8000, corev1.ResourceCPU: 8000}
 			}
 			in.ReplicatedJobs = append(in.ReplicatedJobs, rj)
 		}
@@ -226,11 +226,11 @@ func TestProperties(t *testing.T) {
 		if in.MaxDomains > 0 && len(p1.Clusters) > int(in.MaxDomains) {
 			t.Errorf("seed %d: %d clusters, maxDomains %d", seed, len(p1.Clusters), in.MaxDomains)
 		}
-		used := map[string]dispatch.Resources{}
+		used := map[string]resources.Amounts{}
 		acc := map[string]int64{}
 		for _, c := range p1.Children {
 			if used[c.Cluster] == nil {
-				used[c.Cluster] = dispatch.Resources{}
+				used[c.Cluster] = resources.Amounts{}
 			}
 			used[c.Cluster].Add(c.Request)
 			acc[c.ReplicatedJob] += c.Accelerators

@@ -14,7 +14,7 @@ import (
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
-	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
+	"github.com/caldera-sh/caldera/pkg/federation/resources"
 	"github.com/caldera-sh/caldera/pkg/federation/split"
 )
 
@@ -36,8 +36,8 @@ func trainHJ() *trainingv1alpha1.HyperJob {
 // roomy has room for both children in each of two clusters.
 func roomy() *Capacity {
 	return &Capacity{Clusters: []split.Cluster{
-		{Name: "east", Free: dispatch.Resources{corev1.ResourceCPU: 4000, corev1.ResourcePods: 100000}},
-		{Name: "west", Free: dispatch.Resources{corev1.ResourceCPU: 4000, corev1.ResourcePods: 100000}},
+		{Name: "east", Free: resources.Amounts{corev1.ResourceCPU: 4000, corev1.ResourcePods: 100000}},
+		{Name: "west", Free: resources.Amounts{corev1.ResourceCPU: 4000, corev1.ResourcePods: 100000}},
 	}}
 }
 
@@ -153,7 +153,7 @@ func d2ID(t *testing.T, hj *trainingv1alpha1.HyperJob) string {
 // TestDecideWaits: an invalid HyperJob and one no plan fits wait with
 // Planned False and why; the event is recorded once, not at every retry.
 func TestDecideWaits(t *testing.T) {
-	full := &Capacity{Clusters: []split.Cluster{{Name: "east", Free: dispatch.Resources{corev1.ResourceCPU: 500}}}}
+	full := &Capacity{Clusters: []split.Cluster{{Name: "east", Free: resources.Amounts{corev1.ResourceCPU: 500}}}}
 	d := Decide(Input{HyperJob: trainHJ(), Capacity: full, Retry: 30 * time.Second, Now: decideNow})
 	if d.Record != nil || d.RequeueAfter != 30*time.Second || d.Status == nil {
 		t.Fatalf("infeasible: %+v", d)

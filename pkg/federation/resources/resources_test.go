@@ -1,4 +1,4 @@
-package dispatch
+package resources
 
 import (
 	"testing"
@@ -31,7 +31,7 @@ func TestResourcesString(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, ResourcesOf(tc.in).String()); diff != "" {
+			if diff := cmp.Diff(tc.want, Of(tc.in).String()); diff != "" {
 				t.Errorf("String (-want,+got):\n%s", diff)
 			}
 		})
