@@ -104,6 +104,19 @@ func (f *Factory) Namespace() (string, error) {
 	return ns, nil
 }
 
+// InNamespace is the list option of a list command: the namespace
+// Namespace gives, or none with --all-namespaces (all).
+func (f *Factory) InNamespace(all bool) ([]client.ListOption, error) {
+	if all {
+		return nil, nil
+	}
+	ns, err := f.Namespace()
+	if err != nil {
+		return nil, err
+	}
+	return []client.ListOption{client.InNamespace(ns)}, nil
+}
+
 // Age is how long ago t was, as kubectl prints it.
 func (f *Factory) Age(t time.Time) string {
 	if t.IsZero() {

@@ -98,13 +98,9 @@ func newList(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var opts []client.ListOption
-			if !all {
-				ns, err := f.Namespace()
-				if err != nil {
-					return err
-				}
-				opts = append(opts, client.InNamespace(ns))
+			opts, err := f.InNamespace(all)
+			if err != nil {
+				return err
 			}
 			var l batchv1alpha1.CronJobList
 			if err := c.List(cmdutil.Context(cmd), &l, opts...); err != nil {

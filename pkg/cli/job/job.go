@@ -231,13 +231,9 @@ func (o *listOptions) run(cmd *cobra.Command, f *cmdutil.Factory) error {
 		return err
 	}
 	ctx := cmdutil.Context(cmd)
-	var opts []client.ListOption
-	if !o.all {
-		ns, err := f.Namespace()
-		if err != nil {
-			return err
-		}
-		opts = append(opts, client.InNamespace(ns))
+	opts, err := f.InNamespace(o.all)
+	if err != nil {
+		return err
 	}
 	if o.selector != "" {
 		sel, err := metav1.ParseToLabelSelector(o.selector)
