@@ -32,7 +32,7 @@ func TestMirrorFollowsTasks(t *testing.T) {
 	n := api.NewNodeInfo(node)
 	n.SetMirror(apitest.NewMirror())
 	task := func(name string, status api.TaskStatus) *api.TaskInfo {
-		tk := api.NewTaskInfo(st.MakePod("ns", name).Req("cpu", "1").Node("n").Obj(), "ns/j")
+		tk := api.NewTaskInfo(st.MakePod("ns", name).Req("cpu", "1").Node("n").Phase(corev1.PodRunning).Obj(), "ns/j")
 		tk.Status = status
 		return tk
 	}
@@ -73,7 +73,7 @@ func TestMirrorFollowsTasks(t *testing.T) {
 
 	built := api.Build(api.Objects{
 		Nodes:         []*corev1.Node{node},
-		Pods:          []*corev1.Pod{st.MakePod("ns", "p").Req("cpu", "1").Node("n").Obj()},
+		Pods:          []*corev1.Pod{st.MakePod("ns", "p").Req("cpu", "1").Node("n").Phase(corev1.PodRunning).Obj()},
 		NewNodeMirror: apitest.NewMirror,
 	})
 	if diff := cmp.Diff([]string{"p"}, mirrored(built.Nodes["n"])); diff != "" {

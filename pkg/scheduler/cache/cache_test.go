@@ -35,7 +35,7 @@ func TestSnapshotCopiesOnlyWhatChanged(t *testing.T) {
 			t.Errorf("unchanged node %s was copied again", n)
 		}
 	}
-	c.UpdatePod(st.MakePod("ns", "p").Req("cpu", "1").Node("b").Obj())
+	c.UpdatePod(st.MakePod("ns", "p").Req("cpu", "1").Node("b").Phase(corev1.PodRunning).Obj())
 	third := nodes(c.Snapshot())
 	if third["a"] != second["a"] || third["c"] != second["c"] {
 		t.Errorf("nodes without change were copied")
@@ -147,7 +147,7 @@ func TestForeignPodsUseNodesButAreNotScheduled(t *testing.T) {
 
 func TestPodBeforeItsNode(t *testing.T) {
 	c := newCache()
-	c.UpdatePod(st.MakePod("ns", "p").Req("cpu", "1").Node("late").Obj())
+	c.UpdatePod(st.MakePod("ns", "p").Req("cpu", "1").Node("late").Phase(corev1.PodRunning).Obj())
 	if _, ok := c.Snapshot().Nodes["late"]; ok {
 		t.Fatalf("an unknown node is in the snapshot")
 	}
@@ -226,7 +226,7 @@ func TestPendingWorkFollowsJobs(t *testing.T) {
 		{"an empty cluster", func() {}, false},
 		{"a pending pod", func() { c.UpdatePod(st.MakePod("ns", "p").Req("cpu", "1").Obj()) }, true},
 		{"asked again", func() {}, true},
-		{"the pod bound", func() { c.UpdatePod(st.MakePod("ns", "p").Req("cpu", "1").Node("n").Obj()) }, false},
+		{"the pod bound", func() { c.UpdatePod(st.MakePod("ns", "p").Req("cpu", "1").Node("n").Phase(corev1.PodRunning).Obj()) }, false},
 		{"a PodGroup not yet admitted", func() { c.UpdatePodGroup(schedtesting.MakePodGroup("g", "ns").MinMember(1).Obj()) }, true},
 		{"the PodGroup admitted, without pods", func() {
 			c.UpdatePodGroup(schedtesting.MakePodGroup("g", "ns").MinMember(1).Phase(schedulingv1beta1.PodGroupInqueue).Obj())

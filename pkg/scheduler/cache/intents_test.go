@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
@@ -16,7 +18,7 @@ import (
 func TestEvictionsAndNominationsInFlight(t *testing.T) {
 	c := newCache()
 	c.UpdateNode(st.MakeNode("a").Alloc("cpu", "4").Obj())
-	victim := st.MakePod("ns", "victim").Req("cpu", "4").Node("a").Obj()
+	victim := st.MakePod("ns", "victim").Req("cpu", "4").Node("a").Phase(corev1.PodRunning).Obj()
 	pre := st.MakePod("ns", "pre").Req("cpu", "4").Obj()
 	c.UpdatePod(victim)
 	c.UpdatePod(pre)

@@ -68,13 +68,13 @@ func randomEvent(r *rand.Rand, step int) func(c *Cache) {
 		return func(c *Cache) {
 			p := st.MakePod(ns, pod).Group(group).Req("cpu", "1", "nvidia.com/gpu", "1")
 			if bound {
-				p = p.Node(node)
+				p = p.Node(node).Phase(corev1.PodRunning)
 			}
 			c.UpdatePod(p.Obj())
 		}
 	case 6:
 		return func(c *Cache) {
-			p := st.MakePod(ns, pod).Group(group).Req("cpu", "1").Node(node).Obj()
+			p := st.MakePod(ns, pod).Group(group).Req("cpu", "1").Node(node).Phase(corev1.PodRunning).Obj()
 			p.Status.Phase = corev1.PodSucceeded
 			c.UpdatePod(p)
 		}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -36,7 +37,7 @@ func (f *fakeEvictor) Evict(_ context.Context, e *policyv1.Eviction) error {
 }
 
 func task(name string) *api.TaskInfo {
-	return api.NewTaskInfo(st.MakePod("ns", name).Node("n").Obj(), api.NewJobID("ns", name))
+	return api.NewTaskInfo(st.MakePod("ns", name).Node("n").Phase(corev1.PodRunning).Obj(), api.NewJobID("ns", name))
 }
 
 func TestResults(t *testing.T) {

@@ -28,7 +28,7 @@ func evictionSession(t *testing.T, r *recorder) (ssn *Session, victim, preemptor
 		NewNodeMirror: apitest.NewMirror,
 		Nodes:         []*corev1.Node{st.MakeNode("n").Alloc("cpu", "4").Obj()},
 		Pods: []*corev1.Pod{
-			st.MakePod("ns", "low").Req("cpu", "3").Node("n").Obj(),
+			st.MakePod("ns", "low").Req("cpu", "3").Node("n").Phase(corev1.PodRunning).Obj(),
 			st.MakePod("ns", "high").Req("cpu", "2").Obj(),
 		},
 	})

@@ -8,7 +8,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
-	st "github.com/caldera-sh/caldera/pkg/scheduler/podfit/testing"
+	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
 
 // benchCluster is the cluster of the brief's worst case: 5,000 nodes in 50

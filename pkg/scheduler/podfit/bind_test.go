@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
-	st "github.com/caldera-sh/caldera/pkg/scheduler/podfit/testing"
+	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
 
 const selectedNodeAnnotation = "volume.kubernetes.io/selected-node"

@@ -9,7 +9,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
-	st "github.com/caldera-sh/caldera/pkg/scheduler/podfit/testing"
+	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
 
 func nodeNames(list []fwk.NodeInfo) []string {

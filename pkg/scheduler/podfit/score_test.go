@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
-	st "github.com/caldera-sh/caldera/pkg/scheduler/podfit/testing"
+	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
 
 func TestScore(t *testing.T) {

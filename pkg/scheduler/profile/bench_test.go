@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
@@ -142,7 +144,7 @@ tiers:
 		for k := range perNode {
 			node := fmt.Sprintf("n%05d", (j+k*nodes/perNode)%nodes)
 			objects.Pods = append(objects.Pods, st.MakePod("ns", fmt.Sprintf("%s-%d", name, k)).Group(name).
-				Req("cpu", "3", "memory", "8Gi").Priority(10).Node(node).Obj())
+				Req("cpu", "3", "memory", "8Gi").Priority(10).Node(node).Phase(corev1.PodRunning).Obj())
 		}
 	}
 	submit := func(prefix, queue, class string, prio int32, gangs, size int) {

@@ -244,7 +244,7 @@ func TestFindNodeTellsPodsApartByLabelsWhenAffinityReadsThem(t *testing.T) {
 		p.Labels = map[string]string{"class": class}
 		return p
 	}
-	guard := st.MakePod("ns", "guard").Req("cpu", "1").Node("big").Obj()
+	guard := st.MakePod("ns", "guard").Req("cpu", "1").Node("big").Phase(corev1.PodRunning).Obj()
 	guard.Status.Phase = corev1.PodRunning
 	guard.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
 		RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{

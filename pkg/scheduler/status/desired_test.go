@@ -25,7 +25,7 @@ func TestDesiredPodGroupStatus(t *testing.T) {
 	job := func(pg *schedulingv1beta1.PodGroup, running int) *api.JobInfo {
 		pods := []*corev1.Pod{st.MakePod("ns", "p0").Group("pg").Req("cpu", "1").Obj(), st.MakePod("ns", "p1").Group("pg").Req("cpu", "1").Obj()}
 		for i := range running {
-			pods[i] = st.MakePod("ns", pods[i].Name).Group("pg").Req("cpu", "1").Node("n").Obj()
+			pods[i] = st.MakePod("ns", pods[i].Name).Group("pg").Req("cpu", "1").Node("n").Phase(corev1.PodRunning).Obj()
 		}
 		return api.Build(api.Objects{Pods: pods, PodGroups: []*schedulingv1beta1.PodGroup{pg}}).Jobs["ns/pg"]
 	}

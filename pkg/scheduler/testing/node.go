@@ -9,7 +9,8 @@ import (
 // NodeWrapper builds a Node.
 type NodeWrapper struct{ corev1.Node }
 
-// MakeNode starts a Ready node with room for 110 pods.
+// MakeNode starts a Ready node labelled with its hostname, with room for
+// 110 pods.
 func MakeNode(name string) *NodeWrapper {
 	return &NodeWrapper{corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelHostname: name}},
@@ -24,7 +25,8 @@ func MakeNode(name string) *NodeWrapper {
 func (n *NodeWrapper) Obj() *corev1.Node { return &n.Node }
 
 // Alloc sets allocatable resources from name/quantity pairs (pods stay 110
-// unless given).
+// unless given); capacity becomes a copy of allocatable, as on a node that
+// reserves nothing for the system.
 func (n *NodeWrapper) Alloc(pairs ...string) *NodeWrapper {
 	for i := 0; i+1 < len(pairs); i += 2 {
 		n.Status.Allocatable[corev1.ResourceName(pairs[i])] = resource.MustParse(pairs[i+1])
@@ -36,5 +38,28 @@ func (n *NodeWrapper) Alloc(pairs ...string) *NodeWrapper {
 // Label sets a label.
 func (n *NodeWrapper) Label(k, v string) *NodeWrapper {
 	n.Labels[k] = v
+	return n
+}
+
+// Zone sets the well-known zone label.
+func (n *NodeWrapper) Zone(zone string) *NodeWrapper {
+	return n.Label(corev1.LabelTopologyZone, zone)
+}
+
+// Taint adds a taint.
+func (n *NodeWrapper) Taint(key, value string, effect corev1.TaintEffect) *NodeWrapper {
+	n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: key, Value: value, Effect: effect})
+	return n
+}
+
+// Unschedulable cordons the node.
+func (n *NodeWrapper) Unschedulable() *NodeWrapper {
+	n.Spec.Unschedulable = true
+	return n
+}
+
+// Image records an image present on the node.
+func (n *NodeWrapper) Image(name string, sizeBytes int64) *NodeWrapper {
+	n.Status.Images = append(n.Status.Images, corev1.ContainerImage{Names: []string{name}, SizeBytes: sizeBytes})
 	return n
 }

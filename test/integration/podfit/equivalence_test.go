@@ -22,7 +22,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
-	st "github.com/caldera-sh/caldera/pkg/scheduler/podfit/testing"
+	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
 
 const (

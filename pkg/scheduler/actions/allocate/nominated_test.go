@@ -36,7 +36,7 @@ func TestNominatedTasks(t *testing.T) {
 		return p
 	}
 	releasing := func(name, node string) *corev1.Pod {
-		p := st.MakePod("ns", name).Req("cpu", "4").Priority(1).Node(node).Obj()
+		p := st.MakePod("ns", name).Req("cpu", "4").Priority(1).Node(node).Phase(corev1.PodRunning).Obj()
 		now := metav1.Now()
 		p.DeletionTimestamp = &now
 		return p
@@ -67,7 +67,7 @@ func TestNominatedTasks(t *testing.T) {
 			pods: []*corev1.Pod{
 				nominated("pre", "n1"),
 				// The victim's eviction was refused: it runs on.
-				st.MakePod("ns", "victim").Req("cpu", "4").Priority(1).Node("n1").Obj(),
+				st.MakePod("ns", "victim").Req("cpu", "4").Priority(1).Node("n1").Phase(corev1.PodRunning).Obj(),
 			},
 			wantBinds:   []string{"pre->n2"},
 			wantDropped: []string{"pre"},
@@ -111,7 +111,7 @@ func TestNominatedTaskInAFullQueue(t *testing.T) {
 			snap := api.Build(api.Objects{
 				Nodes: []*corev1.Node{st.MakeNode("n1").Alloc("cpu", "4").Obj(), st.MakeNode("n2").Alloc("cpu", "4").Obj()},
 				Pods: []*corev1.Pod{pre,
-					st.MakePod("ns", "other").Req("cpu", "4").Annotation(schedulingv1beta1.QueueNameAnnotation, "other").Node("n2").Obj()},
+					st.MakePod("ns", "other").Req("cpu", "4").Annotation(schedulingv1beta1.QueueNameAnnotation, "other").Node("n2").Phase(corev1.PodRunning).Obj()},
 				Queues: []*schedulingv1beta1.Queue{
 					schedtesting.MakeQueue("default").Capability(schedtesting.Resources("cpu", "4")).Obj(),
 					schedtesting.MakeQueue("other").Obj(),

@@ -41,7 +41,7 @@ func tiers(t *testing.T) []framework.Tier {
 func pod(name, cpu string, prio int32, node string) *corev1.Pod {
 	w := st.MakePod("ns", name).Req("cpu", cpu).Priority(prio)
 	if node != "" {
-		w = w.Node(node)
+		w = w.Node(node).Phase(corev1.PodRunning)
 	}
 	return w.Obj()
 }
@@ -120,8 +120,8 @@ func TestPreempt(t *testing.T) {
 				Nodes:     []*corev1.Node{node("n1", "4"), node("n2", "4")},
 				PodGroups: []*schedulingv1beta1.PodGroup{schedtesting.MakePodGroup("g", "ns").MinMember(2).Phase(schedulingv1beta1.PodGroupRunning).Obj()},
 				Pods: func() []*corev1.Pod {
-					g0 := st.MakePod("ns", "g-0").Group("g").Req("cpu", "4").Priority(1).Node("n1").Obj()
-					g1 := st.MakePod("ns", "g-1").Group("g").Req("cpu", "4").Priority(1).Node("n2").Obj()
+					g0 := st.MakePod("ns", "g-0").Group("g").Req("cpu", "4").Priority(1).Node("n1").Phase(corev1.PodRunning).Obj()
+					g1 := st.MakePod("ns", "g-1").Group("g").Req("cpu", "4").Priority(1).Node("n2").Phase(corev1.PodRunning).Obj()
 					return []*corev1.Pod{g0, g1, pod("high", "2", 10, "")}
 				}(),
 			},
@@ -135,10 +135,10 @@ func TestPreempt(t *testing.T) {
 					schedtesting.MakePodGroup("z", "ns").MinMember(1).Phase(schedulingv1beta1.PodGroupRunning).Obj(),
 				},
 				Pods: []*corev1.Pod{
-					st.MakePod("ns", "a-0").Group("a").Req("cpu", "2").Priority(1).Node("n1").Obj(),
-					st.MakePod("ns", "a-1").Group("a").Req("cpu", "2").Priority(1).Node("n2").Obj(),
-					st.MakePod("ns", "z-0").Group("z").Req("cpu", "2").Priority(1).Node("n1").Obj(),
-					st.MakePod("ns", "z-1").Group("z").Req("cpu", "2").Priority(1).Node("n2").Obj(),
+					st.MakePod("ns", "a-0").Group("a").Req("cpu", "2").Priority(1).Node("n1").Phase(corev1.PodRunning).Obj(),
+					st.MakePod("ns", "a-1").Group("a").Req("cpu", "2").Priority(1).Node("n2").Phase(corev1.PodRunning).Obj(),
+					st.MakePod("ns", "z-0").Group("z").Req("cpu", "2").Priority(1).Node("n1").Phase(corev1.PodRunning).Obj(),
+					st.MakePod("ns", "z-1").Group("z").Req("cpu", "2").Priority(1).Node("n2").Phase(corev1.PodRunning).Obj(),
 					pod("high", "2", 10, ""),
 				},
 			},
@@ -149,8 +149,8 @@ func TestPreempt(t *testing.T) {
 				Nodes:     []*corev1.Node{node("n1", "4"), node("n2", "4")},
 				PodGroups: []*schedulingv1beta1.PodGroup{schedtesting.MakePodGroup("g", "ns").MinMember(2).Phase(schedulingv1beta1.PodGroupRunning).Obj()},
 				Pods: []*corev1.Pod{
-					st.MakePod("ns", "g-0").Group("g").Req("cpu", "4").Priority(1).Node("n1").Obj(),
-					st.MakePod("ns", "g-1").Group("g").Req("cpu", "4").Priority(1).Node("n2").Annotation(schedulingv1beta1.PreemptableKey, "false").Obj(),
+					st.MakePod("ns", "g-0").Group("g").Req("cpu", "4").Priority(1).Node("n1").Phase(corev1.PodRunning).Obj(),
+					st.MakePod("ns", "g-1").Group("g").Req("cpu", "4").Priority(1).Node("n2").Phase(corev1.PodRunning).Annotation(schedulingv1beta1.PreemptableKey, "false").Obj(),
 					pod("high", "2", 10, ""),
 				},
 			},
@@ -159,8 +159,8 @@ func TestPreempt(t *testing.T) {
 			objects: api.Objects{
 				Nodes: []*corev1.Node{node("n1", "4"), node("n2", "4")},
 				Pods: []*corev1.Pod{
-					st.MakePod("ns", "kept").Req("cpu", "4").Priority(1).Node("n1").Annotation(schedulingv1beta1.PreemptableKey, "false").Obj(),
-					st.MakePod("ns", "typo").Req("cpu", "4").Priority(1).Node("n2").Annotation(schedulingv1beta1.PreemptableKey, "nope").Obj(),
+					st.MakePod("ns", "kept").Req("cpu", "4").Priority(1).Node("n1").Phase(corev1.PodRunning).Annotation(schedulingv1beta1.PreemptableKey, "false").Obj(),
+					st.MakePod("ns", "typo").Req("cpu", "4").Priority(1).Node("n2").Phase(corev1.PodRunning).Annotation(schedulingv1beta1.PreemptableKey, "nope").Obj(),
 					pod("high", "2", 10, ""),
 				},
 			},
@@ -203,7 +203,7 @@ func TestGangs(t *testing.T) {
 		for i, n := range nodes {
 			w := st.MakePod("ns", name+"-"+string(rune('0'+i))).Group(name).Req("cpu", "2").Priority(prio)
 			if n != "" {
-				w = w.Node(n)
+				w = w.Node(n).Phase(corev1.PodRunning)
 			}
 			pods = append(pods, w.Obj())
 		}

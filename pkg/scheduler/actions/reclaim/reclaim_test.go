@@ -67,7 +67,7 @@ var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // the epoch (later pods are younger).
 func running(name, q, node string, minute int) *corev1.Pod {
 	return st.MakePod("ns", name).Req("cpu", "2").Annotation(schedulingv1beta1.QueueNameAnnotation, q).
-		Created(metav1.NewTime(epoch.Add(time.Duration(minute) * time.Minute))).Node(node).Obj()
+		Created(metav1.NewTime(epoch.Add(time.Duration(minute) * time.Minute))).Node(node).Phase(corev1.PodRunning).Obj()
 }
 
 // pending is a pending 2-CPU pod of queue q.
@@ -282,8 +282,8 @@ func TestNoTakingBack(t *testing.T) {
 				schedtesting.MakePodGroup("bj", "ns").Queue("b").MinMember(1).Phase(schedulingv1beta1.PodGroupRunning).Obj(),
 			},
 			Pods: []*corev1.Pod{
-				st.MakePod("ns", "b-0").Group("bj").Req("cpu", "2").Created(metav1.NewTime(epoch)).Node("n1").Obj(),
-				st.MakePod("ns", "b-1").Group("bj").Req("cpu", "2").Created(metav1.NewTime(epoch.Add(time.Minute))).Node("n1").Obj(),
+				st.MakePod("ns", "b-0").Group("bj").Req("cpu", "2").Created(metav1.NewTime(epoch)).Node("n1").Phase(corev1.PodRunning).Obj(),
+				st.MakePod("ns", "b-1").Group("bj").Req("cpu", "2").Created(metav1.NewTime(epoch.Add(time.Minute))).Node("n1").Phase(corev1.PodRunning).Obj(),
 				pending("a-0", "a"),
 			},
 		}

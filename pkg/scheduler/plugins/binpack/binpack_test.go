@@ -18,8 +18,8 @@ func TestBinpackPrefersFullerNodes(t *testing.T) {
 			st.MakeNode("full").Alloc("cpu", "8", "memory", "32Gi", "nvidia.com/gpu", "8").Obj(),
 		},
 		Pods: []*corev1.Pod{
-			st.MakePod("ns", "a").Req("cpu", "4", "memory", "16Gi", "nvidia.com/gpu", "4").Node("half").Obj(),
-			st.MakePod("ns", "b").Req("cpu", "8", "memory", "32Gi", "nvidia.com/gpu", "8").Node("full").Obj(),
+			st.MakePod("ns", "a").Req("cpu", "4", "memory", "16Gi", "nvidia.com/gpu", "4").Node("half").Phase(corev1.PodRunning).Obj(),
+			st.MakePod("ns", "b").Req("cpu", "8", "memory", "32Gi", "nvidia.com/gpu", "8").Node("full").Phase(corev1.PodRunning).Obj(),
 			st.MakePod("ns", "new").Req("cpu", "2", "memory", "8Gi", "nvidia.com/gpu", "2").Obj(),
 		},
 	})

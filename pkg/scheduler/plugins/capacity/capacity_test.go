@@ -85,7 +85,7 @@ func running(queue, node string, n int, req ...string) []*corev1.Pod {
 	var out []*corev1.Pod
 	for i := range n {
 		out = append(out, st.MakePod("ns", fmt.Sprintf("%s-run-%03d", queue, i)).Req(req...).
-			Annotation(schedulingv1beta1.QueueNameAnnotation, queue).Node(node).Obj())
+			Annotation(schedulingv1beta1.QueueNameAnnotation, queue).Node(node).Phase(corev1.PodRunning).Obj())
 	}
 	return out
 }
@@ -755,8 +755,8 @@ func TestReclaimable(t *testing.T) {
 			// v holds 6: the 2-cpu task would take it to 4, below its
 			// guarantee; the 1-cpu one may go.
 			victims: slices.Concat(running("v", "n0", 1, "cpu", "2"), []*corev1.Pod{
-				st.MakePod("ns", "v-small").Req("cpu", "1").Annotation(schedulingv1beta1.QueueNameAnnotation, "v").Node("n0").Obj(),
-				st.MakePod("ns", "v-small-2").Req("cpu", "3").Annotation(schedulingv1beta1.QueueNameAnnotation, "v").Node("n0").Obj(),
+				st.MakePod("ns", "v-small").Req("cpu", "1").Annotation(schedulingv1beta1.QueueNameAnnotation, "v").Node("n0").Phase(corev1.PodRunning).Obj(),
+				st.MakePod("ns", "v-small-2").Req("cpu", "3").Annotation(schedulingv1beta1.QueueNameAnnotation, "v").Node("n0").Phase(corev1.PodRunning).Obj(),
 			}),
 			want: []string{"v-small"},
 		},

@@ -90,7 +90,7 @@ func (w workload) objects() (api.Objects, []string) {
 		for k := range w.TasksPerJob {
 			pod := st.MakePod("ns", fmt.Sprintf("%s-%d", name, k)).Group(name).Req("cpu", "1", "memory", "1Gi")
 			if i%2 == 0 {
-				pod.Node(fmt.Sprintf("n%05d", (i*w.TasksPerJob+k)%w.Nodes))
+				pod.Node(fmt.Sprintf("n%05d", (i*w.TasksPerJob+k)%w.Nodes)).Phase(corev1.PodRunning)
 			}
 			o.Pods = append(o.Pods, pod.Obj())
 		}

@@ -18,7 +18,7 @@ import (
 func TestCooldownProtectsRecentlyStartedPods(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	started := func(w *st.PodWrapper, ago time.Duration) *corev1.Pod {
-		p := w.Node("n1").Obj()
+		p := w.Node("n1").Phase(corev1.PodRunning).Obj()
 		at := metav1.NewTime(now.Add(-ago))
 		p.Status.StartTime = &at
 		return p
@@ -32,7 +32,7 @@ func TestCooldownProtectsRecentlyStartedPods(t *testing.T) {
 		started(st.MakePod("ns", "bad-value").Annotation(cooldown, "ten minutes"), time.Second),
 		started(st.MakePod("ns", "g-0").Group("g"), 2*time.Minute),
 		// Not started yet: it cools down from its creation.
-		st.MakePod("ns", "created").Annotation(cooldown, "10m").Created(metav1.NewTime(now.Add(-time.Minute))).Node("n1").Obj(),
+		st.MakePod("ns", "created").Annotation(cooldown, "10m").Created(metav1.NewTime(now.Add(-time.Minute))).Node("n1").Phase(corev1.PodRunning).Obj(),
 	}
 	pods[2].Labels = map[string]string{cooldown: "1h"}
 	delete(pods[2].Annotations, cooldown)

@@ -24,7 +24,7 @@ func BenchmarkScoreNodes(b *testing.B) {
 				name := fmt.Sprintf("n%04d", i)
 				nodes = append(nodes, gpuNode(name, 8))
 				if i%2 == 0 {
-					pods = append(pods, sharePod(fmt.Sprintf("r%04d", i), fmt.Sprint(1000*(i%16))).Node(name).Annotation(api.GPUIndexAnnotation, fmt.Sprint(i%8)).Obj())
+					pods = append(pods, sharePod(fmt.Sprintf("r%04d", i), fmt.Sprint(1000*(i%16))).Node(name).Phase(corev1.PodRunning).Annotation(api.GPUIndexAnnotation, fmt.Sprint(i%8)).Obj())
 				}
 			}
 			for i := range 40 {

@@ -75,8 +75,8 @@ func inqueue(name string, min int32) *schedulingv1beta1.PodGroup {
 func TestCardChoice(t *testing.T) {
 	// n0 card 0 holds 10,000 of 16,000; card 1 holds 4,000; cards 2, 3 are idle.
 	running := []*corev1.Pod{
-		sharePod("r0", "10000").Node("n0").Annotation(api.GPUIndexAnnotation, "0").Obj(),
-		sharePod("r1", "4000").Node("n0").Annotation(api.GPUIndexAnnotation, "1").Obj(),
+		sharePod("r0", "10000").Node("n0").Phase(corev1.PodRunning).Annotation(api.GPUIndexAnnotation, "0").Obj(),
+		sharePod("r1", "4000").Node("n0").Phase(corev1.PodRunning).Annotation(api.GPUIndexAnnotation, "1").Obj(),
 	}
 	cases := map[string]struct {
 		policy string
@@ -178,8 +178,8 @@ func TestPredicateReasons(t *testing.T) {
 	snap := api.Build(api.Objects{
 		Nodes: []*corev1.Node{gpuNode("gpu", 2), st.MakeNode("cpu").Alloc("cpu", "8").Obj()},
 		Pods: []*corev1.Pod{
-			sharePod("held", "12000").Node("gpu").Annotation(api.GPUIndexAnnotation, "0").Obj(),
-			cardsPod("whole", "1").Node("gpu").Annotation(api.GPUIndexAnnotation, "1").Obj(),
+			sharePod("held", "12000").Node("gpu").Phase(corev1.PodRunning).Annotation(api.GPUIndexAnnotation, "0").Obj(),
+			cardsPod("whole", "1").Node("gpu").Phase(corev1.PodRunning).Annotation(api.GPUIndexAnnotation, "1").Obj(),
 		},
 	})
 	task := func(pod *corev1.Pod) *api.TaskInfo { return api.NewTaskInfo(pod, "j") }

@@ -59,7 +59,7 @@ func TestFGDKeepsRoomForTheCommonShare(t *testing.T) {
 	// the fuller card; fgd the idle one.
 	objects := func() api.Objects {
 		pods := []*corev1.Pod{
-			sharePod("held", "6000").Node("n0").Annotation(api.GPUIndexAnnotation, "0").Obj(),
+			sharePod("held", "6000").Node("n0").Phase(corev1.PodRunning).Annotation(api.GPUIndexAnnotation, "0").Obj(),
 			sharePod("first", "6000").Group("first").Created(at(0)).Obj(),
 		}
 		groups := []*schedulingv1beta1.PodGroup{inqueue("first", 1)}

@@ -28,7 +28,7 @@ func cluster() []*corev1.Node {
 
 // running is a pod of the job (PodGroup) ns/job running on n0.
 func running(ns, job, name string, req ...string) *corev1.Pod {
-	return st.MakePod(ns, name).Group(job).Req(req...).Node("n0").Obj()
+	return st.MakePod(ns, name).Group(job).Req(req...).Node("n0").Phase(corev1.PodRunning).Obj()
 }
 
 // pending is a pod of the job ns/job waiting for a node.

@@ -112,7 +112,7 @@ func reason(ssn *framework.Session, job string) string {
 
 func TestHardTierPlacement(t *testing.T) {
 	nodes, hns := cluster()
-	busy := st.MakePod("other", "busy").Req("cpu", "2").Node("n6").Obj()
+	busy := st.MakePod("other", "busy").Req("cpu", "2").Node("n6").Phase(corev1.PodRunning).Obj()
 
 	t.Run("a gang that fits a leaf lands in one, the fullest that holds it", func(t *testing.T) {
 		pg, pods := gangOf("g", 3, hard(1))
@@ -204,7 +204,7 @@ func TestHardTierPlacement(t *testing.T) {
 
 func TestPodsWithoutConstraintFillUsedHyperNodes(t *testing.T) {
 	nodes, hns := cluster()
-	busy := st.MakePod("other", "busy").Req("cpu", "2").Node("n6").Obj()
+	busy := st.MakePod("other", "busy").Req("cpu", "2").Node("n6").Phase(corev1.PodRunning).Obj()
 	pod := st.MakePod("ns", "free").Req("cpu", "1").Obj()
 	r, _ := run(t, api.Objects{Nodes: nodes, HyperNodes: hns, Pods: []*corev1.Pod{busy, pod}})
 	if got := r.binds["free"]; got != "n6" && got != "n7" {
@@ -235,7 +235,7 @@ func fullCluster() []*corev1.Pod {
 		}
 		for k := range 2 {
 			pods = append(pods, st.MakePod("ns", fmt.Sprintf("low-%d-%d", i, k)).Req("cpu", "2").Priority(1).
-				Created(metav1.NewTime(epoch.Add(age))).Node(fmt.Sprintf("n%d", i)).Obj())
+				Created(metav1.NewTime(epoch.Add(age))).Node(fmt.Sprintf("n%d", i)).Phase(corev1.PodRunning).Obj())
 		}
 	}
 	return pods
@@ -307,7 +307,7 @@ func TestSubGroups(t *testing.T) {
 	nodes, hns := cluster()
 	leafOf := map[string]string{"n0": "l-a1", "n1": "l-a1", "n2": "l-a2", "n3": "l-a2", "n4": "l-b1", "n5": "l-b1", "n6": "l-b2", "n7": "l-b2"}
 	busy := func(node string) *corev1.Pod {
-		return st.MakePod("other", "busy-"+node).Req("cpu", "2").Node(node).Obj()
+		return st.MakePod("other", "busy-"+node).Req("cpu", "2").Node(node).Phase(corev1.PodRunning).Obj()
 	}
 
 	t.Run("each sub-group within one leaf, the job within one spine", func(t *testing.T) {

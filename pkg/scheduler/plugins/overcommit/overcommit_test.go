@@ -20,7 +20,7 @@ func TestOvercommitAdmitsWithinTheFactor(t *testing.T) {
 	}
 	snap := api.Build(api.Objects{
 		Nodes:  []*corev1.Node{st.MakeNode("n").Alloc("cpu", "10").Obj()},
-		Pods:   []*corev1.Pod{st.MakePod("ns", "running").Req("cpu", "4").Node("n").Obj()},
+		Pods:   []*corev1.Pod{st.MakePod("ns", "running").Req("cpu", "4").Node("n").Phase(corev1.PodRunning).Obj()},
 		Queues: []*schedulingv1beta1.Queue{schedtesting.MakeQueue("default").Obj()},
 		PodGroups: []*schedulingv1beta1.PodGroup{
 			schedtesting.MakePodGroup("big", "ns").MinResources(minCPU("8")).Obj(),

@@ -23,7 +23,7 @@ func TestProportional(t *testing.T) {
 			st.MakeNode("gpu").Alloc("cpu", "16", "memory", "64Gi", "nvidia.com/gpu", "2", "pods", "110").Obj(),
 			st.MakeNode("cpu").Alloc("cpu", "16", "memory", "64Gi", "pods", "110").Obj(),
 		},
-		Pods: []*corev1.Pod{st.MakePod("ns", "busy").Req("cpu", "6").Node("gpu").Obj()},
+		Pods: []*corev1.Pod{st.MakePod("ns", "busy").Req("cpu", "6").Node("gpu").Phase(corev1.PodRunning).Obj()},
 	})
 	four := resource.MustParse("4")
 	eight := resource.MustParse("8Gi")

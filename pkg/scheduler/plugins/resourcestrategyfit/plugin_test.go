@@ -68,7 +68,7 @@ func TestStrategies(t *testing.T) {
 	nodes := nodesOf([]*corev1.Node{
 		st.MakeNode("used").Alloc("cpu", "8", "nvidia.com/gpu", "8").Obj(),
 		st.MakeNode("empty").Alloc("cpu", "8", "nvidia.com/gpu", "8").Obj(),
-	}, st.MakePod("ns", "busy").Req("cpu", "4", "nvidia.com/gpu", "4").Node("used").Obj())
+	}, st.MakePod("ns", "busy").Req("cpu", "4", "nvidia.com/gpu", "4").Node("used").Phase(corev1.PodRunning).Obj())
 	gpuTask := task(st.MakePod("ns", "w").Req("cpu", "2", "nvidia.com/gpu", "2").Obj())
 	for name, tc := range map[string]struct {
 		resources map[string]configv1alpha1.ResourceStrategy
@@ -130,7 +130,7 @@ func TestPodAnnotations(t *testing.T) {
 	nodes := nodesOf([]*corev1.Node{
 		st.MakeNode("used").Alloc("cpu", "8", "nvidia.com/gpu", "8").Obj(),
 		st.MakeNode("empty").Alloc("cpu", "8", "nvidia.com/gpu", "8").Obj(),
-	}, st.MakePod("ns", "busy").Req("cpu", "4", "nvidia.com/gpu", "4").Node("used").Obj())
+	}, st.MakePod("ns", "busy").Req("cpu", "4", "nvidia.com/gpu", "4").Node("used").Phase(corev1.PodRunning).Obj())
 	args := func() *configv1alpha1.ResourceStrategyFitArgs {
 		return &configv1alpha1.ResourceStrategyFitArgs{Resources: map[string]configv1alpha1.ResourceStrategy{
 			"cpu":            rs(configv1alpha1.LeastAllocated, 1),
@@ -242,7 +242,7 @@ func TestProportional(t *testing.T) {
 		},
 	}})
 	node := st.MakeNode("n").Alloc("cpu", "74", "memory", "128G", "nvidia.com/gpu", "8").Obj()
-	first := st.MakePod("ns", "single-0").Req("cpu", "8", "memory", "8G").Node("n").Obj()
+	first := st.MakePod("ns", "single-0").Req("cpu", "8", "memory", "8G").Node("n").Phase(corev1.PodRunning).Obj()
 	cpuTask := task(st.MakePod("ns", "single-1").Req("cpu", "8", "memory", "8G").Obj())
 	gpuTask := task(st.MakePod("ns", "gpu").Req("cpu", "8", "memory", "8G", "nvidia.com/gpu", "1").Obj())
 
@@ -344,7 +344,7 @@ func TestAnnotatedPodsAreNotAlike(t *testing.T) {
 			st.MakeNode("b").Alloc("cpu", "8").Obj(),
 		},
 		Queues: []*schedulingv1beta1.Queue{schedtesting.MakeQueue("default").Obj()},
-		Pods:   []*corev1.Pod{st.MakePod("other", "busy").Req("cpu", "4").Node("a").Obj()},
+		Pods:   []*corev1.Pod{st.MakePod("other", "busy").Req("cpu", "4").Node("a").Phase(corev1.PodRunning).Obj()},
 	}
 	for _, tc := range []struct{ name, typ string }{{"pack", "MostAllocated"}, {"spread", "LeastAllocated"}} {
 		objs.PodGroups = append(objs.PodGroups, schedtesting.MakePodGroup(tc.name, "ns").MinMember(1).Phase(schedulingv1beta1.PodGroupInqueue).Obj())

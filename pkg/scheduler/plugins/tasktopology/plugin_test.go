@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
@@ -215,7 +216,7 @@ func TestSpill(t *testing.T) {
 func TestPlacedPodsAnchorBuckets(t *testing.T) {
 	c := newCluster(3, "cpu", "8")
 	c.job("tf", map[string]string{batchv1alpha1.TaskTopologyAffinityKey: "ps,worker"}, []string{"worker=2"}, "cpu", "1")
-	c.objs.Pods = append(c.objs.Pods, st.MakePod("ns", "tf-ps-0").Group("tf").Role("ps").Req("cpu", "1").Node("n2").Obj())
+	c.objs.Pods = append(c.objs.Pods, st.MakePod("ns", "tf-ps-0").Group("tf").Role("ps").Req("cpu", "1").Node("n2").Phase(corev1.PodRunning).Obj())
 	c.objs.PodGroups[0].Spec.MinMember = 3
 	r := c.run(t)
 	for _, w := range []string{"tf-worker-0", "tf-worker-1"} {
@@ -304,8 +305,8 @@ func TestScores(t *testing.T) {
 	c := newCluster(3, "cpu", "4")
 	c.job("tf", tfAnnotations, []string{"worker=2"}, "cpu", "1")
 	c.objs.Pods = append(c.objs.Pods,
-		st.MakePod("ns", "tf-ps-0").Group("tf").Role("ps").Req("cpu", "1").Node("n0").Obj(),
-		st.MakePod("ns", "tf-ps-1").Group("tf").Role("ps").Req("cpu", "1").Node("n2").Obj())
+		st.MakePod("ns", "tf-ps-0").Group("tf").Role("ps").Req("cpu", "1").Node("n0").Phase(corev1.PodRunning).Obj(),
+		st.MakePod("ns", "tf-ps-1").Group("tf").Role("ps").Req("cpu", "1").Node("n2").Phase(corev1.PodRunning).Obj())
 	snap := api.Build(c.objs)
 	jt := topologyOf(snap.Jobs["ns/tf"])
 	pl := &Plugin{weight: 1, jobs: map[api.JobID]*jobTopology{"ns/tf": jt}}

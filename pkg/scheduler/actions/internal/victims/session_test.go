@@ -96,7 +96,7 @@ func node(name, cpu string) *corev1.Node { return st.MakeNode(name).Alloc("cpu",
 func pod(name, cpu string, prio int32, node string) *corev1.Pod {
 	w := st.MakePod("ns", name).Req("cpu", cpu).Priority(prio)
 	if node != "" {
-		w = w.Node(node)
+		w = w.Node(node).Phase(corev1.PodRunning)
 	}
 	return w.Obj()
 }
@@ -105,7 +105,7 @@ func pod(name, cpu string, prio int32, node string) *corev1.Pod {
 func member(g, name, cpu string, prio int32, node string) *corev1.Pod {
 	w := st.MakePod("ns", name).Group(g).Req("cpu", cpu).Priority(prio)
 	if node != "" {
-		w = w.Node(node)
+		w = w.Node(node).Phase(corev1.PodRunning)
 	}
 	return w.Obj()
 }
