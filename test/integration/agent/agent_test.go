@@ -35,6 +35,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/agent/qos"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 var fw *framework.Framework
@@ -214,26 +215,26 @@ func TestColocation(t *testing.T) {
 	// unused 6 CPUs and 24Gi, room enough: 0.6 of it.
 	ratio := 0.6
 	wantMem := int64(ratio * float64(24*gi))
-	framework.Eventually(t, 30*time.Second, "batch resources published", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "batch resources published", func() (bool, string) {
 		cpu, mem, ok := batchOf(t, cs, node)
 		return ok && math.Abs(float64(cpu-3600)) <= 360 && mem == wantMem, fmt.Sprintf("batch-cpu %d, batch-memory %d (want about 3600 and %d)", cpu, mem, wantMem)
 	})
 	// The online pod gets busier: 7 CPUs of its 8 in use lends 0.6 CPU.
 	k.setCPU(onlineDir, 7)
 	k.setCPU(k.root, 8)
-	framework.Eventually(t, 30*time.Second, "batch-cpu withdrawn as online usage grows", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "batch-cpu withdrawn as online usage grows", func() (bool, string) {
 		cpu, _, _ := batchOf(t, cs, node)
 		return math.Abs(float64(cpu-600)) <= 120, fmt.Sprintf("batch-cpu %d, want about 600", cpu)
 	})
 	k.setCPU(onlineDir, 2)
 	k.setCPU(k.root, 3)
-	framework.Eventually(t, 30*time.Second, "batch-cpu lent again as online usage falls", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "batch-cpu lent again as online usage falls", func() (bool, string) {
 		cpu, _, _ := batchOf(t, cs, node)
 		return math.Abs(float64(cpu-3600)) <= 360, fmt.Sprintf("batch-cpu %d, want about 3600", cpu)
 	})
 
 	// The offline pods are held to their batch limits.
-	framework.Eventually(t, 10*time.Second, "offline pods limited", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 10*time.Second, "offline pods limited", func() (bool, string) {
 		got := fmt.Sprintf("%s | %s | %s | %s", k.read(lowDir, "cpu.max"), k.read(lowDir, "memory.max"), k.read(highDir, "cpu.max"), k.read(onlineDir, "cpu.max"))
 		return got == fmt.Sprintf("200000 100000 | %d | 100000 100000 | max 100000", 4*gi), got
 	})
@@ -248,7 +249,7 @@ func TestColocation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 10*time.Second, "class weights", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 10*time.Second, "class weights", func() (bool, string) {
 		got := fmt.Sprintf("%s %s %s", k.read(onlineDir, "cpu.weight"), k.read(lowDir, "cpu.weight"), k.read(lowDir, "cpu.idle"))
 		return got == "500 1 1", got
 	})
@@ -256,7 +257,7 @@ func TestColocation(t *testing.T) {
 	if _, err := cs.CoreV1().ConfigMaps(ns).Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 10*time.Second, "the bad configuration refused with an event", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 10*time.Second, "the bad configuration refused with an event", func() (bool, string) {
 		evs, err := cs.CoreV1().Events("").List(t.Context(), metav1.ListOptions{FieldSelector: "reason=InvalidColocationConfig"})
 		if err != nil {
 			return false, err.Error()
@@ -277,7 +278,7 @@ func TestColocation(t *testing.T) {
 	// reads is what was published: the online pod lends 60% of its 8 CPUs.
 	k.setCPU(onlineDir, 0)
 	k.setCPU(k.root, 0)
-	framework.Eventually(t, 30*time.Second, "batch-cpu lent by an idle online pod", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "batch-cpu lent by an idle online pod", func() (bool, string) {
 		cpu, _, _ := batchOf(t, cs, node)
 		return math.Abs(float64(cpu-4800)) <= 480, fmt.Sprintf("batch-cpu %d, want about 4800", cpu)
 	})
@@ -304,7 +305,7 @@ func TestColocation(t *testing.T) {
 	// Ten readings, a second of the agent's time: from the second on it
 	// has the node's usage, so each decides what to publish and every
 	// reading sets the cgroups.
-	framework.Eventually(t, 30*time.Second, "ten readings by the restarted agent", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "ten readings by the restarted agent", func() (bool, string) {
 		n := ticks()
 		return n >= 10, fmt.Sprintf("%d readings", n)
 	})
@@ -322,7 +323,7 @@ func TestColocation(t *testing.T) {
 
 	// A CPU spike: 14 of 16 CPUs (87%) is above the 80% watermark.
 	k.setCPU(k.root, 14)
-	framework.Eventually(t, 30*time.Second, "the node tainted and the low-priority offline pod evicted", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "the node tainted and the low-priority offline pod evicted", func() (bool, string) {
 		p, err := cs.CoreV1().Pods(ns).Get(t.Context(), low.Name, metav1.GetOptions{})
 		gone := err != nil || p.DeletionTimestamp != nil
 		return gone && tainted(t, cs, node), fmt.Sprintf("batch-low gone %v, tainted %v", gone, tainted(t, cs, node))
@@ -330,12 +331,12 @@ func TestColocation(t *testing.T) {
 	if p, err := cs.CoreV1().Pods(ns).Get(t.Context(), high.Name, metav1.GetOptions{}); err != nil || p.DeletionTimestamp != nil {
 		t.Errorf("batch-high evicted within the minimum interval of the first eviction")
 	}
-	framework.Eventually(t, 30*time.Second, "batch-high evicted next", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "batch-high evicted next", func() (bool, string) {
 		p, err := cs.CoreV1().Pods(ns).Get(t.Context(), high.Name, metav1.GetOptions{})
 		return err != nil || p.DeletionTimestamp != nil, "batch-high still there"
 	})
 	k.setCPU(k.root, 2)
-	framework.Eventually(t, 30*time.Second, "taint removed under the low watermarks", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "taint removed under the low watermarks", func() (bool, string) {
 		return !tainted(t, cs, node), "still tainted"
 	})
 	if n := testutil.ToFloat64(m.Evictions.WithLabelValues("cpu")); n != 2 {
@@ -352,7 +353,7 @@ func TestColocation(t *testing.T) {
 	odd := onlinePod(ns, node, "odd", "100m", gi)
 	odd.Annotations = map[string]string{qos.AnnotationKey: "gold"}
 	createPod(t, cs, odd)
-	framework.Eventually(t, 10*time.Second, "UnknownQoSLevel event", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 10*time.Second, "UnknownQoSLevel event", func() (bool, string) {
 		evs, err := cs.CoreV1().Events(ns).List(t.Context(), metav1.ListOptions{FieldSelector: "reason=UnknownQoSLevel,involvedObject.name=odd"})
 		if err != nil || len(evs.Items) == 0 {
 			return false, fmt.Sprint(err)
@@ -390,7 +391,7 @@ func TestOfflinePodsFitTheLoan(t *testing.T) {
 	k.setCPU(dir, 2)
 	k.setMemory(dir, 8*gi)
 	defer startAgent(t, cs, node, ns, k)()
-	framework.Eventually(t, 30*time.Second, "batch resources published", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "batch resources published", func() (bool, string) {
 		cpu, _, ok := batchOf(t, cs, node)
 		return ok && cpu >= 3240, fmt.Sprintf("batch-cpu %d", cpu)
 	})
@@ -422,7 +423,7 @@ func TestOfflinePodsFitTheLoan(t *testing.T) {
 		p.Spec.SchedulerName = "volcano"
 		p.Spec.NodeSelector = map[string]string{"test": ns}
 		createPod(t, cs, p)
-		framework.Eventually(t, 30*time.Second, name+" decided", func() (bool, string) {
+		poll.Eventually(t, t.Context(), 30*time.Second, name+" decided", func() (bool, string) {
 			var cur schedulingv1beta1.PodGroup
 			_ = fw.Client.Get(t.Context(), client.ObjectKeyFromObject(pg), &cur)
 			got, _ := cs.CoreV1().Pods(ns).Get(t.Context(), name, metav1.GetOptions{})

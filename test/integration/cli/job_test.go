@@ -21,7 +21,7 @@ import (
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/controllers/job/core"
-	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // TestJobCommands: jobs run from flags and from an example file, listed,
@@ -54,7 +54,7 @@ func TestJobCommands(t *testing.T) {
 	if _, err := run(t, "-n", ns, "job", "run", "wrong", "--replicas", "2", "--min", "3"); err == nil || err.Error() != "--min 3: must be between 1 and --replicas (2)" {
 		t.Errorf("min over replicas: %v", err)
 	}
-	framework.Eventually(t, 20*time.Second, "both jobs Pending", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "both jobs Pending", func() (bool, string) {
 		out := must(t, "-n", ns, "job", "list")
 		return strings.Count(out, " Pending ") == 2, out
 	})
@@ -62,7 +62,7 @@ func TestJobCommands(t *testing.T) {
 	golden(t, "job-list-wide", must(t, "-n", ns, "job", "list", "-o", "wide"))
 	golden(t, "job-view", must(t, "-n", ns, "job", "view", "tensorflow-dist-mnist"))
 	// A job whose memory an OOM policy raised shows it.
-	framework.Eventually(t, 30*time.Second, "sleeper's status with raised memory", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "sleeper's status with raised memory", func() (bool, string) {
 		var j batchv1alpha1.Job
 		if err := fw.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sleeper"}, &j); err != nil {
 			return false, err.Error()
@@ -137,12 +137,12 @@ func TestJobCommands(t *testing.T) {
 		}
 		return string(j.Status.State.Phase)
 	}
-	framework.Eventually(t, 30*time.Second, "sleeper Aborted", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "sleeper Aborted", func() (bool, string) {
 		p := phase()
 		return p == "Aborted", p
 	})
 	must(t, "-n", ns, "job", "resume", "--name", "sleeper")
-	framework.Eventually(t, 30*time.Second, "sleeper resumed", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "sleeper resumed", func() (bool, string) {
 		p := phase()
 		return p == "Pending" || p == "Restarting", p
 	})

@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // TestJobFlowCommands: the example pipeline's templates and flow are
@@ -32,7 +32,7 @@ func TestJobFlowCommands(t *testing.T) {
 	if out := must(t, "-n", ns, "jobtemplate", "list"); !regexp.MustCompile(`(?m)^train +worker=2 +2 +default `).MatchString(out) {
 		t.Errorf("jobtemplate list:\n%s", out)
 	}
-	framework.Eventually(t, 30*time.Second, "the pipeline running its first step", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "the pipeline running its first step", func() (bool, string) {
 		out := must(t, "-n", ns, "jobflow", "list")
 		return regexp.MustCompile(`(?m)^pipeline +Running +4 +`).MatchString(out), out
 	})

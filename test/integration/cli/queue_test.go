@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
-	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // TestQueueCommands: queues made with calderactl, listed as a table, JSON
@@ -36,7 +36,7 @@ func TestQueueCommands(t *testing.T) {
 	}
 	// The controller manager opens new queues; the scheduler, absent here,
 	// would count their jobs.
-	framework.Eventually(t, 20*time.Second, "the new queues Open", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "the new queues Open", func() (bool, string) {
 		out := must(t, "queue", "list")
 		return strings.Count(out, " Open ") == 5, out
 	})
@@ -89,12 +89,12 @@ func TestQueueCommands(t *testing.T) {
 		}
 		return string(q.Status.State)
 	}
-	framework.Eventually(t, 20*time.Second, "batch Closed", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "batch Closed", func() (bool, string) {
 		s := state("batch")
 		return s == "Closed", s
 	})
 	must(t, "queue", "operate", "batch", "--action", "open")
-	framework.Eventually(t, 20*time.Second, "batch Open again", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "batch Open again", func() (bool, string) {
 		s := state("batch")
 		return s == "Open", s
 	})

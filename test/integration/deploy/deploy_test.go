@@ -40,6 +40,7 @@ import (
 	schedconfig "github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
 	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 const ns = "caldera-system"
@@ -221,7 +222,7 @@ func TestMemberRBAC(t *testing.T) {
 	run(t, "agent", func(ctx context.Context) error { return agentapp.Run(ctx, ac) })
 
 	// The Leases, in caldera-system.
-	framework.Eventually(t, time.Minute, "both Leases held in caldera-system", func() (bool, string) {
+	poll.Eventually(t, t.Context(), time.Minute, "both Leases held in caldera-system", func() (bool, string) {
 		held := 0
 		for _, name := range []string{"caldera-scheduler", "caldera-controller-manager"} {
 			var l coordinationv1.Lease
@@ -232,7 +233,7 @@ func TestMemberRBAC(t *testing.T) {
 		return held == 2, fmt.Sprint(held)
 	})
 	// The webhook registered itself and answers.
-	framework.Eventually(t, time.Minute, "the webhook registered and refusing a job of no queue", func() (bool, string) {
+	poll.Eventually(t, t.Context(), time.Minute, "the webhook registered and refusing a job of no queue", func() (bool, string) {
 		var mwc admissionregistrationv1.ValidatingWebhookConfiguration
 		if err := fw.Client.Get(ctx, client.ObjectKey{Name: "caldera-webhook"}, &mwc); err != nil {
 			return false, err.Error()
@@ -241,14 +242,14 @@ func TestMemberRBAC(t *testing.T) {
 		return err != nil && strings.Contains(err.Error(), "spec.queue"), fmt.Sprint(err)
 	})
 	// A gang runs.
-	framework.Eventually(t, 30*time.Second, "the default queue", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "the default queue", func() (bool, string) {
 		err := fw.Client.Get(ctx, client.ObjectKey{Name: schedulingv1beta1.DefaultQueue}, &schedulingv1beta1.Queue{})
 		return err == nil, fmt.Sprint(err)
 	})
 	if err := fw.Client.Create(ctx, gang("gang", "default")); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 90*time.Second, "the gang running", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 90*time.Second, "the gang running", func() (bool, string) {
 		var j batchv1alpha1.Job
 		if err := fw.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "gang"}, &j); err != nil {
 			return false, err.Error()
@@ -261,7 +262,7 @@ func TestMemberRBAC(t *testing.T) {
 		t.Errorf("PodGroups %+v, %v", pgs.Items, err)
 	}
 	// The agent published the node's batch resources.
-	framework.Eventually(t, 30*time.Second, "batch-cpu on the node", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "batch-cpu on the node", func() (bool, string) {
 		var n corev1.Node
 		if err := fw.Client.Get(ctx, client.ObjectKey{Name: node.Name}, &n); err != nil {
 			return false, err.Error()

@@ -26,7 +26,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/federation/datadep"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
-	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // TestDataDependency runs caldera-global with an Amoro catalog on
@@ -136,13 +136,13 @@ func TestDataDependency(t *testing.T) {
 	}
 
 	claimed("orders", "hive", "warehouse.orders", nil)
-	framework.Eventually(t, 20*time.Second, "the declared table's job released to dd-b", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "the declared table's job released to dd-b", func() (bool, string) {
 		return releasedTo("orders") == "dd-b" && strings.HasPrefix(claimState("orders"), "Bound warehouse-orders Bound"), releasedTo("orders") + "; " + claimState("orders")
 	})
 
 	claimed("events", "amoro", "lake.events", nil)
 	cache := datadep.CacheName(datadep.Query{System: "amoro", Type: "table", Name: "lake.events"})
-	framework.Eventually(t, 20*time.Second, "the catalog's answer cached and the job released to dd-b", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "the catalog's answer cached and the job released to dd-b", func() (bool, string) {
 		var ds ddv1alpha1.DataSource
 		if err := c.Get(ctx, client.ObjectKey{Name: cache}, &ds); err != nil {
 			return false, err.Error()
@@ -152,7 +152,7 @@ func TestDataDependency(t *testing.T) {
 	})
 
 	claimed("unknown", "amoro", "lake.nothing", nil)
-	framework.Eventually(t, 20*time.Second, "the unknown table's claim unresolvable", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "the unknown table's claim unresolvable", func() (bool, string) {
 		got := claimState("unknown")
 		return got == `Pending  Unresolvable: provider amoro does not know amoro table "lake.nothing": the provider does not know this data`, got
 	})
@@ -162,7 +162,7 @@ func TestDataDependency(t *testing.T) {
 		cl.Spec.Fallback = ddv1alpha1.DataFallbackAnywhere
 	})
 	cs := kubernetes.NewForConfigOrDie(fw.RESTConfig())
-	framework.Eventually(t, 10*time.Second, "the outage's job held saying why", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 10*time.Second, "the outage's job held saying why", func() (bool, string) {
 		if !strings.HasPrefix(claimState("outage"), "Pending  ProviderError: provider amoro answered 503 Service Unavailable") {
 			return false, claimState("outage")
 		}
@@ -172,7 +172,7 @@ func TestDataDependency(t *testing.T) {
 		}
 		return releasedTo("outage") == "held" && strings.Contains(evs.Items[0].Message, `waits for the location of amoro table "lake.down"`), evs.Items[0].Message
 	})
-	framework.Eventually(t, 20*time.Second, "the outage's job released anywhere after its timeout", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "the outage's job released anywhere after its timeout", func() (bool, string) {
 		got := releasedTo("outage")
 		return got != "held" && !strings.Contains(got, " "), got
 	})
@@ -194,7 +194,7 @@ func TestDataDependency(t *testing.T) {
 			Workload: ddv1alpha1.WorkloadRef{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job", Name: ds.claim}}}); err != nil {
 			t.Fatal(err)
 		}
-		framework.Eventually(t, 20*time.Second, "claim "+ds.claim+" bound", func() (bool, string) {
+		poll.Eventually(t, t.Context(), 20*time.Second, "claim "+ds.claim+" bound", func() (bool, string) {
 			return strings.HasPrefix(claimState(ds.claim), "Bound "+ds.name+" "), claimState(ds.claim)
 		})
 	}
@@ -205,7 +205,7 @@ func TestDataDependency(t *testing.T) {
 	if err := c.Delete(ctx, &ddv1alpha1.DataSourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "spare"}}); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 20*time.Second, "the unclaimed spare DataSource deleted after its TTL", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "the unclaimed spare DataSource deleted after its TTL", func() (bool, string) {
 		var ds ddv1alpha1.DataSource
 		err := c.Get(ctx, client.ObjectKey{Name: "spare"}, &ds)
 		return apierrors.IsNotFound(err), fmt.Sprintf("%v %+v", err, ds.Status)
@@ -225,12 +225,12 @@ func TestDataDependency(t *testing.T) {
 		if err := c.Delete(ctx, &ddv1alpha1.DataSourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
 			t.Fatal(err)
 		}
-		framework.Eventually(t, 20*time.Second, "claim "+name+" gone", func() (bool, string) {
+		poll.Eventually(t, t.Context(), 20*time.Second, "claim "+name+" gone", func() (bool, string) {
 			err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &ddv1alpha1.DataSourceClaim{})
 			return apierrors.IsNotFound(err), fmt.Sprint(err)
 		})
 	}
-	framework.Eventually(t, 20*time.Second, "the unbound DataSource deleted after its TTL", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "the unbound DataSource deleted after its TTL", func() (bool, string) {
 		var ds ddv1alpha1.DataSource
 		err := c.Get(ctx, client.ObjectKey{Name: "scratch"}, &ds)
 		return apierrors.IsNotFound(err), fmt.Sprintf("%v %+v", err, ds.Status)

@@ -26,7 +26,7 @@ import (
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
-	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // startDispatcher runs a dispatcher against the API server until the test
@@ -158,7 +158,7 @@ func TestDispatcherCapability(t *testing.T) {
 	}
 	startDispatcher(t)
 
-	framework.Eventually(t, 20*time.Second, "two of three released", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "two of three released", func() (bool, string) {
 		var states []bool
 		for i := range 3 {
 			states = append(states, held(t, ns, fmt.Sprintf("train-%d-job", i)))
@@ -166,7 +166,7 @@ func TestDispatcherCapability(t *testing.T) {
 		return fmt.Sprint(states) == "[false false true]", fmt.Sprintf("suspended %v", states)
 	})
 	cs := kubernetes.NewForConfigOrDie(fw.RESTConfig())
-	framework.Eventually(t, 20*time.Second, "the held job told why", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "the held job told why", func() (bool, string) {
 		evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=train-2,reason=QueueCapability"})
 		if err != nil || len(evs.Items) == 0 {
 			return false, fmt.Sprint(err)
@@ -188,7 +188,7 @@ func TestDispatcherCapability(t *testing.T) {
 	if err := c.Patch(ctx, patched, client.MergeFrom(q)); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 5*time.Second, "the third released", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 5*time.Second, "the third released", func() (bool, string) {
 		return !held(t, ns, "train-2-job"), "still held"
 	})
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "train-2-job"}, &third); err != nil {
@@ -263,12 +263,12 @@ func TestDispatcherPlacement(t *testing.T) {
 	startDispatcher(t)
 
 	pinned := func(name string) string { return placedIn(t, ns, name+"-job") }
-	framework.Eventually(t, 20*time.Second, "released where their placements allow", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "released where their placements allow", func() (bool, string) {
 		got := fmt.Sprintf("small-only %s, tolerated %s", pinned("small-only"), pinned("tolerated"))
 		return got == "small-only place-small, tolerated place-tainted", got
 	})
 	cs := kubernetes.NewForConfigOrDie(fw.RESTConfig())
-	framework.Eventually(t, 20*time.Second, "the untolerated job told why", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "the untolerated job told why", func() (bool, string) {
 		evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=untolerated,reason=NoClusterFits"})
 		if err != nil || len(evs.Items) == 0 {
 			return false, fmt.Sprint(err)

@@ -25,7 +25,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
-	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 const globalConfigName = "caldera-global-test"
@@ -154,7 +154,7 @@ func TestGlobal(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	framework.Eventually(t, 20*time.Second, "the first released, the second held", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "the first released, the second held", func() (bool, string) {
 		a, b := held(t, ns, "first-job"), held(t, ns, "second-job")
 		return !a && b, fmt.Sprintf("first suspended %v, second %v", a, b)
 	})
@@ -181,7 +181,7 @@ func TestGlobal(t *testing.T) {
 		}
 	}
 	// The queued Deployment asks for nothing: it fits the queue at once.
-	framework.Eventually(t, 20*time.Second, "the queued Deployment released", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "the queued Deployment released", func() (bool, string) {
 		return !held(t, ns, "queued-deployment"), "still held"
 	})
 }

@@ -27,7 +27,7 @@ import (
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
-	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // llm is a HyperJob of 256 GPUs split statically into two children of
@@ -219,7 +219,7 @@ func TestHyperJob(t *testing.T) {
 	if err := c.Create(ctx, llm(ns, "llm")); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 20*time.Second, "two children pinned one to each member", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "two children pinned one to each member", func() (bool, string) {
 		pins, _ := hyperJobChildren(t, ns, "llm")
 		return fmt.Sprint(pins) == "map[llm-train-0:hj-a llm-train-1:hj-b]", fmt.Sprint(pins)
 	})
@@ -241,7 +241,7 @@ func TestHyperJob(t *testing.T) {
 	// All together: one binding alone waits. The dispatcher marks a
 	// binding it decides to hold, or places it: wait for its verdict.
 	bindChild(t, ns, "llm-train-0")
-	framework.Eventually(t, 20*time.Second, "the dispatcher's verdict on llm-train-0", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "the dispatcher's verdict on llm-train-0", func() (bool, string) {
 		rb := getBinding(t, ns, "llm-train-0-job")
 		_, marked := rb.Annotations[dispatcher.HeldSinceAnnotation]
 		return marked || len(rb.Spec.Clusters) > 0, fmt.Sprintf("annotations %v, clusters %v", rb.Annotations, rb.Spec.Clusters)
@@ -250,13 +250,13 @@ func TestHyperJob(t *testing.T) {
 		t.Fatal("a child was released before its sibling's binding existed")
 	}
 	bindChild(t, ns, "llm-train-1")
-	framework.Eventually(t, 20*time.Second, "both children released", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "both children released", func() (bool, string) {
 		a, b := held(t, ns, "llm-train-0-job"), held(t, ns, "llm-train-1-job")
 		return !a && !b, fmt.Sprintf("suspended %v %v", a, b)
 	})
 	setChildPhase(t, ns, "llm-train-0", batchv1alpha1.JobRunning, 16)
 	setChildPhase(t, ns, "llm-train-1", batchv1alpha1.JobRunning, 16)
-	framework.Eventually(t, 20*time.Second, "32 workers running in the HyperJob's status", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "32 workers running in the HyperJob's status", func() (bool, string) {
 		var hj trainingv1alpha1.HyperJob
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "llm"}, &hj); err != nil {
 			return false, err.Error()
@@ -269,14 +269,14 @@ func TestHyperJob(t *testing.T) {
 	})
 	setChildPhase(t, ns, "llm-train-0", batchv1alpha1.JobCompleted, 16)
 	setChildPhase(t, ns, "llm-train-1", batchv1alpha1.JobCompleted, 16)
-	framework.Eventually(t, 20*time.Second, "the HyperJob completed", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "the HyperJob completed", func() (bool, string) {
 		got := hjCondition(t, ns, "llm", trainingv1alpha1.HyperJobCompleted)
 		return got == "True Completed: all 2 child jobs completed" && hjPhase(t, ns, "llm") == trainingv1alpha1.HyperJobCompletedPhase, got
 	})
 	if err := c.Delete(ctx, &trainingv1alpha1.HyperJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "llm"}}); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 20*time.Second, "the HyperJob, its children and their policies gone", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "the HyperJob, its children and their policies gone", func() (bool, string) {
 		var pps policyv1alpha1.PropagationPolicyList
 		var jobs batchv1alpha1.JobList
 		if err := c.List(ctx, &pps, client.InNamespace(ns)); err != nil {
@@ -300,7 +300,7 @@ func TestHyperJob(t *testing.T) {
 	if err := c.Create(ctx, llm(ns, "llm2")); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 20*time.Second, "llm2 waits saying why", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "llm2 waits saying why", func() (bool, string) {
 		got := hjCondition(t, ns, "llm2", lifecycle.ConditionPlanned)
 		return strings.HasPrefix(got, `False Waiting: no plan fits the clusters now: replicated job "train": 1 children of cpu 256, nvidia.com/gpu 128 do not fit`) &&
 			hjPhase(t, ns, "llm2") == trainingv1alpha1.HyperJobPending, got
@@ -310,19 +310,19 @@ func TestHyperJob(t *testing.T) {
 	}
 	setGPUs("hj-b", "0")
 	var firstPlan string
-	framework.Eventually(t, 20*time.Second, "llm2 planned when hj-b has room", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "llm2 planned when hj-b has room", func() (bool, string) {
 		pins, plans := hyperJobChildren(t, ns, "llm2")
 		firstPlan = plans["llm2-train-0"]
 		return len(pins) == 2 && firstPlan != "", fmt.Sprint(pins)
 	})
 	bindChild(t, ns, "llm2-train-0")
 	bindChild(t, ns, "llm2-train-1")
-	framework.Eventually(t, 20*time.Second, "llm2's children released", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "llm2's children released", func() (bool, string) {
 		return !held(t, ns, "llm2-train-0-job") && !held(t, ns, "llm2-train-1-job"), "held"
 	})
 	// They never run: after the 5-second start timeout, a new plan.
 	cs := kubernetes.NewForConfigOrDie(fw.RESTConfig())
-	framework.Eventually(t, 30*time.Second, "llm2 rolled back and planned again", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "llm2 rolled back and planned again", func() (bool, string) {
 		_, plans := hyperJobChildren(t, ns, "llm2")
 		evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=llm2,reason=RolledBack"})
 		if err != nil || len(evs.Items) == 0 {
@@ -382,7 +382,7 @@ func TestHyperJobRestart(t *testing.T) {
 	}
 
 	startGlobal(t)
-	framework.Eventually(t, 20*time.Second, "the planned children, where planned", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "the planned children, where planned", func() (bool, string) {
 		pins, plans := hyperJobChildren(t, ns, "resumed")
 		return fmt.Sprint(pins) == "map[resumed-train-0:hjr-b resumed-train-1:hjr-a]" &&
 			plans["resumed-train-0"] == "beforecrash" && plans["resumed-train-1"] == "beforecrash", fmt.Sprint(pins, plans)
@@ -437,13 +437,13 @@ func TestHyperJobFailurePolicy(t *testing.T) {
 		}
 		return string(j.UID)
 	}
-	framework.Eventually(t, 20*time.Second, "two children", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "two children", func() (bool, string) {
 		pins, _ := hyperJobChildren(t, ns, "ft")
 		return len(pins) == 2, fmt.Sprint(pins)
 	})
 	first := childUID("ft-train-1")
 	setChildPhase(t, ns, "ft-train-1", batchv1alpha1.JobFailed, 0)
-	framework.Eventually(t, 20*time.Second, "the failed child made again, one retry counted", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "the failed child made again, one retry counted", func() (bool, string) {
 		var got trainingv1alpha1.HyperJob
 		if err := c.Get(ctx, client.ObjectKeyFromObject(hj), &got); err != nil {
 			return false, err.Error()
@@ -452,7 +452,7 @@ func TestHyperJobFailurePolicy(t *testing.T) {
 		return now != "" && now != first && got.Status.RetryCount == 1, fmt.Sprintf("uid %s, retries %d", now, got.Status.RetryCount)
 	})
 	setChildPhase(t, ns, "ft-train-1", batchv1alpha1.JobFailed, 0)
-	framework.Eventually(t, 20*time.Second, "the HyperJob failed, its running child gone", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "the HyperJob failed, its running child gone", func() (bool, string) {
 		got := hjCondition(t, ns, "ft", trainingv1alpha1.HyperJobFailed)
 		return got == "True Failed: child ft-train-1 failed and the failure policy (RestartChild, 1 of 1 restarts used) fails the HyperJob" &&
 			childUID("ft-train-0") == "" && hjPhase(t, ns, "ft") == trainingv1alpha1.HyperJobFailedPhase, got + " " + string(hjPhase(t, ns, "ft"))

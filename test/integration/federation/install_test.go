@@ -18,7 +18,7 @@ import (
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app/options"
 	"github.com/caldera-sh/caldera/pkg/component"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
-	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // TestInstalledAsDocumented: deploy/global/karmada applied as
@@ -81,7 +81,7 @@ func TestInstalledAsDocumented(t *testing.T) {
 	if err := fw.Client.Create(ctx, fourCPUBinding(ns, "first", "installed-member")); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, time.Minute, "the job placed by the leader", func() (bool, string) {
+	poll.Eventually(t, t.Context(), time.Minute, "the job placed by the leader", func() (bool, string) {
 		cl := placedIn(t, ns, "first-job")
 		return cl == "installed-member", "placed in " + cl
 	})

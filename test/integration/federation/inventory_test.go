@@ -29,7 +29,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/federation/dispatcher"
 	"github.com/caldera-sh/caldera/pkg/federation/inventory"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
-	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 const gpu = corev1.ResourceName("nvidia.com/gpu")
@@ -186,7 +186,7 @@ func TestClusterAPIInventory(t *testing.T) {
 		"capi-b": "False NotProvisioned: Cluster API cluster fleet/capi-b is Provisioning, control plane initialized false",
 		"capi-c": `False NoKubeconfig: no kubeconfig in Secret fleet/capi-c-kubeconfig key "value"`,
 	}
-	framework.Eventually(t, 30*time.Second, "the inventory's clusters", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "the inventory's clusters", func() (bool, string) {
 		got := state()
 		return fmt.Sprint(got) == fmt.Sprint(want), fmt.Sprint(got)
 	})
@@ -216,14 +216,14 @@ func TestClusterAPIInventory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	framework.Eventually(t, 20*time.Second, "the 4-GPU job released to capi-a, the 2-GPU one held", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "the 4-GPU job released to capi-a, the 2-GPU one held", func() (bool, string) {
 		a, b := held(t, ns, "gpu-0-job"), held(t, ns, "gpu-1-job")
 		return !a && b, fmt.Sprintf("suspended: gpu-0 %v, gpu-1 %v", a, b)
 	})
 	// Two more decisions (the first may have begun before now) hold it
 	// still.
 	enough := decisions() + 2
-	framework.Eventually(t, 20*time.Second, "two more decisions", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "two more decisions", func() (bool, string) {
 		n := decisions()
 		return n >= enough, fmt.Sprintf("%v decisions, want %v", n, enough)
 	})
@@ -235,7 +235,7 @@ func TestClusterAPIInventory(t *testing.T) {
 	if err := c.Delete(ctx, joined); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 20*time.Second, "capi-a no longer Ready", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "capi-a no longer Ready", func() (bool, string) {
 		got := state()["capi-a"]
 		return got == `False NotJoinedToKarmada: Karmada has no cluster "capi-a": join it to place work there`, got
 	})

@@ -19,7 +19,7 @@ import (
 
 	"github.com/caldera-sh/caldera/pkg/federation/inventory"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
-	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // TestMemberNodePools: the API server plays Karmada and a Push-mode member,
@@ -99,7 +99,7 @@ func TestMemberNodePools(t *testing.T) {
 		return out
 	}
 	// Not allowed yet: the watch is refused.
-	framework.Eventually(t, 20*time.Second, "push-a's pools unknown without RBAC", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "push-a's pools unknown without RBAC", func() (bool, string) {
 		got := pools("push-a")
 		return got == "unknown", got
 	})
@@ -112,7 +112,7 @@ func TestMemberNodePools(t *testing.T) {
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "push-a"}}}); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 30*time.Second, "push-a's pools by model", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "push-a's pools by model", func() (bool, string) {
 		got := pools("push-a")
 		return got == "[PoolTest-A100 8/0][PoolTest-H100 16/3]", got
 	})
@@ -125,7 +125,7 @@ func TestMemberNodePools(t *testing.T) {
 	if err := c.Delete(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "push-a"}}); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 20*time.Second, "push-a's pools unknown with a refused token", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "push-a's pools unknown with a refused token", func() (bool, string) {
 		got := pools("push-a")
 		return got == "unknown", got
 	})
@@ -140,7 +140,7 @@ func TestMemberNodePools(t *testing.T) {
 	if err := c.Update(ctx, secret); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 30*time.Second, "push-a's pools with the new token", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "push-a's pools with the new token", func() (bool, string) {
 		ps, ok := m.NodePools("push-a")
 		return ok && len(ps) > 0, fmt.Sprint(ok)
 	})

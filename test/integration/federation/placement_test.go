@@ -21,7 +21,7 @@ import (
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
-	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // readyCluster makes a Ready Push-mode Cluster with the CPUs allocatable
@@ -99,7 +99,7 @@ func TestPlacementSticks(t *testing.T) {
 		return out
 	}
 	var first map[string]string
-	framework.Eventually(t, 20*time.Second, "four placed, two in each member", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "four placed, two in each member", func() (bool, string) {
 		first = placed()
 		per := map[string]int{}
 		for _, cl := range first {
@@ -147,14 +147,14 @@ func TestPlacementSticks(t *testing.T) {
 		}
 		return len(evs.Items)
 	}
-	framework.Eventually(t, 20*time.Second, "the fifth told why it waits", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "the fifth told why it waits", func() (bool, string) {
 		n := holds()
 		return n > 0, fmt.Sprintf("%d events", n)
 	})
 	stop()
 	before := holds()
 	startDispatcher(t)
-	framework.Eventually(t, 20*time.Second, "the fifth told again why it waits", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "the fifth told again why it waits", func() (bool, string) {
 		n := holds()
 		return n > before, fmt.Sprintf("%d events, %d before the restart", n, before)
 	})
@@ -187,7 +187,7 @@ func TestApplyRefusal(t *testing.T) {
 	if err := c.Create(ctx, fourCPUBinding(ns, "refused", "refusing")); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 20*time.Second, "refused placed", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "refused placed", func() (bool, string) {
 		cl := placedIn(t, ns, "refused-job")
 		return cl == "refusing", cl
 	})
@@ -205,7 +205,7 @@ func TestApplyRefusal(t *testing.T) {
 		}
 		return true, evs.Items[len(evs.Items)-1].Message
 	}
-	framework.Eventually(t, 20*time.Second, "waiting held for the room refused took", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "waiting held for the room refused took", func() (bool, string) {
 		return eventOf("waiting", "NoClusterFits")
 	})
 
@@ -218,12 +218,12 @@ func TestApplyRefusal(t *testing.T) {
 		t.Fatal(err)
 	}
 	refusedAt := time.Now()
-	framework.Eventually(t, 20*time.Second, "refused told why", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "refused told why", func() (bool, string) {
 		ok, msg := eventOf("refused", dispatcher.ReasonApplyFailed)
 		want := `cluster refusing refuses the job: ` + said + `; it no longer counts against queue "refusal" or the cluster's room while Karmada retries applying it there`
 		return ok && msg == want, msg
 	})
-	framework.Eventually(t, 20*time.Second, "waiting placed", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "waiting placed", func() (bool, string) {
 		cl := placedIn(t, ns, "waiting-job")
 		return cl == "refusing", cl
 	})
@@ -249,7 +249,7 @@ func TestApplyRefusal(t *testing.T) {
 	if err := c.Create(ctx, third); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 20*time.Second, "third held: both count", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 20*time.Second, "third held: both count", func() (bool, string) {
 		return eventOf("third", "NoClusterFits")
 	})
 	if !held(t, ns, "third-job") {

@@ -16,6 +16,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler"
 	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // Explanations reads what a running scheduler last concluded about each
@@ -78,7 +79,7 @@ func (x *Explanations) List(ctx context.Context) ([]scheduler.Explanation, error
 func (x *Explanations) JudgedSince(t testing.TB, timeout time.Duration, since time.Time, jobs ...string) map[string]scheduler.Explanation {
 	t.Helper()
 	var got map[string]scheduler.Explanation
-	Eventually(t, timeout, fmt.Sprintf("%d jobs explained by a cycle since %s", len(jobs), since.Format(time.RFC3339Nano)), func() (bool, string) {
+	poll.Eventually(t, t.Context(), timeout, fmt.Sprintf("%d jobs explained by a cycle since %s", len(jobs), since.Format(time.RFC3339Nano)), func() (bool, string) {
 		list, err := x.List(context.Background())
 		if err != nil {
 			return false, err.Error()

@@ -15,6 +15,7 @@ import (
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // capacityConfig is the integration tests' configuration with the capacity
@@ -69,7 +70,7 @@ func TestChildQueueBorrowsAndGivesBack(t *testing.T) {
 		}
 		return out
 	}
-	framework.Eventually(t, 30*time.Second, "team-a borrows team-b's idle share", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "team-a borrows team-b's idle share", func() (bool, string) {
 		got := running()
 		return got["borrow-team-a"] == 20, fmt.Sprint(got)
 	})
@@ -108,7 +109,7 @@ func TestChildQueueBorrowsAndGivesBack(t *testing.T) {
 		t.Fatalf("before the first wave ends, running pods per queue = %v, want only team-a's 20", got)
 	}
 
-	framework.Eventually(t, wave+30*time.Second, "the first wave ends", func() (bool, string) {
+	poll.Eventually(t, t.Context(), wave+30*time.Second, "the first wave ends", func() (bool, string) {
 		done := 0
 		for _, p := range listPods(t, ns) {
 			if strings.HasPrefix(p.Name, "a-first-") && p.Status.Phase == corev1.PodSucceeded {
@@ -117,7 +118,7 @@ func TestChildQueueBorrowsAndGivesBack(t *testing.T) {
 		}
 		return done == 20, fmt.Sprintf("%d of 20 ended", done)
 	})
-	framework.Eventually(t, 30*time.Second, "the freed cores are taken again", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "the freed cores are taken again", func() (bool, string) {
 		got := running()
 		return got["borrow-team-a"]+got["borrow-team-b"] == 20, fmt.Sprint(got)
 	})

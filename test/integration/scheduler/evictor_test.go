@@ -21,7 +21,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/evictor"
-	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // TestEvictorHonoursDisruptionBudgets: the evictor removes victims through
@@ -67,7 +67,7 @@ func TestEvictorHonoursDisruptionBudgets(t *testing.T) {
 	if err := fw.Client.Create(t.Context(), pdb); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 60*time.Second, "the budget allows one disruption", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 60*time.Second, "the budget allows one disruption", func() (bool, string) {
 		var got policyv1.PodDisruptionBudget
 		if err := fw.Client.Get(t.Context(), client.ObjectKeyFromObject(pdb), &got); err != nil {
 			return false, err.Error()
@@ -99,7 +99,7 @@ func TestEvictorHonoursDisruptionBudgets(t *testing.T) {
 		t.Errorf("evicting guarded-1: %v, want refused by the budget", results["guarded-1"])
 	}
 	for name, gone := range map[string]bool{"free": true, "guarded-0": true, "guarded-1": false} {
-		framework.Eventually(t, 30*time.Second, name+" as expected", func() (bool, string) {
+		poll.Eventually(t, t.Context(), 30*time.Second, name+" as expected", func() (bool, string) {
 			var p corev1.Pod
 			err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &p)
 			return apierrors.IsNotFound(err) == gone, fmt.Sprint(err)

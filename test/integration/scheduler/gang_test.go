@@ -17,6 +17,7 @@ import (
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 func cpuNode(name, cpu string) controlplane.NodeSpec {
@@ -112,7 +113,7 @@ func TestGangWaitsWholeForRoom(t *testing.T) {
 
 	var pg schedulingv1beta1.PodGroup
 	key := client.ObjectKey{Namespace: "gang", Name: "train"}
-	framework.Eventually(t, 30*time.Second, "Unschedulable condition with the gang shortfall", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "Unschedulable condition with the gang shortfall", func() (bool, string) {
 		if err := fw.Client.Get(t.Context(), key, &pg); err != nil {
 			return false, err.Error()
 		}
@@ -142,11 +143,11 @@ func TestGangWaitsWholeForRoom(t *testing.T) {
 	if err := controlplane.CreateNodes(t.Context(), fw.Client, []controlplane.NodeSpec{extra}); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 30*time.Second, "all 10 pods bound after a node is added", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "all 10 pods bound after a node is added", func() (bool, string) {
 		bound, total := boundPods(t, "gang")
 		return bound == 10, fmt.Sprintf("%d of %d bound", bound, total)
 	})
-	framework.Eventually(t, 30*time.Second, "PodGroup Running and Scheduled", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "PodGroup Running and Scheduled", func() (bool, string) {
 		if err := fw.Client.Get(t.Context(), key, &pg); err != nil {
 			return false, err.Error()
 		}

@@ -16,7 +16,7 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
-	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 const gpuSharingConf = "../../../examples/scheduler/gpu-sharing.conf"
@@ -66,7 +66,7 @@ func TestGPUSharingExample(t *testing.T) {
 	createExampleJob(t, ns, "../../../examples/batch/gpu-sharing-inference.yaml")
 
 	var pods []corev1.Pod
-	framework.Eventually(t, 60*time.Second, "the job's 5 pods bound", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 60*time.Second, "the job's 5 pods bound", func() (bool, string) {
 		pods = listPods(t, ns)
 		for _, p := range pods {
 			if p.Spec.NodeName == "" {
@@ -128,7 +128,7 @@ func TestGPUCardsSurviveRestart(t *testing.T) {
 	}
 	expect := func(name, want string) {
 		t.Helper()
-		framework.Eventually(t, 60*time.Second, name+" bound", func() (bool, string) {
+		poll.Eventually(t, t.Context(), 60*time.Second, name+" bound", func() (bool, string) {
 			var p corev1.Pod
 			if err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &p); err != nil {
 				return false, err.Error()
@@ -176,7 +176,7 @@ func TestGPUCardsSurviveRestart(t *testing.T) {
 	expect("f", n0+"/1")
 	// n0 has 4,000 free, n1 2,000: 5,000 fits no card.
 	submit("g", api.ResourceGPUMemory, "5000")
-	framework.Eventually(t, 30*time.Second, "g waits naming the cards", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "g waits naming the cards", func() (bool, string) {
 		var pg schedulingv1beta1.PodGroup
 		if err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "g"}, &pg); err != nil {
 			return false, err.Error()

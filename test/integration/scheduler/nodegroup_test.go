@@ -20,6 +20,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/nodegroup"
 	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // nodeGroupConfig is the integration tests' configuration with the
@@ -93,7 +94,7 @@ func TestNodeGroups(t *testing.T) {
 	gang("stranded", "ng-gpu", 1, "1")
 
 	want := map[string]string{"trainer": "train", "server": "serve", "other": ""}
-	framework.Eventually(t, 60*time.Second, "pods bound in their groups", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 60*time.Second, "pods bound in their groups", func() (bool, string) {
 		pods := listPods(t, ns)
 		for _, p := range pods {
 			gname := p.Annotations[schedulingv1beta1.KubeGroupNameAnnotation]
@@ -112,7 +113,7 @@ func TestNodeGroups(t *testing.T) {
 	})
 
 	var pg schedulingv1beta1.PodGroup
-	framework.Eventually(t, 30*time.Second, "stranded waits naming the node groups", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "stranded waits naming the node groups", func() (bool, string) {
 		if err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "stranded"}, &pg); err != nil {
 			return false, err.Error()
 		}
@@ -191,7 +192,7 @@ func TestNodeGroupsExample(t *testing.T) {
 	groups := func(gangName string, pods int) map[string]int {
 		t.Helper()
 		var got map[string]int
-		framework.Eventually(t, 60*time.Second, gangName+" bound", func() (bool, string) {
+		poll.Eventually(t, t.Context(), 60*time.Second, gangName+" bound", func() (bool, string) {
 			got = map[string]int{}
 			bound := 0
 			for _, p := range listPods(t, ns) {

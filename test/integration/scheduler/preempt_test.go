@@ -20,6 +20,7 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // preemptConfig is the integration tests' configuration with the preempt
@@ -79,8 +80,8 @@ func TestPriorityPreemptionInOneQueue(t *testing.T) {
 	// started a minute after the first (victims are chosen by start time).
 	create("low-old", "preempt-low", "default")
 	create("low-young", "preempt-low", "default")
-	framework.Eventually(t, 30*time.Second, "low-old running", running("low-old"))
-	framework.Eventually(t, 30*time.Second, "low-young running", running("low-young"))
+	poll.Eventually(t, t.Context(), 30*time.Second, "low-old running", running("low-old"))
+	poll.Eventually(t, t.Context(), 30*time.Second, "low-young running", running("low-young"))
 	started := time.Now().Add(-time.Hour)
 	setStartTime(t, ns, "low-old", started)
 	setStartTime(t, ns, "low-young", started.Add(time.Minute))
@@ -89,7 +90,7 @@ func TestPriorityPreemptionInOneQueue(t *testing.T) {
 	// (it holds nothing), and has no priority to preempt with.
 	create("other", "", "preempt-other")
 	create("high", "preempt-high", "default")
-	framework.Eventually(t, 60*time.Second, "high bound in the victim's place", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 60*time.Second, "high bound in the victim's place", func() (bool, string) {
 		ok, _ := bound("high")
 		var evs corev1.EventList
 		_ = fw.Client.List(t.Context(), &evs, client.InNamespace(ns))
@@ -115,7 +116,7 @@ func TestPriorityPreemptionInOneQueue(t *testing.T) {
 	if ok, msg := bound("low-old"); !ok {
 		t.Errorf("low-old: %s, want it kept", msg)
 	}
-	framework.Eventually(t, 30*time.Second, "a Preempted event on the victim", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "a Preempted event on the victim", func() (bool, string) {
 		var evs corev1.EventList
 		if err := fw.Client.List(t.Context(), &evs, client.InNamespace(ns)); err != nil {
 			return false, err.Error()
@@ -191,8 +192,8 @@ func TestPreemptionRespectsDisruptionBudgets(t *testing.T) {
 	}
 	create("free", "preempt-low", nil)
 	create("guarded", "preempt-low", map[string]string{"app": "guarded"})
-	framework.Eventually(t, 30*time.Second, "free running", running("free"))
-	framework.Eventually(t, 30*time.Second, "guarded running", running("guarded"))
+	poll.Eventually(t, t.Context(), 30*time.Second, "free running", running("free"))
+	poll.Eventually(t, t.Context(), 30*time.Second, "guarded running", running("guarded"))
 	// guarded started a minute later: the first choice of victim.
 	started := time.Now().Add(-time.Hour)
 	setStartTime(t, ns, "free", started)
@@ -206,7 +207,7 @@ func TestPreemptionRespectsDisruptionBudgets(t *testing.T) {
 	if err := fw.Client.Create(t.Context(), pdb); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 60*time.Second, "the budget allows no disruption", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 60*time.Second, "the budget allows no disruption", func() (bool, string) {
 		var got policyv1.PodDisruptionBudget
 		if err := fw.Client.Get(t.Context(), client.ObjectKeyFromObject(pdb), &got); err != nil {
 			return false, err.Error()
@@ -215,14 +216,14 @@ func TestPreemptionRespectsDisruptionBudgets(t *testing.T) {
 	})
 
 	create("high", "preempt-high", nil)
-	framework.Eventually(t, 60*time.Second, "high bound in free's place", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 60*time.Second, "high bound in free's place", func() (bool, string) {
 		got := pods()
 		return got["high"].Spec.NodeName != "" && got["free"].Name == "", describePods(listPods(t, ns))
 	})
 	if p := pods()["guarded"]; p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
 		t.Errorf("guarded: %s, deleting %v; want it running", p.Status.Phase, p.DeletionTimestamp != nil)
 	}
-	framework.Eventually(t, 30*time.Second, "a FailedPreemption event on the guarded pod", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "a FailedPreemption event on the guarded pod", func() (bool, string) {
 		var evs corev1.EventList
 		if err := fw.Client.List(t.Context(), &evs, client.InNamespace(ns)); err != nil {
 			return false, err.Error()

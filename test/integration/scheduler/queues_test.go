@@ -14,6 +14,7 @@ import (
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // TestQueuesShareByWeightWithinCapability: on 45 cores, queues weighted 3:1
@@ -44,7 +45,7 @@ func TestQueuesShareByWeightWithinCapability(t *testing.T) {
 		}
 		return out
 	}
-	framework.Eventually(t, 60*time.Second, "45 cores in use", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 60*time.Second, "45 cores in use", func() (bool, string) {
 		got := perQueue()
 		return got["share-a"]+got["share-b"]+got["share-c"] == 45, fmt.Sprint(got)
 	})
@@ -65,7 +66,7 @@ func TestQueuesShareByWeightWithinCapability(t *testing.T) {
 		t.Errorf("cores per queue (-want,+got):\n%s", diff)
 	}
 	var q schedulingv1beta1.Queue
-	framework.Eventually(t, 30*time.Second, "queue status shows the allocation", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "queue status shows the allocation", func() (bool, string) {
 		if err := fw.Client.Get(t.Context(), keyOf("share-c"), &q); err != nil {
 			return false, err.Error()
 		}

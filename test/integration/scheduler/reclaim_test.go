@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
-	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // evictConfig runs preemption and reclaim over hierarchical capacity
@@ -71,7 +71,7 @@ func (s evictionScenario) run(t *testing.T) {
 	}
 	for _, p := range s.running {
 		create(p)
-		framework.Eventually(t, 30*time.Second, p.name+" running", func() (bool, string) {
+		poll.Eventually(t, t.Context(), 30*time.Second, p.name+" running", func() (bool, string) {
 			got := pods()[p.name]
 			return got.Status.Phase == corev1.PodRunning, fmt.Sprintf("phase %s, node %q", got.Status.Phase, got.Spec.NodeName)
 		})
@@ -101,7 +101,7 @@ func (s evictionScenario) run(t *testing.T) {
 		slices.Sort(bound)
 		return evicted, bound
 	}
-	framework.Eventually(t, 60*time.Second, "the expected pods bound", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 60*time.Second, "the expected pods bound", func() (bool, string) {
 		evicted, bound := state()
 		return len(bound) >= len(s.wantBound), fmt.Sprintf("evicted %v, bound %v", evicted, bound)
 	})

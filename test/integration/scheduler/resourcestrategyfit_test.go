@@ -13,7 +13,7 @@ import (
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
-	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // TestResourceStrategyFitExample runs the documented example
@@ -66,7 +66,7 @@ func TestResourceStrategyFitExample(t *testing.T) {
 	nodesOf := func(gangName string, pods int) map[string]int {
 		t.Helper()
 		var got map[string]int
-		framework.Eventually(t, 60*time.Second, gangName+" bound", func() (bool, string) {
+		poll.Eventually(t, t.Context(), 60*time.Second, gangName+" bound", func() (bool, string) {
 			got = map[string]int{}
 			bound := 0
 			for _, p := range listPods(t, ns) {

@@ -4,12 +4,12 @@ package scheduler
 
 import (
 	"fmt"
-	"github.com/caldera-sh/caldera/test/integration/framework"
 	"sync"
 	"testing"
 	"time"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // TestRestartDuringBurst stops the scheduler while a burst of gangs is being
@@ -33,7 +33,7 @@ func TestRestartDuringBurst(t *testing.T) {
 			}
 		}
 	}()
-	framework.Eventually(t, 60*time.Second, "the first binds", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 60*time.Second, "the first binds", func() (bool, string) {
 		bound, total := boundPods(t, ns)
 		return bound >= 20, fmt.Sprintf("%d of %d bound", bound, total)
 	})
@@ -42,7 +42,7 @@ func TestRestartDuringBurst(t *testing.T) {
 
 	stop = startScheduler(t)
 	defer stop()
-	framework.Eventually(t, 90*time.Second, "every pod bound", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 90*time.Second, "every pod bound", func() (bool, string) {
 		bound, total := boundPods(t, ns)
 		return bound == gangs*size && total == gangs*size, fmt.Sprintf("%d of %d bound", bound, total)
 	})

@@ -14,7 +14,7 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
-	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // treeTopology creates spines × leaves × nodes nodes of cpu CPUs,
@@ -99,7 +99,7 @@ func TestLeafBoundExample(t *testing.T) {
 	createExampleJob(t, ns, "../../../examples/batch/leaf-bound-training.yaml")
 
 	var leaves map[string]int
-	framework.Eventually(t, 60*time.Second, "the 8 workers bound", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 60*time.Second, "the 8 workers bound", func() (bool, string) {
 		leaves = map[string]int{}
 		bound := 0
 		for _, p := range listPods(t, ns) {
@@ -135,7 +135,7 @@ func TestPartitionsExample(t *testing.T) {
 	_, pg := createExampleJob(t, ns, "../../../examples/batch/network-topology-partitions.yaml")
 
 	partitionLeaves := map[string]map[string]bool{}
-	framework.Eventually(t, 60*time.Second, "the 8 workers bound", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 60*time.Second, "the 8 workers bound", func() (bool, string) {
 		partitionLeaves = map[string]map[string]bool{}
 		bound := 0
 		for _, p := range listPods(t, ns) {

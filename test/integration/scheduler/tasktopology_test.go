@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/caldera-sh/caldera/pkg/controlplane"
-	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // TestTaskTopologyExample runs the documented example
@@ -42,7 +42,7 @@ func TestTaskTopologyExample(t *testing.T) {
 	createExampleJob(t, ns, "../../../examples/batch/tensorflow-task-topology.yaml")
 
 	var together [][]string
-	framework.Eventually(t, 60*time.Second, "the job's 6 pods bound", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 60*time.Second, "the job's 6 pods bound", func() (bool, string) {
 		perNode := map[string][]string{}
 		bound := 0
 		for _, p := range listPods(t, ns) {

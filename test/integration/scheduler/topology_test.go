@@ -15,6 +15,7 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // topologyConfig is the integration tests' configuration with the
@@ -97,7 +98,7 @@ func TestGangsKeepToOneLeaf(t *testing.T) {
 	placed := func(gang string, pods int) []string {
 		t.Helper()
 		var got []string
-		framework.Eventually(t, 60*time.Second, gang+" bound", func() (bool, string) {
+		poll.Eventually(t, t.Context(), 60*time.Second, gang+" bound", func() (bool, string) {
 			l, bound := leaves(gang)
 			got = l
 			return bound == pods, fmt.Sprintf("%d of %d bound, leaves %v", bound, pods, l)
@@ -123,7 +124,7 @@ func TestGangsKeepToOneLeaf(t *testing.T) {
 
 	createTopologyGang(t, ns, "too-big", 33, tier(1))
 	var pg schedulingv1beta1.PodGroup
-	framework.Eventually(t, 30*time.Second, "too-big waits with a topology reason", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "too-big waits with a topology reason", func() (bool, string) {
 		if err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "too-big"}, &pg); err != nil {
 			return false, err.Error()
 		}

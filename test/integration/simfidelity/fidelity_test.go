@@ -31,6 +31,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
 	"github.com/caldera-sh/caldera/pkg/sim"
 	testframework "github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 var fw *testframework.Framework
@@ -212,7 +213,7 @@ func runReal(t *testing.T) []string {
 			if err := c.Delete(ctx, &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil && !apierrors.IsNotFound(err) {
 				t.Fatal(err)
 			}
-			testframework.Eventually(t, 30*time.Second, "gang "+name+" gone", func() (bool, string) {
+			poll.Eventually(t, t.Context(), 30*time.Second, "gang "+name+" gone", func() (bool, string) {
 				var pods corev1.PodList
 				if err := c.List(ctx, &pods, client.InNamespace(ns)); err != nil {
 					return false, err.Error()

@@ -22,7 +22,7 @@ import (
 	bt "github.com/caldera-sh/caldera/apis/batch/v1alpha1/testing"
 	"github.com/caldera-sh/caldera/pkg/controllers/cronjob"
 	"github.com/caldera-sh/caldera/pkg/controllers/cronjob/core"
-	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // startController runs the CronJob controller on a fake clock until the
@@ -114,7 +114,7 @@ func TestCronJobRunsOnItsSchedule(t *testing.T) {
 
 	first := tick()
 	firstName := "report-" + strconv.FormatInt(first.Unix()/60, 10)
-	framework.Eventually(t, 30*time.Second, "the first run's Job", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "the first run's Job", func() (bool, string) {
 		st := status()
 		return len(st.Active) == 1 && st.Active[0].Name == firstName && st.LastScheduleTime != nil && st.LastScheduleTime.Time.Equal(first),
 			fmt.Sprintf("%+v", st)
@@ -132,7 +132,7 @@ func TestCronJobRunsOnItsSchedule(t *testing.T) {
 	stop()
 	stop = startController(t, clk)
 	second := tick()
-	framework.Eventually(t, 30*time.Second, "the held run's event", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "the held run's event", func() (bool, string) {
 		var evs corev1.EventList
 		if err := fw.Client.List(ctx, &evs, client.InNamespace(ns)); err != nil {
 			return false, err.Error()
@@ -154,7 +154,7 @@ func TestCronJobRunsOnItsSchedule(t *testing.T) {
 		t.Fatal(err)
 	}
 	secondName := "report-" + strconv.FormatInt(second.Unix()/60, 10)
-	framework.Eventually(t, 30*time.Second, "the held run started", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "the held run started", func() (bool, string) {
 		st := status()
 		return len(st.Active) == 1 && st.Active[0].Name == secondName && st.LastSuccessfulTime != nil, fmt.Sprintf("%+v", st)
 	})
@@ -168,7 +168,7 @@ func TestCronJobRunsOnItsSchedule(t *testing.T) {
 	if err := fw.Client.Status().Update(ctx, &j2); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 30*time.Second, "only the latest completed Job kept", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "only the latest completed Job kept", func() (bool, string) {
 		js := jobs()
 		var left []string
 		for _, x := range js {

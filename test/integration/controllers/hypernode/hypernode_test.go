@@ -27,6 +27,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/controllers/hypernode"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 var fw *framework.Framework
@@ -109,7 +110,7 @@ func tree(t *testing.T) []string {
 
 func expectTree(t *testing.T, what string, want []string) {
 	t.Helper()
-	framework.Eventually(t, 30*time.Second, what, func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, what, func() (bool, string) {
 		got := tree(t)
 		return cmp.Equal(want, got), cmp.Diff(want, got)
 	})
@@ -181,7 +182,7 @@ func TestDiscoveryFollowsNodeLabels(t *testing.T) {
 	if err := fw.Client.Create(ctx, user); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 30*time.Second, "the leaf under two parents marked invalid", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "the leaf under two parents marked invalid", func() (bool, string) {
 		var leaf topologyv1alpha1.HyperNode
 		if err := fw.Client.Get(ctx, client.ObjectKey{Name: "fabric-t1-l1"}, &leaf); err != nil {
 			return false, err.Error()
@@ -195,7 +196,7 @@ func TestDiscoveryFollowsNodeLabels(t *testing.T) {
 		return false, fmt.Sprintf("%+v", leaf.Status.Conditions)
 	})
 	// kubectl shows the condition's status, and its reason with -o wide.
-	framework.Eventually(t, 30*time.Second, "kubectl get hypernodes shows validity", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "kubectl get hypernodes shows validity", func() (bool, string) {
 		out, errOut, err := fw.Kubectl(ctx, "get", "hypernodes", "-o", "wide")
 		if err != nil {
 			return false, err.Error() + ": " + errOut

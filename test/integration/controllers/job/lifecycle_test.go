@@ -4,7 +4,6 @@ package job
 
 import (
 	"fmt"
-	"github.com/caldera-sh/caldera/test/integration/framework"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	busv1alpha1 "github.com/caldera-sh/caldera/apis/bus/v1alpha1"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 func policy(action busv1alpha1.Action, event batchv1alpha1.Event) batchv1alpha1.LifecyclePolicy {
@@ -55,7 +55,7 @@ func TestMinSuccessCompletesTheJob(t *testing.T) {
 	if got.Status.Succeeded != 3 {
 		t.Errorf("succeeded = %d, want 3", got.Status.Succeeded)
 	}
-	framework.Eventually(t, 30*time.Second, "the still running pods removed", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "the still running pods removed", func() (bool, string) {
 		n := 0
 		for _, p := range podsOf(t, ns, "ms") {
 			if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
@@ -136,7 +136,7 @@ func TestPodEvictedRestartsTheJob(t *testing.T) {
 	if err := fw.Client.SubResource("eviction").Create(t.Context(), &pod, &policyv1.Eviction{}); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 60*time.Second, "restart after the eviction", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 60*time.Second, "restart after the eviction", func() (bool, string) {
 		j := getJob(t, ns, "evict")
 		return j.Status.RetryCount == 1, fmt.Sprintf("phase %s retry %d", j.Status.State.Phase, j.Status.RetryCount)
 	})
@@ -154,7 +154,7 @@ func TestTTLDeletesAFinishedJob(t *testing.T) {
 	j.Spec.TTLSecondsAfterFinished = ptr.To[int32](2)
 	create(t, j)
 	waitPhase(t, ns, "ttl", batchv1alpha1.JobCompleted, 60*time.Second)
-	framework.Eventually(t, 30*time.Second, "the job deleted after its TTL", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "the job deleted after its TTL", func() (bool, string) {
 		var got batchv1alpha1.Job
 		err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "ttl"}, &got)
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
@@ -169,7 +169,7 @@ func TestDependsOnOrdersTasks(t *testing.T) {
 	j.Spec.MinAvailable = 1
 	create(t, j)
 	waitPhase(t, ns, "dep", batchv1alpha1.JobRunning, 60*time.Second)
-	framework.Eventually(t, 60*time.Second, "workers created", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 60*time.Second, "workers created", func() (bool, string) {
 		return len(podsOf(t, ns, "dep")) == 3, fmt.Sprintf("%d pods", len(podsOf(t, ns, "dep")))
 	})
 	var masterRunning time.Time
@@ -199,7 +199,7 @@ func TestCommandsAbortAndResume(t *testing.T) {
 	}
 	command("abort", busv1alpha1.AbortJobAction)
 	waitPhase(t, ns, "cmd", batchv1alpha1.JobAborted, 60*time.Second)
-	framework.Eventually(t, 30*time.Second, "the command consumed", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "the command consumed", func() (bool, string) {
 		var c busv1alpha1.Command
 		err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "abort"}, &c)
 		return apierrors.IsNotFound(err), fmt.Sprint(err)

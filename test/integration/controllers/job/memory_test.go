@@ -16,7 +16,7 @@ import (
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
-	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // oomKill makes a running pod end as kwok ends an OOM-killed one.
@@ -48,7 +48,7 @@ func TestOOMKilledTaskRestartsWithMoreMemory(t *testing.T) {
 
 	for step, want := range []struct{ request, limit string }{{"400Mi", "600Mi"}, {"800Mi", "1Gi"}} {
 		oomKill(t, ns, "oom-w-1")
-		framework.Eventually(t, 60*time.Second, fmt.Sprintf("raise %d recorded", step+1), func() (bool, string) {
+		poll.Eventually(t, t.Context(), 60*time.Second, fmt.Sprintf("raise %d recorded", step+1), func() (bool, string) {
 			st := getJob(t, ns, "oom").Status.MemoryScaling
 			if len(st) != 1 || len(st[0].Containers) != 1 {
 				return false, fmt.Sprint(st)
@@ -57,7 +57,7 @@ func TestOOMKilledTaskRestartsWithMoreMemory(t *testing.T) {
 			return st[0].Steps == int32(step+1) && c.Request.String() == want.request && c.Limit.String() == want.limit,
 				fmt.Sprintf("step %d: %v/%v", st[0].Steps, c.Request, c.Limit)
 		})
-		framework.Eventually(t, 60*time.Second, "the task's pods running with the raised memory", func() (bool, string) {
+		poll.Eventually(t, t.Context(), 60*time.Second, "the task's pods running with the raised memory", func() (bool, string) {
 			now := uids(t, ns, "oom")
 			for _, p := range podsOf(t, ns, "oom") {
 				if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
@@ -97,7 +97,7 @@ func TestOOMKilledTaskRestartsWithMoreMemory(t *testing.T) {
 
 func waitEvent(t *testing.T, ns, job, reason, substr string) {
 	t.Helper()
-	framework.Eventually(t, 30*time.Second, "event "+reason, func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "event "+reason, func() (bool, string) {
 		var evs corev1.EventList
 		if err := fw.Client.List(t.Context(), &evs, client.InNamespace(ns)); err != nil {
 			return false, err.Error()

@@ -19,7 +19,7 @@ import (
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	busv1alpha1 "github.com/caldera-sh/caldera/apis/bus/v1alpha1"
-	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // failPod makes one running pod fail with the exit code, as kwok ends pods
@@ -48,7 +48,7 @@ func uids(t *testing.T, ns, job string) map[string]types.UID {
 // waitRunningPods waits until the Job has exactly n pods, all Running.
 func waitRunningPods(t *testing.T, ns, job string, n int) map[string]types.UID {
 	t.Helper()
-	framework.Eventually(t, 60*time.Second, fmt.Sprintf("%d running pods of %s", n, job), func() (bool, string) {
+	poll.Eventually(t, t.Context(), 60*time.Second, fmt.Sprintf("%d running pods of %s", n, job), func() (bool, string) {
 		pods := podsOf(t, ns, job)
 		running := 0
 		for _, p := range pods {
@@ -75,7 +75,7 @@ func TestPolicyPairs(t *testing.T) {
 	}
 	restarted := func(names ...string) func(t *testing.T, ns string, before map[string]types.UID) {
 		return func(t *testing.T, ns string, before map[string]types.UID) {
-			framework.Eventually(t, 60*time.Second, fmt.Sprintf("%v recreated and running", names), func() (bool, string) {
+			poll.Eventually(t, t.Context(), 60*time.Second, fmt.Sprintf("%v recreated and running", names), func() (bool, string) {
 				now := uids(t, ns, "p")
 				for _, n := range names {
 					if now[n] == "" || now[n] == before[n] {
@@ -105,7 +105,7 @@ func TestPolicyPairs(t *testing.T) {
 	ends := func(phase batchv1alpha1.JobPhase) func(t *testing.T, ns string, _ map[string]types.UID) {
 		return func(t *testing.T, ns string, _ map[string]types.UID) {
 			waitPhase(t, ns, "p", phase, 60*time.Second)
-			framework.Eventually(t, 30*time.Second, "no pod left running", func() (bool, string) {
+			poll.Eventually(t, t.Context(), 30*time.Second, "no pod left running", func() (bool, string) {
 				for _, p := range podsOf(t, ns, "p") {
 					if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
 						return false, p.Name + " running"
@@ -183,7 +183,7 @@ func TestPolicyPairs(t *testing.T) {
 			},
 			fail: "p-other-0",
 			check: func(t *testing.T, ns string, before map[string]types.UID) {
-				framework.Eventually(t, 60*time.Second, "a restart", func() (bool, string) {
+				poll.Eventually(t, t.Context(), 60*time.Second, "a restart", func() (bool, string) {
 					j := getJob(t, ns, "p")
 					return j.Status.RetryCount >= 1, fmt.Sprintf("%s retry %d", j.Status.State.Phase, j.Status.RetryCount)
 				})
@@ -194,7 +194,7 @@ func TestPolicyPairs(t *testing.T) {
 					}
 				}
 				// The Job's status follows its pods' a moment later.
-				framework.Eventually(t, 30*time.Second, "the job Running again after one restart", func() (bool, string) {
+				poll.Eventually(t, t.Context(), 30*time.Second, "the job Running again after one restart", func() (bool, string) {
 					j := getJob(t, ns, "p")
 					return j.Status.State.Phase == batchv1alpha1.JobRunning && j.Status.RetryCount == 1,
 						fmt.Sprintf("%s with retryCount %d", j.Status.State.Phase, j.Status.RetryCount)
@@ -228,13 +228,13 @@ func totalReplicas(j *batchv1alpha1.Job) int32 {
 func TestCommandsEndOrRestartTheJob(t *testing.T) {
 	for action, check := range map[busv1alpha1.Action]func(t *testing.T, ns string, before map[string]types.UID){
 		busv1alpha1.RestartJobAction: func(t *testing.T, ns string, before map[string]types.UID) {
-			framework.Eventually(t, 60*time.Second, "the restart counted", func() (bool, string) {
+			poll.Eventually(t, t.Context(), 60*time.Second, "the restart counted", func() (bool, string) {
 				j := getJob(t, ns, "c")
 				return j.Status.RetryCount == 1, fmt.Sprintf("%s retry %d", j.Status.State.Phase, j.Status.RetryCount)
 			})
 			// The restart is counted before the old pods are deleted: wait
 			// for two running pods that are all new.
-			framework.Eventually(t, 60*time.Second, "the pods replaced", func() (bool, string) {
+			poll.Eventually(t, t.Context(), 60*time.Second, "the pods replaced", func() (bool, string) {
 				after := waitRunningPods(t, ns, "c", 2)
 				for n, uid := range before {
 					if after[n] == uid {
@@ -263,7 +263,7 @@ func TestCommandsEndOrRestartTheJob(t *testing.T) {
 				TargetObject: &metav1.OwnerReference{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job", Name: "c", UID: j.UID},
 			})
 			check(t, ns, before)
-			framework.Eventually(t, 30*time.Second, "the command removed", func() (bool, string) {
+			poll.Eventually(t, t.Context(), 30*time.Second, "the command removed", func() (bool, string) {
 				var cmds busv1alpha1.CommandList
 				if err := fw.Client.List(t.Context(), &cmds, client.InNamespace(ns)); err != nil {
 					return false, err.Error()
@@ -315,7 +315,7 @@ func TestScaleUpAndDown(t *testing.T) {
 	if down["s-w-0"] != first["s-w-0"] {
 		t.Errorf("after scaling to 1: %v, want the original s-w-0 only", down)
 	}
-	framework.Eventually(t, 30*time.Second, "the status follows the replicas", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "the status follows the replicas", func() (bool, string) {
 		got := getJob(t, ns, "s")
 		return got.Status.State.Phase == batchv1alpha1.JobRunning && got.Status.Running == 1 && got.Status.RetryCount == 0,
 			fmt.Sprintf("%s running %d retry %d", got.Status.State.Phase, got.Status.Running, got.Status.RetryCount)
@@ -384,7 +384,7 @@ func TestPluginsProvideTheirObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRunningPods(t, ns, "mpi", 4)
-	framework.Eventually(t, 30*time.Second, "the hosts follow the scaling", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "the hosts follow the scaling", func() (bool, string) {
 		get("mpi-svc", &cm)
 		return cm.Data["VC_WORKER_NUM"] == "3", fmt.Sprint(cm.Data)
 	})

@@ -17,7 +17,7 @@ import (
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	bt "github.com/caldera-sh/caldera/apis/batch/v1alpha1/testing"
 	flowv1alpha1 "github.com/caldera-sh/caldera/apis/flow/v1alpha1"
-	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // TestJobFlowRunsItsDAG: a diamond of four flows on the real API server;
@@ -85,17 +85,17 @@ func TestJobFlowRunsItsDAG(t *testing.T) {
 		}
 		return got.Status
 	}
-	framework.Eventually(t, 30*time.Second, "the first job alone", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "the first job alone", func() (bool, string) {
 		st := status()
 		return jobs() == "p-prep" && st.State.Phase == flowv1alpha1.Running, jobs() + " " + string(st.State.Phase)
 	})
 	complete("p-prep")
-	framework.Eventually(t, 30*time.Second, "both branches", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "both branches", func() (bool, string) {
 		return jobs() == "p-eval,p-prep,p-train", jobs()
 	})
 	complete("p-train")
 	complete("p-eval")
-	framework.Eventually(t, 30*time.Second, "the join waiting for its template, said", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "the join waiting for its template, said", func() (bool, string) {
 		var evs corev1.EventList
 		if err := fw.Client.List(ctx, &evs, client.InNamespace(ns)); err != nil {
 			return false, err.Error()
@@ -111,16 +111,16 @@ func TestJobFlowRunsItsDAG(t *testing.T) {
 		Spec: bt.MakeJob("", "").Task(bt.MakeTask("w", 1)).Obj().Spec}); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 30*time.Second, "the join started by its template's arrival", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "the join started by its template's arrival", func() (bool, string) {
 		return jobs() == "p-eval,p-prep,p-report,p-train", jobs()
 	})
 	// The flow's status follows the Job it created in a later write.
-	framework.Eventually(t, 30*time.Second, "the status listing all four jobs", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "the status listing all four jobs", func() (bool, string) {
 		st := status()
 		return strings.Join(st.CompletedJobs, ",") == "p-prep,p-train,p-eval" && len(st.JobStatusList) == 4 &&
 			st.Conditions["p-prep"].Phase == batchv1alpha1.JobCompleted, fmt.Sprintf("%+v", st)
 	})
-	framework.Eventually(t, 30*time.Second, "each template listing the job made from it", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "each template listing the job made from it", func() (bool, string) {
 		var tmpl flowv1alpha1.JobTemplate
 		if err := fw.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "train"}, &tmpl); err != nil {
 			return false, err.Error()
@@ -129,11 +129,11 @@ func TestJobFlowRunsItsDAG(t *testing.T) {
 	})
 	before := counted(t, "Succeed")
 	complete("p-report")
-	framework.Eventually(t, 30*time.Second, "succeeded, its jobs deleted", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "succeeded, its jobs deleted", func() (bool, string) {
 		st := status()
 		return st.State.Phase == flowv1alpha1.Succeed && jobs() == "", string(st.State.Phase) + " " + jobs()
 	})
-	framework.Eventually(t, 30*time.Second, "the templates' lists emptied with their jobs", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "the templates' lists emptied with their jobs", func() (bool, string) {
 		var tmpl flowv1alpha1.JobTemplate
 		if err := fw.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "prep"}, &tmpl); err != nil {
 			return false, err.Error()

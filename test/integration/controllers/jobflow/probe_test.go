@@ -19,7 +19,7 @@ import (
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	bt "github.com/caldera-sh/caldera/apis/batch/v1alpha1/testing"
 	flowv1alpha1 "github.com/caldera-sh/caldera/apis/flow/v1alpha1"
-	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // TestProbesStartTheFlow: "load" waits until the server task of "serve"
@@ -87,7 +87,7 @@ func TestProbesStartTheFlow(t *testing.T) {
 		}
 		return err == nil
 	}
-	framework.Eventually(t, 30*time.Second, "the serve job", func() (bool, string) { return exists("p-serve"), "" })
+	poll.Eventually(t, t.Context(), 30*time.Second, "the serve job", func() (bool, string) { return exists("p-serve"), "" })
 
 	// The serve Job's server pod, running at a loopback address (nothing
 	// schedules it; the test writes its status as a kubelet would).
@@ -104,14 +104,14 @@ func TestProbesStartTheFlow(t *testing.T) {
 
 	// Two refused GETs: the decision after the first has been made (the
 	// second comes from its requeue), and it did not start load.
-	framework.Eventually(t, 30*time.Second, "the server asked twice", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "the server asked twice", func() (bool, string) {
 		return asked.Load() >= 2, fmt.Sprint(asked.Load())
 	})
 	if exists("p-load") {
 		t.Fatal("load started while the server answered 503")
 	}
 	healthy.Store(true)
-	framework.Eventually(t, 30*time.Second, "load started once the server is healthy", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "load started once the server is healthy", func() (bool, string) {
 		return exists("p-load"), fmt.Sprint(asked.Load(), " GETs")
 	})
 }

@@ -16,6 +16,7 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // gangNode is the i-th 4-cpu node of a test, labelled test=<label>.
@@ -104,7 +105,7 @@ func testDeploymentAllOrNothing(t *testing.T, ns string, schedulerFirst bool) {
 	if !schedulerFirst {
 		explained = startScheduler(t)
 	}
-	framework.Eventually(t, 30*time.Second, "the gang reported unschedulable", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "the gang reported unschedulable", func() (bool, string) {
 		if err := fw.Client.Get(t.Context(), client.ObjectKeyFromObject(pg), pg); err != nil {
 			return false, err.Error()
 		}
@@ -130,7 +131,7 @@ func testDeploymentAllOrNothing(t *testing.T, ns string, schedulerFirst bool) {
 	if err := controlplane.CreateNodes(t.Context(), fw.Client, []controlplane.NodeSpec{gangNode(ns, 2)}); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 60*time.Second, "all three pods running once a node is added", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 60*time.Second, "all three pods running once a node is added", func() (bool, string) {
 		total, bound, running := placement(t, ns)
 		return total == 3 && running == 3, fmt.Sprintf("%d pods, %d bound, %d running", total, bound, running)
 	})

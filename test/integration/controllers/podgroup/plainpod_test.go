@@ -4,7 +4,6 @@ package podgroup
 
 import (
 	"fmt"
-	"github.com/caldera-sh/caldera/test/integration/framework"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/controllers/podgroup"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // groupedPod waits until a pod names a PodGroup that exists, and returns
@@ -25,7 +25,7 @@ func groupedPod(t *testing.T, ns, name string) (*corev1.Pod, *schedulingv1beta1.
 	t.Helper()
 	pod := &corev1.Pod{}
 	pg := &schedulingv1beta1.PodGroup{}
-	framework.Eventually(t, 30*time.Second, "pod "+name+" in a PodGroup", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "pod "+name+" in a PodGroup", func() (bool, string) {
 		if err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, pod); err != nil {
 			return false, err.Error()
 		}
@@ -132,7 +132,7 @@ func TestPodsThatNameAPodGroupAreLeftAlone(t *testing.T) {
 	// The other pods were seen in the same initial sync, before any
 	// reconcile started: once the controller's queue is drained and no
 	// reconcile runs, any wrong write has landed.
-	framework.Eventually(t, 30*time.Second, "the PodGroup controller idle", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "the PodGroup controller idle", func() (bool, string) {
 		return controllerIdle(t, podgroup.ControllerName)
 	})
 

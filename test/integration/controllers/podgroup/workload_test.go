@@ -4,7 +4,6 @@ package podgroup
 
 import (
 	"fmt"
-	"github.com/caldera-sh/caldera/test/integration/framework"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 func template(app, cpu string, annotations map[string]string) corev1.PodTemplateSpec {
@@ -37,7 +37,7 @@ func gang(n int) map[string]string {
 func oneGroup(t *testing.T, ns, app string, n int) *schedulingv1beta1.PodGroup {
 	t.Helper()
 	var group string
-	framework.Eventually(t, 60*time.Second, fmt.Sprintf("%d pods of %s in one PodGroup", n, app), func() (bool, string) {
+	poll.Eventually(t, t.Context(), 60*time.Second, fmt.Sprintf("%d pods of %s in one PodGroup", n, app), func() (bool, string) {
 		var list corev1.PodList
 		if err := fw.Client.List(t.Context(), &list, client.InNamespace(ns), client.MatchingLabels{"app": app}); err != nil {
 			return false, err.Error()
@@ -108,7 +108,7 @@ func TestWorkloadsShareOneGroup(t *testing.T) {
 		if err := fw.Client.Patch(t.Context(), d, patch); err != nil {
 			t.Fatal(err)
 		}
-		framework.Eventually(t, 60*time.Second, "the group of the ReplicaSet scaled to zero deleted", func() (bool, string) {
+		poll.Eventually(t, t.Context(), 60*time.Second, "the group of the ReplicaSet scaled to zero deleted", func() (bool, string) {
 			err := fw.Client.Get(t.Context(), client.ObjectKeyFromObject(pg), &schedulingv1beta1.PodGroup{})
 			return client.IgnoreNotFound(err) == nil && err != nil, fmt.Sprint(err)
 		})

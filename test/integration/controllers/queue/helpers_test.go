@@ -4,7 +4,6 @@ package queue
 
 import (
 	"fmt"
-	"github.com/caldera-sh/caldera/test/integration/framework"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 
 	busv1alpha1 "github.com/caldera-sh/caldera/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 func create(t *testing.T, obj client.Object) {
@@ -47,7 +47,7 @@ func getQueue(t *testing.T, name string) *schedulingv1beta1.Queue {
 // ("" for none).
 func waitState(t *testing.T, name string, state schedulingv1beta1.QueueState, mark string) {
 	t.Helper()
-	framework.Eventually(t, 30*time.Second, fmt.Sprintf("queue %s %s with mark %q", name, state, mark), func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, fmt.Sprintf("queue %s %s with mark %q", name, state, mark), func() (bool, string) {
 		q := &schedulingv1beta1.Queue{}
 		if err := fw.Client.Get(t.Context(), client.ObjectKey{Name: name}, q); err != nil {
 			return false, err.Error()
@@ -74,7 +74,7 @@ func command(t *testing.T, action busv1alpha1.Action, queue string) {
 		},
 	}
 	create(t, cmd)
-	framework.Eventually(t, 30*time.Second, fmt.Sprintf("command %s deleted", cmd.Name), func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, fmt.Sprintf("command %s deleted", cmd.Name), func() (bool, string) {
 		err := fw.Client.Get(t.Context(), types.NamespacedName{Namespace: "ops", Name: cmd.Name}, &busv1alpha1.Command{})
 		return err != nil && client.IgnoreNotFound(err) == nil, fmt.Sprint(err)
 	})

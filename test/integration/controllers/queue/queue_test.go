@@ -4,7 +4,6 @@ package queue
 
 import (
 	"fmt"
-	"github.com/caldera-sh/caldera/test/integration/framework"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	busv1alpha1 "github.com/caldera-sh/caldera/apis/bus/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 const (
@@ -40,7 +40,7 @@ func TestRootAndDefaultAreKept(t *testing.T) {
 	if err := fw.Client.Delete(t.Context(), def); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 30*time.Second, "default recreated", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "default recreated", func() (bool, string) {
 		q := &schedulingv1beta1.Queue{}
 		if err := fw.Client.Get(t.Context(), client.ObjectKey{Name: schedulingv1beta1.DefaultQueue}, q); err != nil {
 			return false, err.Error()
@@ -82,7 +82,7 @@ func TestCloseQueueWaitsForRunningWork(t *testing.T) {
 			}}},
 		},
 	})
-	framework.Eventually(t, 30*time.Second, "the job running", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "the job running", func() (bool, string) {
 		q := getQueue(t, "team")
 		return q.Status.Running == 1, fmt.Sprintf("%+v", q.Status)
 	})
@@ -95,7 +95,7 @@ func TestCloseQueueWaitsForRunningWork(t *testing.T) {
 	waitState(t, "team", closed, "")
 	// The scheduler goes on writing its counts; neither side undoes the
 	// other's fields.
-	framework.Eventually(t, 30*time.Second, "the scheduler's counts of the closed queue", func() (bool, string) {
+	poll.Eventually(t, t.Context(), 30*time.Second, "the scheduler's counts of the closed queue", func() (bool, string) {
 		q := getQueue(t, "team")
 		return q.Status.Running == 0 && q.Status.State == closed, fmt.Sprintf("%+v", q.Status)
 	})
