@@ -3,9 +3,9 @@
 package webhook
 
 import (
-	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -15,6 +15,7 @@ import (
 	testingsched "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	testingtopo "github.com/caldera-sh/caldera/apis/topology/v1alpha1/testing"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // Namespaces of the tests.
@@ -79,18 +80,18 @@ func fixtures(t *testing.T) {
 		}
 		// The informers of queues, PodGroups and jobs each lag on their
 		// own: wait until each has what the tests need.
-		eventually(t, "the webhook sees closing as Closed", func(ctx context.Context) error {
+		poll.Eventually(t, t.Context(), 30*time.Second, "the webhook sees closing as Closed", func() (bool, string) {
 			pg := testingsched.MakePodGroup("probe", ns).Queue("closing").Obj()
-			return refusedWith(fw.Client.Create(ctx, pg, client.DryRunAll), "queue is Closed")
+			return succeeded(refusedWith(fw.Client.Create(t.Context(), pg, client.DryRunAll), "queue is Closed"))
 		})
-		eventually(t, "the webhook sees PodGroup busy-pg", func(ctx context.Context) error {
-			return refusedWith(fw.Client.Delete(ctx, queue("busy").Obj(), client.DryRunAll), "unfinished PodGroup")
+		poll.Eventually(t, t.Context(), 30*time.Second, "the webhook sees PodGroup busy-pg", func() (bool, string) {
+			return succeeded(refusedWith(fw.Client.Delete(t.Context(), queue("busy").Obj(), client.DryRunAll), "unfinished PodGroup"))
 		})
-		eventually(t, "the webhook sees Job held", func(ctx context.Context) error {
-			return refusedWith(fw.Client.Delete(ctx, queue("team-jobs").Obj(), client.DryRunAll), "unfinished job")
+		poll.Eventually(t, t.Context(), 30*time.Second, "the webhook sees Job held", func() (bool, string) {
+			return succeeded(refusedWith(fw.Client.Delete(t.Context(), queue("team-jobs").Obj(), client.DryRunAll), "unfinished job"))
 		})
-		eventually(t, "the webhook sees HyperNode hn-spine", func(ctx context.Context) error {
-			return refusedWith(fw.Client.Create(ctx, hyperNodeLeafOfSpine(), client.DryRunAll), "would form a cycle")
+		poll.Eventually(t, t.Context(), 30*time.Second, "the webhook sees HyperNode hn-spine", func() (bool, string) {
+			return succeeded(refusedWith(fw.Client.Create(t.Context(), hyperNodeLeafOfSpine(), client.DryRunAll), "would form a cycle"))
 		})
 	})
 }

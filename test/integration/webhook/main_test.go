@@ -21,7 +21,6 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/caldera-sh/caldera/cmd/caldera-webhook/app"
@@ -29,6 +28,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/component"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 var fw *framework.Framework
@@ -119,39 +119,35 @@ func webhookUp(t *testing.T) {
 	}()
 
 	readyURL := fmt.Sprintf("http://127.0.0.1:%d/readyz", health)
-	err = wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	poll.Eventually(t, t.Context(), 2*time.Minute, "the webhook to be ready", func() (bool, string) {
 		select {
 		case err := <-done:
-			return false, fmt.Errorf("the webhook exited: %v", err)
+			t.Fatalf("waiting for the webhook to be ready: the webhook exited: %v", err)
 		default:
 		}
 		resp, err := http.Get(readyURL)
 		if err != nil {
-			return false, nil
+			return false, err.Error()
 		}
 		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
+		return resp.StatusCode == http.StatusOK, resp.Status
 	})
-	if err != nil {
-		t.Fatalf("waiting for the webhook to be ready: %v", err)
-	}
 	// The API server picks the configurations up asynchronously; probe
 	// until both the mutating and the validating webhooks answer.
-	err = wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	poll.Eventually(t, t.Context(), time.Minute, "the API server to call the webhook", func() (bool, string) {
+		ctx := t.Context()
 		probe := queue("probe").Hierarchy("probe", "1").Parent("no-such-parent").Obj()
 		err := fw.Client.Create(ctx, probe, client.DryRunAll)
 		if err == nil || !strings.Contains(err.Error(), "denied the request") {
-			return false, nil
+			return false, fmt.Sprintf("a queue under a missing parent: %v", err)
 		}
 		mutated := queue("probe").Hierarchy("probe", "1").Obj()
 		if err := fw.Client.Create(ctx, mutated, client.DryRunAll); err != nil {
-			return false, nil
+			return false, err.Error()
 		}
-		return mutated.Annotations["volcano.sh/hierarchy"] == "root/probe", nil
+		got := mutated.Annotations["volcano.sh/hierarchy"]
+		return got == "root/probe", fmt.Sprintf("hierarchy annotation %q", got)
 	})
-	if err != nil {
-		t.Fatalf("waiting for the API server to call the webhook: %v", err)
-	}
 	started = true
 }
 
@@ -197,19 +193,8 @@ func priorityClass(name string, value int32) *schedulingv1.PriorityClass {
 	return &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
 }
 
-// eventually polls f until it returns nil, failing the test with its last
-// error after a while.
-func eventually(t *testing.T, what string, f func(ctx context.Context) error) {
-	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		last = f(ctx)
-		return last == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: %v (last: %v)", what, err, last)
-	}
-}
+// succeeded is a poll condition of err: it holds when err is nil.
+func succeeded(err error) (bool, string) { return err == nil, fmt.Sprint(err) }
 
 // refusedWith returns nil if err is a refusal by one of the webhooks that
 // contains want, Invalid, with every field error on a path.

@@ -3,12 +3,13 @@
 package webhook
 
 import (
-	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	wt "github.com/caldera-sh/caldera/pkg/webhooks/testing"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // TestPodsFollowTheQueueState closes and reopens a queue: a pod for it is
@@ -29,8 +30,8 @@ func TestPodsFollowTheQueueState(t *testing.T) {
 
 	setQueueState(t, "flip", schedulingv1beta1.QueueStateClosed)
 	// The webhook's cache follows the queue within moments.
-	eventually(t, "a pod for the closed queue is refused", func(context.Context) error {
-		return refusedWith(podFor(), `metadata.annotations[scheduling.volcano.sh/queue-name]: Invalid value: "flip": queue is Closed: it accepts no new work until it is opened`)
+	poll.Eventually(t, t.Context(), 30*time.Second, "a pod for the closed queue is refused", func() (bool, string) {
+		return succeeded(refusedWith(podFor(), `metadata.annotations[scheduling.volcano.sh/queue-name]: Invalid value: "flip": queue is Closed: it accepts no new work until it is opened`))
 	})
 
 	setQueueState(t, "flip", schedulingv1beta1.QueueStateOpen)

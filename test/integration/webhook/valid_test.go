@@ -3,8 +3,8 @@
 package webhook
 
 import (
-	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/ptr"
@@ -20,6 +20,7 @@ import (
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	testingtraining "github.com/caldera-sh/caldera/apis/training/v1alpha1/testing"
 	wt "github.com/caldera-sh/caldera/pkg/webhooks/testing"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // TestValidObjectsAreDefaulted creates valid objects and reads them back
@@ -157,10 +158,10 @@ func TestValidObjectsAreDefaulted(t *testing.T) {
 		create(t, job("scaled").Queue("toggle").Obj())
 		setQueueState(t, "toggle", schedulingv1beta1.QueueStateClosed)
 		defer setQueueState(t, "toggle", schedulingv1beta1.QueueStateOpen)
-		eventually(t, "scale the job", func(ctx context.Context) error {
+		poll.Eventually(t, t.Context(), 30*time.Second, "scale the job", func() (bool, string) {
 			j := getJob(t, "scaled")
 			j.Spec.Tasks[0].Replicas = 3
-			return fw.Client.Update(ctx, j)
+			return succeeded(fw.Client.Update(t.Context(), j))
 		})
 	})
 }
