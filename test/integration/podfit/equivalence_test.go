@@ -23,6 +23,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 const (
@@ -119,11 +120,15 @@ func storageObjects() (*st.StorageClassWrapper, *st.PVCWrapper) {
 		st.MakePVC(ns, "data").StorageClass("zonal")
 }
 
+// testTimeout bounds TestFeasibleNodesMatchKubeScheduler, each of its
+// waits included: they end with its context.
+const testTimeout = 90 * time.Second
+
 // TestFeasibleNodesMatchKubeScheduler checks, for each pod of the matrix,
 // that the nodes the evaluator finds feasible are exactly the nodes the
 // real kube-scheduler accepts the pod on, in the same cluster.
 func TestFeasibleNodesMatchKubeScheduler(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
 	defer cancel()
 	cs, err := kubernetes.NewForConfig(fw.RESTConfig())
 	if err != nil {
@@ -191,14 +196,17 @@ func setUpCluster(t *testing.T, ctx context.Context, cs kubernetes.Interface) {
 	if _, err := cs.CoreV1().PersistentVolumeClaims(ns).Create(ctx, claim.Obj(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, ctx, "running pods", func() bool {
+	poll.Eventually(t, ctx, testTimeout, "running pods", func() (bool, string) {
 		for _, p := range runningPods() {
 			got, err := cs.CoreV1().Pods(ns).Get(ctx, p.Name, metav1.GetOptions{})
-			if err != nil || got.Status.Phase != corev1.PodRunning {
-				return false
+			if err != nil {
+				return false, err.Error()
+			}
+			if got.Status.Phase != corev1.PodRunning {
+				return false, fmt.Sprintf("%s %s", p.Name, got.Status.Phase)
 			}
 		}
-		return true
+		return true, ""
 	})
 }
 
@@ -292,14 +300,14 @@ func acceptedOn(t *testing.T, ctx context.Context, cs kubernetes.Interface, spec
 		nominate(t, ctx, cs, name, node)
 	}
 	var accepted bool
-	poll(t, ctx, "kube-scheduler's decision on "+name, func() bool {
+	poll.Eventually(t, ctx, testTimeout, "kube-scheduler's decision on "+name, func() (bool, string) {
 		p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return false
+			return false, err.Error()
 		}
 		if p.Spec.NodeName != "" {
 			accepted = p.Spec.NodeName == node
-			return true
+			return true, ""
 		}
 		for _, c := range p.Status.Conditions {
 			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
@@ -307,19 +315,19 @@ func acceptedOn(t *testing.T, ctx context.Context, cs kubernetes.Interface, spec
 				// whose informer has not seen it yet says it is missing,
 				// and tries again once it sees it. Not a decision.
 				if claim != "" && strings.Contains(c.Message, "persistentvolumeclaim") && strings.Contains(c.Message, "not found") {
-					return false
+					return false, c.Message
 				}
-				return true
+				return true, ""
 			}
 		}
 		if claim != "" {
 			c, err := cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, claim, metav1.GetOptions{})
 			if err == nil && c.Annotations[selectedNodeAnnotation] != "" {
 				accepted = c.Annotations[selectedNodeAnnotation] == node
-				return true
+				return true, ""
 			}
 		}
-		return false
+		return false, "neither bound nor unschedulable"
 	})
 	now := metav1.DeleteOptions{GracePeriodSeconds: new(int64)}
 	if err := cs.CoreV1().Pods(ns).Delete(ctx, name, now); err != nil {
@@ -336,16 +344,15 @@ func acceptedOn(t *testing.T, ctx context.Context, cs kubernetes.Interface, spec
 			t.Fatal(err)
 		}
 	}
-	poll(t, ctx, "deletion of "+name, func() bool {
-		_, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-		if !apierrors.IsNotFound(err) {
-			return false
+	poll.Eventually(t, ctx, testTimeout, "deletion of "+name, func() (bool, string) {
+		if _, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return false, fmt.Sprintf("the pod is there (err %v)", err)
 		}
 		if claim == "" {
-			return true
+			return true, ""
 		}
-		_, err = cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, claim, metav1.GetOptions{})
-		return apierrors.IsNotFound(err)
+		_, err := cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, claim, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), fmt.Sprintf("the claim is there (err %v)", err)
 	})
 	return accepted
 }
@@ -401,18 +408,5 @@ func nominate(t *testing.T, ctx context.Context, cs kubernetes.Interface, name, 
 	if _, err := cs.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType,
 		[]byte(`{"spec":{"schedulingGates":null}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func poll(t *testing.T, ctx context.Context, what string, done func() bool) {
-	t.Helper()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !done() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("waiting for %s: %v", what, context.Cause(ctx))
-		case <-tick.C:
-		}
 	}
 }
