@@ -15,7 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
@@ -80,32 +79,30 @@ func startGlobal(t *testing.T, change ...func(*options.Options)) {
 			t.Error(err)
 		}
 	})
-	err = wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	poll.Eventually(t, t.Context(), time.Minute, "caldera-global's webhook", func() (bool, string) {
 		select {
 		case err := <-done:
 			exited = true
-			return false, fmt.Errorf("caldera-global exited: %v", err)
+			t.Fatalf("waiting for caldera-global's webhook: caldera-global exited: %v", err)
 		default:
 		}
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", health))
 		if err != nil {
-			return false, nil
+			return false, err.Error()
 		}
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			return false, nil
+			return false, "readyz: " + resp.Status
 		}
 		// The API server picks the configuration up asynchronously.
 		probe := binding("default", "probe")
 		probe.Spec.Suspension = nil
-		if err := fw.Client.Create(ctx, probe, client.DryRunAll); err != nil {
-			return false, nil
+		if err := fw.Client.Create(t.Context(), probe, client.DryRunAll); err != nil {
+			return false, err.Error()
 		}
-		return probe.Spec.Suspension != nil && probe.Spec.Suspension.Scheduling != nil && *probe.Spec.Suspension.Scheduling, nil
+		suspended := probe.Spec.Suspension != nil && probe.Spec.Suspension.Scheduling != nil && *probe.Spec.Suspension.Scheduling
+		return suspended, "a new binding not suspended"
 	})
-	if err != nil {
-		t.Fatalf("waiting for caldera-global's webhook: %v", err)
-	}
 }
 
 // TestGlobal runs caldera-global: bindings of queued work are suspended at
