@@ -3,7 +3,6 @@
 package controlplane
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -14,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 func TestNodesAreReadyWithTheirCapacity(t *testing.T) {
@@ -78,12 +79,14 @@ func TestPodLifecycle(t *testing.T) {
 			}
 			got := waitPod(t, client.ObjectKeyFromObject(pod), func(p *corev1.Pod) bool { return p.Status.Phase == tc.wantPhase })
 			if tc.wantPhase == corev1.PodRunning {
-				// Stays running: no stage ends it.
-				time.Sleep(2 * time.Second)
-				got = waitPod(t, client.ObjectKeyFromObject(pod), func(*corev1.Pod) bool { return true })
-				if got.Status.Phase != corev1.PodRunning {
-					t.Fatalf("phase = %s after 2s, want Running", got.Status.Phase)
-				}
+				// Stays running: no stage ends it, in twice the others'
+				// run duration.
+				poll.Consistently(t, ctx, 2*time.Second, "the pod Running", func() (bool, string) {
+					if err := fw.Client.Get(ctx, client.ObjectKeyFromObject(pod), got); err != nil {
+						return false, err.Error()
+					}
+					return got.Status.Phase == corev1.PodRunning, fmt.Sprintf("phase %s", got.Status.Phase)
+				})
 				if got.Status.PodIP == "" {
 					t.Errorf("running pod has no pod IP")
 				}
@@ -109,35 +112,18 @@ func TestPodLifecycle(t *testing.T) {
 
 func waitPod(t *testing.T, key client.ObjectKey, cond func(*corev1.Pod) bool) *corev1.Pod {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
 	var p corev1.Pod
-	for {
-		err := fw.Client.Get(ctx, key, &p)
-		if err == nil && cond(&p) {
-			return &p
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("pod %s: condition not met (phase %s): %v", key, p.Status.Phase, err)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	poll.Eventually(t, t.Context(), 30*time.Second, fmt.Sprintf("pod %s's condition", key), func() (bool, string) {
+		err := fw.Client.Get(t.Context(), key, &p)
+		return err == nil && cond(&p), fmt.Sprintf("phase %s, err %v", p.Status.Phase, err)
+	})
+	return &p
 }
 
 func waitGone(t *testing.T, obj client.Object) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	for {
-		err := fw.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
-		if apierrors.IsNotFound(err) {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s still exists: %v", obj.GetName(), err)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	poll.Eventually(t, t.Context(), 30*time.Second, obj.GetName()+" gone", func() (bool, string) {
+		err := fw.Client.Get(t.Context(), client.ObjectKeyFromObject(obj), obj)
+		return apierrors.IsNotFound(err), fmt.Sprintf("still exists (err %v)", err)
+	})
 }

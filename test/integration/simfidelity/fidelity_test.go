@@ -237,15 +237,12 @@ func runReal(t *testing.T) []string {
 				}
 			}
 		}
-		// Settled: the placements hold still for three heartbeats.
+		// Settled: the placements hold still for three heartbeats (500 ms
+		// in testframework.SchedulerConfig).
+		const settled = 3 * 500 * time.Millisecond
 		var last string
-		stable := 0
-		deadline := time.Now().Add(time.Minute)
-		for stable < 3 {
-			if time.Now().After(deadline) {
-				t.Fatalf("step %d did not settle: %s", i, last)
-			}
-			time.Sleep(500 * time.Millisecond)
+		var since time.Time
+		poll.Eventually(t, ctx, time.Minute, fmt.Sprintf("step %d settled", i), func() (bool, string) {
 			var pods corev1.PodList
 			if err := c.List(ctx, &pods, client.InNamespace(ns)); err != nil {
 				t.Fatal(err)
@@ -254,13 +251,11 @@ func runReal(t *testing.T) []string {
 			for _, p := range pods.Items {
 				m[p.Name] = p.Spec.NodeName
 			}
-			now := placements(m)
-			if now == last {
-				stable++
-			} else {
-				stable, last = 0, now
+			if now := placements(m); now != last || since.IsZero() {
+				last, since = now, time.Now()
 			}
-		}
+			return time.Since(since) >= settled, last
+		})
 		out = append(out, last)
 	}
 	return out

@@ -3,7 +3,6 @@
 package job
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // task is a task whose pods run for run (forever when empty) and then exit
@@ -75,20 +75,15 @@ func getJob(t *testing.T, ns, name string) *batchv1alpha1.Job {
 // waitPhase waits until the Job reaches phase.
 func waitPhase(t *testing.T, ns, name string, phase batchv1alpha1.JobPhase, timeout time.Duration) *batchv1alpha1.Job {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), timeout)
-	defer cancel()
 	var j batchv1alpha1.Job
-	for {
-		err := fw.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &j)
+	poll.Eventually(t, t.Context(), timeout, fmt.Sprintf("job %s/%s %s", ns, name, phase), func() (bool, string) {
+		err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &j)
 		if err == nil && j.Status.State.Phase == phase {
-			return &j
+			return true, ""
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("job %s/%s not %s within %s: phase %q, status %+v, err %v", ns, name, phase, timeout, j.Status.State.Phase, j.Status, err)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+		return false, fmt.Sprintf("phase %q, status %+v, err %v", j.Status.State.Phase, j.Status, err)
+	})
+	return &j
 }
 
 func podsOf(t *testing.T, ns, job string) []corev1.Pod {

@@ -24,6 +24,7 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 var fw *framework.Framework
@@ -108,11 +109,9 @@ func TestKillDuringStart(t *testing.T) {
 	<-created
 	defer func() { _ = mgr.Stop() }()
 
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	for {
+	poll.Eventually(t, t.Context(), 3*time.Minute, fmt.Sprintf("%d jobs Running", jobs), func() (bool, string) {
 		var list batchv1alpha1.JobList
-		if err := fw.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		if err := fw.Client.List(t.Context(), &list, client.InNamespace(ns)); err != nil {
 			t.Fatal(err)
 		}
 		running := 0
@@ -121,15 +120,8 @@ func TestKillDuringStart(t *testing.T) {
 				running++
 			}
 		}
-		if running == jobs {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%d of %d jobs Running after 3 minutes", running, jobs)
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
+		return running == jobs, fmt.Sprintf("%d of %d jobs Running", running, jobs)
+	})
 	var pods corev1.PodList
 	if err := fw.Client.List(t.Context(), &pods, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
