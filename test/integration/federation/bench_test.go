@@ -24,6 +24,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/federation/dispatcher"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 func latest(a, b time.Time) time.Time {
@@ -121,19 +122,12 @@ func BenchmarkDispatchOnAPIServer(b *testing.B) {
 	d := dispatcher.New(dc, ca, record.NewFakeRecorder(backlog+stream), clock.RealClock{}, dispatcher.Options{Heartbeat: time.Second})
 	go func() { _ = d.Run(rctx) }()
 	waitFor := func(what string, n int, count func() int) {
-		deadline := time.Now().Add(5 * time.Minute)
-		for {
+		poll.Eventually(b, ctx, 5*time.Minute, fmt.Sprintf("%d %s", n, what), func() (bool, string) {
 			mu.Lock()
 			got := count()
 			mu.Unlock()
-			if got >= n {
-				return
-			}
-			if time.Now().After(deadline) {
-				b.Fatalf("%d of %d %s in 5 minutes", got, n, what)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return got >= n, fmt.Sprintf("%d of %d", got, n)
+		})
 	}
 	newBinding := func(i int) *workv1alpha2.ResourceBinding {
 		rb := binding(ns, fmt.Sprintf("j%05d", i))
