@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // expectation is a corpus file's first line: "# expect: runs" or
@@ -80,10 +82,7 @@ func TestCompatibilityCorpus(t *testing.T) {
 	}
 
 	// Every object of the admitted files reaches its working state.
-	deadline := time.Now().Add(150 * time.Second)
-	tick := time.NewTicker(2 * time.Second)
-	defer tick.Stop()
-	for {
+	poll.Eventually(t, ctx, 150*time.Second, "every admitted object running", func() (bool, string) {
 		var waiting []string
 		for _, ns := range slices.Sorted(maps.Keys(objects)) {
 			for _, w := range notRunning(ctx, t, env, ns, objects[ns]) {
@@ -91,18 +90,11 @@ func TestCompatibilityCorpus(t *testing.T) {
 			}
 		}
 		if len(waiting) == 0 {
-			return
+			return true, ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not running within 150s:\n  %s\ncontroller manager log:\n%s", strings.Join(waiting, "\n  "),
-				tail(readFile(filepath.Join(env.dir, "caldera-controller-manager.log")), 30))
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("stopped waiting: %v", ctx.Err())
-		case <-tick.C:
-		}
-	}
+		return false, fmt.Sprintf("\n  %s\ncontroller manager log:\n%s", strings.Join(waiting, "\n  "),
+			tail(readFile(filepath.Join(env.dir, "caldera-controller-manager.log")), 30))
+	})
 }
 
 // object is what notRunning reads of an object.

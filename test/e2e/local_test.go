@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // TestLocalUpAndDown starts `calderactl local up` (what `make run` runs),
@@ -49,63 +51,45 @@ func TestLocalUpAndDown(t *testing.T) {
 	}
 
 	// The scheduler places the quickstart gang, and kwok runs it.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	poll.Eventually(t, ctx, 60*time.Second, "quickstart gang running", func() (bool, string) {
 		out := kubectl("get", "pods", "-o", "jsonpath={range .items[*]}{.metadata.name}={.status.phase} {end}")
-		running := countRunning(out, "quickstart-")
-		if running == 3 {
-			break
+		if countRunning(out, "quickstart-") == 3 {
+			return true, ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("quickstart gang not running within 60s: %s\nscheduler log:\n%s", out, readFile(filepath.Join(dir, "caldera-scheduler.log")))
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return false, fmt.Sprintf("%s\nscheduler log:\n%s", out, readFile(filepath.Join(dir, "caldera-scheduler.log")))
+	})
 	if out := kubectl("get", "podgroup", "quickstart", "-o", "jsonpath={.status.phase}"); out != "Running" {
 		t.Errorf("quickstart PodGroup phase = %q, want Running", out)
 	}
 	// The controller manager discovers the HyperNodes of the simulated
 	// network from the nodes' spine and leaf labels.
-	deadline = time.Now().Add(60 * time.Second)
-	for {
+	poll.Eventually(t, ctx, 60*time.Second, "discovered HyperNodes there", func() (bool, string) {
 		out := kubectl("get", "hypernodes", "-l", "topology.caldera.sh/discovered-by=label", "-o", "jsonpath={range .items[*]}{.metadata.name}={.status.nodeCount} {end}")
 		if strings.Count(out, "=") == 5 && strings.Contains(out, "fabric-t1-leaf-0=4") {
-			break
+			return true, ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("discovered HyperNodes not there within 60s: %q\ncontroller manager log:\n%s", out, readFile(filepath.Join(dir, "caldera-controller-manager.log")))
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return false, fmt.Sprintf("%q\ncontroller manager log:\n%s", out, readFile(filepath.Join(dir, "caldera-controller-manager.log")))
+	})
 	// The controller manager runs a Volcano Job from the examples.
-	deadline = time.Now().Add(60 * time.Second)
-	for {
+	poll.Eventually(t, ctx, 60*time.Second, "tensorflow-dist-mnist Running with 3 pods", func() (bool, string) {
 		out := kubectl("get", "vcjob", "tensorflow-dist-mnist", "-o", "jsonpath={.status.state.phase}/{.status.running}")
 		if out == "Running/3" {
-			break
+			return true, ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("tensorflow-dist-mnist not Running with 3 pods within 60s: %s\ncontroller manager log:\n%s", out, readFile(filepath.Join(dir, "caldera-controller-manager.log")))
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return false, fmt.Sprintf("%s\ncontroller manager log:\n%s", out, readFile(filepath.Join(dir, "caldera-controller-manager.log")))
+	})
 
 	// kube-controller-manager runs what a cluster runs: the example
 	// Deployment gets its pods, placed as a gang; deleting a Job takes its
 	// pods and PodGroup with it; a deleted namespace goes away.
 	waitFor := func(what string, done func() (bool, string)) {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			ok, last := done()
-			if ok {
-				return
+		poll.Eventually(t, ctx, 60*time.Second, what, func() (bool, string) {
+			if ok, last := done(); !ok {
+				return false, fmt.Sprintf("%s\nkube-controller-manager log:\n%s", last, tail(readFile(filepath.Join(dir, "kube-controller-manager-local.log")), 40))
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s not within 60s: %s\nkube-controller-manager log:\n%s", what, last, tail(readFile(filepath.Join(dir, "kube-controller-manager-local.log")), 40))
-			}
-			time.Sleep(500 * time.Millisecond)
-		}
+			return true, ""
+		})
 	}
 	waitFor("the example Deployment's 2 pods running", func() (bool, string) {
 		out := kubectl("get", "pods", "-l", "app=inference", "-o", "jsonpath={range .items[*]}{.metadata.name}={.status.phase} {end}")
@@ -160,17 +144,13 @@ func TestLocalUpAndDown(t *testing.T) {
 	// The agents publish the CPU nodes' batch resources: cpu-0's online
 	// pod requests 8 CPUs it does not use (the simulated node is idle).
 	kubectl("apply", "--server-side", "-f", "testdata/online-pod-cpu-0.yaml")
-	deadline = time.Now().Add(60 * time.Second)
-	for {
+	poll.Eventually(t, ctx, 60*time.Second, "batch-cpu on cpu-0", func() (bool, string) {
 		out := kubectl("get", "node", "cpu-0", "-o", "jsonpath={.status.allocatable}")
 		if strings.Contains(out, "kubernetes.io/batch-cpu") {
-			break
+			return true, ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cpu-0 has no batch-cpu within 60s: %s\nagent log:\n%s", out, readFile(filepath.Join(dir, "caldera-agent-cpu-0.log")))
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return false, fmt.Sprintf("%s\nagent log:\n%s", out, readFile(filepath.Join(dir, "caldera-agent-cpu-0.log")))
+	})
 	// The webhook refuses what the CRD schema cannot: a Job in a queue that
 	// does not exist.
 	if out, err := exec.CommandContext(ctx, filepath.Join(binDir, "kubectl"), "--kubeconfig", kubeconfig, "create", "-f", "testdata/job-unknown-queue.yaml").CombinedOutput(); err == nil ||
@@ -187,17 +167,10 @@ func TestLocalUpAndDown(t *testing.T) {
 		return string(out)
 	}
 	// The demo job local up submitted runs beside the examples'.
-	deadline = time.Now().Add(60 * time.Second)
-	for {
+	poll.Eventually(t, ctx, 60*time.Second, "calderactl job list: demo-training running 5 pods", func() (bool, string) {
 		out := ctl("--kubeconfig", kubeconfig, "job", "list")
-		if strings.Contains(out, "tensorflow-dist-mnist") && regexp.MustCompile(`demo-training +default +Running +5 +0 +5 `).MatchString(out) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("calderactl job list: no demo-training running 5 pods within 60s:\n%s", out)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return strings.Contains(out, "tensorflow-dist-mnist") && regexp.MustCompile(`demo-training +default +Running +5 +0 +5 `).MatchString(out), "\n" + out
+	})
 	if out := ctl("local", "status", "--dir", dir); !strings.HasPrefix(out, fmt.Sprintf("running (pid %d)", cmd.Process.Pid)) || !strings.Contains(out, "nodes:      12") {
 		t.Errorf("local status:\n%s", out)
 	}
