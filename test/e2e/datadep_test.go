@@ -22,6 +22,7 @@ import (
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app/options"
 	"github.com/caldera-sh/caldera/pkg/federation/datadep"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // TestFederationDataDependency: an Amoro catalog on loopback says table
@@ -70,7 +71,7 @@ func TestFederationDataDependency(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, ctx, 2*time.Minute, "the reader running in member-b", func() (bool, string) {
+	poll.Eventually(t, ctx, 2*time.Minute, "the reader running in member-b", func() (bool, string) {
 		r := f.running(t, ctx, ns)
 		return r["reader"] == "member-b", fmt.Sprint(r)
 	})
@@ -82,7 +83,7 @@ func TestFederationDataDependency(t *testing.T) {
 	}
 	// It was held for its data, saying so, before the timeout let it go.
 	cs := kubernetes.NewForConfigOrDie(f.cluster.RESTConfig())
-	eventually(t, ctx, time.Minute, "the outage's job told it waits for its data", func() (bool, string) {
+	poll.Eventually(t, ctx, time.Minute, "the outage's job told it waits for its data", func() (bool, string) {
 		evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=outage,reason=DataNotResolved"})
 		if err != nil || len(evs.Items) == 0 {
 			return false, fmt.Sprint(err)
@@ -98,7 +99,7 @@ func TestFederationDataDependency(t *testing.T) {
 		}
 		return false, strings.Join(seen, "; ")
 	})
-	eventually(t, ctx, 2*time.Minute, "the outage's job running after its timeout", func() (bool, string) {
+	poll.Eventually(t, ctx, 2*time.Minute, "the outage's job running after its timeout", func() (bool, string) {
 		r := f.running(t, ctx, ns)
 		return r["outage"] != "", fmt.Sprint(r)
 	})

@@ -22,6 +22,7 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app/options"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // burstReportGrace is caldera-global's --report-grace in the burst.
@@ -71,7 +72,7 @@ func TestFederationBurst(t *testing.T) {
 		}
 		small = append(small, j.Name)
 	}
-	eventually(t, ctx, 3*time.Minute, "the 40 small jobs applied in members", func() (bool, string) {
+	poll.Eventually(t, ctx, 3*time.Minute, "the 40 small jobs applied in members", func() (bool, string) {
 		n := w.count(small, func(j *burstJob) bool { return !j.applied.IsZero() })
 		return n == len(small), fmt.Sprintf("%d applied", n)
 	})
@@ -94,7 +95,7 @@ func TestFederationBurst(t *testing.T) {
 			time.Sleep(time.Second)
 		}
 	}
-	eventually(t, ctx, 10*time.Minute, "every mixed job completed", func() (bool, string) {
+	poll.Eventually(t, ctx, 10*time.Minute, "every mixed job completed", func() (bool, string) {
 		done := w.count(mixed, func(j *burstJob) bool { return j.completed })
 		if !restarted && done >= len(mixed)/3 {
 			restarted = true

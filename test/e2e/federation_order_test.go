@@ -21,6 +21,7 @@ import (
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // TestFederationPriority: queue "urgent" (priority 10, weight 1) and
@@ -87,7 +88,7 @@ func TestFederationPriority(t *testing.T) {
 	setReady(t, ctx, f, true)
 
 	var running map[string]string
-	eventually(t, ctx, 3*time.Minute, "16 jobs running", func() (bool, string) {
+	poll.Eventually(t, ctx, 3*time.Minute, "16 jobs running", func() (bool, string) {
 		running = f.running(t, ctx, ns)
 		return len(running) == 16, fmt.Sprintf("running %v", slices.Sorted(maps.Keys(running)))
 	})
@@ -141,7 +142,7 @@ func TestFederationLargeJob(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, ctx, 2*time.Minute, "the 14 fill jobs running", func() (bool, string) {
+	poll.Eventually(t, ctx, 2*time.Minute, "the 14 fill jobs running", func() (bool, string) {
 		r := f.running(t, ctx, ns)
 		return len(r) == 14, fmt.Sprintf("%d running", len(r))
 	})
@@ -150,7 +151,7 @@ func TestFederationLargeJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs := kubernetes.NewForConfigOrDie(f.cluster.RESTConfig())
-	eventually(t, ctx, time.Minute, "the large job told it does not fit", func() (bool, string) {
+	poll.Eventually(t, ctx, time.Minute, "the large job told it does not fit", func() (bool, string) {
 		evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=large,reason=NoClusterFits"})
 		if err != nil || len(evs.Items) == 0 {
 			return false, fmt.Sprint(err)
@@ -165,7 +166,7 @@ func TestFederationLargeJob(t *testing.T) {
 	}
 	// Not blocked: the stream's first two take the two free CPUs while
 	// the large Job waits.
-	eventually(t, ctx, time.Minute, "stream-00 and stream-01 running beside the waiting large job", func() (bool, string) {
+	poll.Eventually(t, ctx, time.Minute, "stream-00 and stream-01 running beside the waiting large job", func() (bool, string) {
 		r := f.running(t, ctx, ns)
 		_, large := r["large"]
 		_, s0 := r["stream-00"]
@@ -175,7 +176,7 @@ func TestFederationLargeJob(t *testing.T) {
 
 	// Not starved: it reserves a member and runs there before the stream
 	// has drained.
-	eventually(t, ctx, time.Minute, "the large job reserving a member", func() (bool, string) {
+	poll.Eventually(t, ctx, time.Minute, "the large job reserving a member", func() (bool, string) {
 		evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=large,reason=NoClusterFits"})
 		if err != nil {
 			return false, err.Error()
@@ -188,7 +189,7 @@ func TestFederationLargeJob(t *testing.T) {
 		return false, fmt.Sprintf("%d events, none reserving", len(evs.Items))
 	})
 	var reservedBy string
-	eventually(t, ctx, 2*time.Minute, "the large job running", func() (bool, string) {
+	poll.Eventually(t, ctx, 2*time.Minute, "the large job running", func() (bool, string) {
 		r := f.running(t, ctx, ns)
 		reservedBy = r["large"]
 		return reservedBy != "", fmt.Sprintf("%d running", len(r))
@@ -282,7 +283,7 @@ func oldestBindings(t *testing.T, ctx context.Context, f *federation, ns, prefix
 // bindingsHeld waits for n bindings in the namespace.
 func bindingsHeld(t *testing.T, ctx context.Context, f *federation, ns string, n int) {
 	t.Helper()
-	eventually(t, ctx, time.Minute, fmt.Sprintf("all %d bindings held", n), func() (bool, string) {
+	poll.Eventually(t, ctx, time.Minute, fmt.Sprintf("all %d bindings held", n), func() (bool, string) {
 		var rbs workv1alpha2.ResourceBindingList
 		if err := f.karmada.List(ctx, &rbs, client.InNamespace(ns)); err != nil {
 			return false, err.Error()

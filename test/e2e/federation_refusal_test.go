@@ -20,6 +20,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/federation/dispatcher"
 	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // TestFederationMemberRefuses: member-a's admission refuses Jobs in
@@ -77,7 +78,7 @@ func TestFederationMemberRefuses(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, ctx, time.Minute, "member-a refusing Jobs in refused", func() (bool, string) {
+	poll.Eventually(t, ctx, time.Minute, "member-a refusing Jobs in refused", func() (bool, string) {
 		err := memberA.Create(ctx, trainingJob("refused", "probe", "strict", 1), client.DryRunAll)
 		return err != nil && strings.Contains(err.Error(), "may not run Jobs"), fmt.Sprint(err)
 	})
@@ -85,7 +86,7 @@ func TestFederationMemberRefuses(t *testing.T) {
 	if err := kc.Create(ctx, trainingJob("refused", "first", "strict", 2)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, ctx, 2*time.Minute, "first placed in member-a", func() (bool, string) {
+	poll.Eventually(t, ctx, 2*time.Minute, "first placed in member-a", func() (bool, string) {
 		cl := placedCluster(t, ctx, f, "refused", "first")
 		return cl == "member-a", "placed in " + cl
 	})
@@ -100,7 +101,7 @@ func TestFederationMemberRefuses(t *testing.T) {
 		}
 		return true, evs.Items[len(evs.Items)-1].Message
 	}
-	eventually(t, ctx, 2*time.Minute, "first told member-a refuses it", func() (bool, string) {
+	poll.Eventually(t, ctx, 2*time.Minute, "first told member-a refuses it", func() (bool, string) {
 		ok, msg := eventOf("refused", "first", dispatcher.ReasonApplyFailed)
 		if !ok {
 			var rb workv1alpha2.ResourceBinding
@@ -110,7 +111,7 @@ func TestFederationMemberRefuses(t *testing.T) {
 		return ok && strings.Contains(msg, "cluster member-a refuses the job: ") && strings.Contains(msg, "may not run Jobs in this cluster") &&
 			strings.Contains(msg, `it no longer counts against queue "strict"`), msg
 	})
-	eventually(t, ctx, 2*time.Minute, "second running in member-a, first not", func() (bool, string) {
+	poll.Eventually(t, ctx, 2*time.Minute, "second running in member-a, first not", func() (bool, string) {
 		r := f.running(t, ctx, "accepted")
 		return r["second"] == "member-a", fmt.Sprint(r)
 	})
@@ -125,7 +126,7 @@ func TestFederationMemberRefuses(t *testing.T) {
 	if err := memberA.Delete(ctx, binding); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, ctx, 2*time.Minute, "first running in member-a", func() (bool, string) {
+	poll.Eventually(t, ctx, 2*time.Minute, "first running in member-a", func() (bool, string) {
 		r := f.running(t, ctx, "refused")
 		return r["first"] == "member-a", fmt.Sprint(r)
 	})

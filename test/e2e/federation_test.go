@@ -21,7 +21,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,6 +39,7 @@ import (
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
 	"github.com/caldera-sh/caldera/pkg/localenv"
 	karmadacrds "github.com/caldera-sh/caldera/test/crds/karmada"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // TestFederation: an API server plays the Karmada control plane (the
@@ -76,13 +76,13 @@ func TestFederation(t *testing.T) {
 
 	// Two run, in the members; the third waits in its queue.
 	where := func() map[string]string { return f.running(t, ctx, ns) }
-	eventually(t, ctx, 3*time.Minute, "two of the three jobs running in members", func() (bool, string) {
+	poll.Eventually(t, ctx, 3*time.Minute, "two of the three jobs running in members", func() (bool, string) {
 		w := where()
 		_, third := w["train-2"]
 		return len(w) == 2 && !third, fmt.Sprintf("running %v", w)
 	})
 	cs := kubernetes.NewForConfigOrDie(kp.RESTConfig())
-	eventually(t, ctx, time.Minute, "the third job told why it waits", func() (bool, string) {
+	poll.Eventually(t, ctx, time.Minute, "the third job told why it waits", func() (bool, string) {
 		evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=train-2,reason=QueueCapability"})
 		if err != nil || len(evs.Items) == 0 {
 			return false, fmt.Sprint(err)
@@ -98,7 +98,7 @@ func TestFederation(t *testing.T) {
 	if err := kc.Patch(ctx, patched, client.MergeFrom(capped)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, ctx, 2*time.Minute, "the third job running in member-a", func() (bool, string) {
+	poll.Eventually(t, ctx, 2*time.Minute, "the third job running in member-a", func() (bool, string) {
 		w := where()
 		return w["train-2"] == "member-a", fmt.Sprintf("running %v", w)
 	})
@@ -147,7 +147,7 @@ func TestFederationFairShare(t *testing.T) {
 	bindingsHeld(t, ctx, f, ns, 40)
 	setReady(t, ctx, f, true)
 	var counts map[string]int
-	eventually(t, ctx, 3*time.Minute, "16 jobs running", func() (bool, string) {
+	poll.Eventually(t, ctx, 3*time.Minute, "16 jobs running", func() (bool, string) {
 		counts = map[string]int{}
 		for job := range f.running(t, ctx, ns) {
 			counts[strings.SplitN(job, "-", 2)[0]]++
@@ -370,7 +370,7 @@ func setReady(t *testing.T, ctx context.Context, f *federation, ready bool, name
 	if ready {
 		want = metav1.ConditionTrue
 	}
-	eventually(t, ctx, 3*time.Minute, fmt.Sprintf("%v Ready=%s", names, want), func() (bool, string) {
+	poll.Eventually(t, ctx, 3*time.Minute, fmt.Sprintf("%v Ready=%s", names, want), func() (bool, string) {
 		n := 0
 		for _, m := range names {
 			var cl clusterv1alpha1.Cluster
@@ -461,7 +461,7 @@ func (f *federation) decisionsSince(t *testing.T, ctx context.Context, n float64
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, ctx, 2*time.Minute, fmt.Sprintf("%v more dispatch decisions", n), func() (bool, string) {
+	poll.Eventually(t, ctx, 2*time.Minute, fmt.Sprintf("%v more dispatch decisions", n), func() (bool, string) {
 		got, err := f.decisions(ctx)
 		if err != nil {
 			return false, err.Error()
@@ -565,35 +565,19 @@ func startGlobal(t *testing.T, ctx context.Context, kubeconfig, certDir string, 
 // given, says why waiting is pointless.
 func waitForSuspension(t *testing.T, ctx context.Context, c client.Client, alive ...func() error) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	poll.Eventually(t, ctx, 2*time.Minute, "caldera-global", func() (bool, string) {
 		for _, a := range alive {
 			if err := a(); err != nil {
-				return false, err
+				t.Fatalf("waiting for caldera-global: %v", err)
 			}
 		}
 		probe := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "probe-job"},
 			Spec: workv1alpha2.ResourceBindingSpec{Resource: workv1alpha2.ObjectReference{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job", Namespace: "default", Name: "probe"}}}
 		if err := c.Create(ctx, probe, client.DryRunAll); err != nil {
-			return false, nil
+			return false, err.Error()
 		}
-		return probe.Spec.SchedulingSuspended(), nil
+		return probe.Spec.SchedulingSuspended(), "a new binding not suspended"
 	})
-	if err != nil {
-		t.Fatalf("waiting for caldera-global: %v", err)
-	}
-}
-
-func eventually(t *testing.T, ctx context.Context, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		ok, msg := cond()
-		last = msg
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: %v (last: %s)", what, err, last)
-	}
 }
 
 // clientFor is a client of the kubeconfig's API server knowing Caldera's

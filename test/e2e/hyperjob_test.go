@@ -20,6 +20,7 @@ import (
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/federation/hyperjob/lifecycle"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 const gpu = corev1.ResourceName("nvidia.com/gpu")
@@ -67,12 +68,12 @@ func TestFederationHyperJob(t *testing.T) {
 	if err := mb.Create(ctx, filler); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, ctx, 2*time.Minute, "the filler running in member-b", func() (bool, string) {
+	poll.Eventually(t, ctx, 2*time.Minute, "the filler running in member-b", func() (bool, string) {
 		return f.running(t, ctx, ns)["filler"] == "member-b", fmt.Sprint(f.running(t, ctx, ns))
 	})
 	// Karmada knows member-b is full: its Cluster's summary, which the
 	// HyperJob's plan reads, counts the filler's GPUs.
-	eventually(t, ctx, time.Minute, "member-b's summary counting the filler", func() (bool, string) {
+	poll.Eventually(t, ctx, time.Minute, "member-b's summary counting the filler", func() (bool, string) {
 		var cl clusterv1alpha1.Cluster
 		if err := kc.Get(ctx, client.ObjectKey{Name: "member-b"}, &cl); err != nil || cl.Status.ResourceSummary == nil {
 			return false, fmt.Sprint(err)
@@ -105,7 +106,7 @@ func TestFederationHyperJob(t *testing.T) {
 		}
 		return fmt.Sprintf("%s %s: %s", c.Status, c.Reason, c.Message)
 	}
-	eventually(t, ctx, time.Minute, "the HyperJob waiting for room", func() (bool, string) {
+	poll.Eventually(t, ctx, time.Minute, "the HyperJob waiting for room", func() (bool, string) {
 		got := planned()
 		return strings.HasPrefix(got, "False Waiting: no plan fits the clusters now"), got
 	})
@@ -122,11 +123,11 @@ func TestFederationHyperJob(t *testing.T) {
 
 	// Room once the filler is done: both children run, together.
 	finishPods(t, ctx, mb, ns, "filler")
-	eventually(t, ctx, 3*time.Minute, "both children running, one in each member", func() (bool, string) {
+	poll.Eventually(t, ctx, 3*time.Minute, "both children running, one in each member", func() (bool, string) {
 		r := f.running(t, ctx, ns)
 		return r["llm-train-0"] != "" && r["llm-train-1"] != "" && r["llm-train-0"] != r["llm-train-1"], fmt.Sprint(r)
 	})
-	eventually(t, ctx, time.Minute, "the HyperJob counting 32 running workers", func() (bool, string) {
+	poll.Eventually(t, ctx, time.Minute, "the HyperJob counting 32 running workers", func() (bool, string) {
 		var got trainingv1alpha1.HyperJob
 		if err := kc.Get(ctx, client.ObjectKeyFromObject(hj), &got); err != nil {
 			return false, err.Error()
@@ -172,7 +173,7 @@ func TestFederationHeterogeneous(t *testing.T) {
 	if err := kc.Create(ctx, hj); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, ctx, 3*time.Minute, "each replicated job running where its model is", func() (bool, string) {
+	poll.Eventually(t, ctx, 3*time.Minute, "each replicated job running where its model is", func() (bool, string) {
 		r := f.running(t, ctx, ns)
 		return r["mix-h100-0"] == "member-b" && r["mix-a100-0"] == "member-b" && r["mix-a100-1"] == "member-a", fmt.Sprint(r)
 	})

@@ -37,6 +37,7 @@ import (
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/localenv"
 	"github.com/caldera-sh/caldera/pkg/webhooks/certs"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // The real-Karmada tier (make test-karmada) runs the federation scenarios
@@ -297,7 +298,7 @@ func startRealFederation(t *testing.T, ctx context.Context, karmadaBin, binDir, 
 	if err := kc.Create(ctx, apiService); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, ctx, 2*time.Minute, "Clusters served through the aggregated apiserver", func() (bool, string) {
+	poll.Eventually(t, ctx, 2*time.Minute, "Clusters served through the aggregated apiserver", func() (bool, string) {
 		var cls clusterv1alpha1.ClusterList
 		if err := kc.List(ctx, &cls); err != nil {
 			return false, err.Error()
@@ -413,7 +414,7 @@ func startRealFederation(t *testing.T, ctx context.Context, karmadaBin, binDir, 
 	kubectl("apply", "--server-side", "-k", "deploy/global/karmada")
 
 	// Ready, with Volcano's kinds known in each member.
-	eventually(t, ctx, 3*time.Minute, "members Ready with Volcano's kinds", func() (bool, string) {
+	poll.Eventually(t, ctx, 3*time.Minute, "members Ready with Volcano's kinds", func() (bool, string) {
 		var cls clusterv1alpha1.ClusterList
 		if err := kc.List(ctx, &cls); err != nil {
 			return false, err.Error()
