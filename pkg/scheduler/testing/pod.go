@@ -88,27 +88,25 @@ func (p *PodWrapper) Phase(phase corev1.PodPhase) *PodWrapper {
 
 // Req adds requests (name/quantity pairs) to the first container.
 func (p *PodWrapper) Req(pairs ...string) *PodWrapper {
-	c := &p.Spec.Containers[0]
-	if c.Resources.Requests == nil {
-		c.Resources.Requests = corev1.ResourceList{}
-	}
-	for i := 0; i+1 < len(pairs); i += 2 {
-		c.Resources.Requests[corev1.ResourceName(pairs[i])] = resource.MustParse(pairs[i+1])
-	}
+	addPairs(&p.Spec.Containers[0].Resources.Requests, pairs)
 	return p
 }
 
 // Limit adds limits (name/quantity pairs) to the first container; extended
 // resources such as GPUs need limits equal to their requests.
 func (p *PodWrapper) Limit(pairs ...string) *PodWrapper {
-	c := &p.Spec.Containers[0]
-	if c.Resources.Limits == nil {
-		c.Resources.Limits = corev1.ResourceList{}
+	addPairs(&p.Spec.Containers[0].Resources.Limits, pairs)
+	return p
+}
+
+// addPairs adds name/quantity pairs to a resource list, making it when nil.
+func addPairs(l *corev1.ResourceList, pairs []string) {
+	if *l == nil {
+		*l = corev1.ResourceList{}
 	}
 	for i := 0; i+1 < len(pairs); i += 2 {
-		c.Resources.Limits[corev1.ResourceName(pairs[i])] = resource.MustParse(pairs[i+1])
+		(*l)[corev1.ResourceName(pairs[i])] = resource.MustParse(pairs[i+1])
 	}
-	return p
 }
 
 // Image sets the first container's image.
