@@ -1,0 +1,251 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
+	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
+	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
+	"github.com/caldera-sh/caldera/pkg/sim"
+	"github.com/caldera-sh/caldera/pkg/sim/trace"
+)
+
+// member is a simulated member cluster and what is placed on it.
+type member struct {
+	name string
+	c    *sim.Cluster
+	// allocatable is its nodes'; allocated the requests of its bound,
+	// unfinished pods.
+	allocatable, allocated dispatch.Resources
+}
+
+// profile builds the scheduler's actions and plugins from its
+// configuration; done releases them.
+func (s *Scenario) profile(ctx context.Context) (*profile.Profile, *configv1alpha1.SchedulerConfiguration, func(), error) {
+	text := s.Scheduler
+	if text == "" {
+		text = DefaultScheduler
+	}
+	cfg, err := config.Load([]byte(text), profile.NameRegistry())
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("scheduler: %w", err)
+	}
+	h := &framework.Handle{}
+	done := func() {}
+	if fitOpts, needFit, err := profile.PodFitOptions(cfg); err != nil {
+		return nil, nil, nil, fmt.Errorf("scheduler: %w", err)
+	} else if needFit {
+		// kube-scheduler's plugins look volumes and workloads up in
+		// informers: the simulated cluster has none of them.
+		fctx, cancel := context.WithCancel(ctx)
+		cs := fake.NewClientset()
+		factory := informers.NewSharedInformerFactory(cs, 0)
+		// One goroutine scores: the simulation is one thread of work,
+		// and fanning 50 nodes out to 16 goroutines costs more than it
+		// saves.
+		e, err := podfit.New(fctx, podfit.Options{InformerFactory: factory, ClientSet: cs, Profile: fitOpts, Parallelism: 1})
+		if err != nil {
+			cancel()
+			return nil, nil, nil, fmt.Errorf("scheduler: %w", err)
+		}
+		factory.Start(fctx.Done())
+		factory.WaitForCacheSync(fctx.Done())
+		h.PodFit = e
+		done = func() { _ = e.Close(); cancel() }
+	}
+	prof, err := profile.Build(cfg, h)
+	if err != nil {
+		done()
+		return nil, nil, nil, fmt.Errorf("scheduler: %w", err)
+	}
+	return prof, cfg, done, nil
+}
+
+// addQueues creates root, the scenario's queues and default in a cluster.
+func (s *Scenario) addQueues(c *sim.Cluster) {
+	c.AddQueue(&schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: schedulingv1beta1.RootQueue}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}})
+	hasDefault := false
+	for _, q := range s.Queues {
+		hasDefault = hasDefault || q.Name == schedulingv1beta1.DefaultQueue
+		weight := q.Weight
+		if weight == 0 {
+			weight = 1
+		}
+		c.AddQueue(&schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: q.Name}, Spec: schedulingv1beta1.QueueSpec{
+			Parent: schedulingv1beta1.RootQueue, Weight: weight, Capability: q.Capability, Deserved: q.Deserved,
+			Guarantee: schedulingv1beta1.Guarantee{Resource: q.Guarantee}, Priority: q.Priority,
+		}, Status: schedulingv1beta1.QueueStatus{State: schedulingv1beta1.QueueStateOpen}})
+	}
+	if !hasDefault {
+		c.AddQueue(&schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: schedulingv1beta1.DefaultQueue}, Spec: schedulingv1beta1.QueueSpec{
+			Parent: schedulingv1beta1.RootQueue, Weight: 1}, Status: schedulingv1beta1.QueueStatus{State: schedulingv1beta1.QueueStateOpen}})
+	}
+}
+
+// nodes are a cluster's nodes, named <cluster>-<node> in a member.
+func (s *Scenario) nodes(cl Cluster) ([]*corev1.Node, error) {
+	prefix := ""
+	if cl.Name != "" {
+		prefix = cl.Name + "-"
+	}
+	var out []*corev1.Node
+	ready := []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+	for _, g := range cl.NodeGroups {
+		for i := range g.Count {
+			name := fmt.Sprintf("%s%s-%d", prefix, g.Name, i)
+			labels := map[string]string{corev1.LabelHostname: name}
+			for k, v := range g.Labels {
+				labels[k] = v
+			}
+			rl := g.Resources.DeepCopy()
+			if _, ok := rl[corev1.ResourcePods]; !ok {
+				rl[corev1.ResourcePods] = resource.MustParse("256")
+			}
+			out = append(out, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+				Status: corev1.NodeStatus{Capacity: rl, Allocatable: rl, Conditions: ready}})
+		}
+	}
+	if t := cl.Trace; t != nil {
+		f, err := os.Open(s.path(t.Nodes))
+		if err != nil {
+			return nil, fmt.Errorf("cluster.trace.nodes: %w", err)
+		}
+		defer f.Close()
+		nodes, err := trace.ReadNodes(f)
+		if err != nil {
+			return nil, fmt.Errorf("cluster.trace.nodes %s: %w", t.Nodes, err)
+		}
+		if t.Limit > 0 && len(nodes) > t.Limit {
+			nodes = nodes[:t.Limit]
+		}
+		for _, n := range nodes {
+			n.Name = prefix + n.Name
+			labels := map[string]string{corev1.LabelHostname: n.Name}
+			extra := map[corev1.ResourceName]int64{}
+			if n.GPUs > 0 {
+				extra[trace.GPUMilli] = n.GPUs * 1000
+				labels[trace.GPUModelLabel] = n.Model
+				if t.GPUCards {
+					extra[api.ResourceGPUNumber] = n.GPUs
+					extra[api.ResourceGPUMemory] = n.GPUs * 1000
+				}
+			}
+			rl := quantities(n.CPUMilli, n.MemoryMiB, extra)
+			out = append(out, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: labels},
+				Status: corev1.NodeStatus{Capacity: rl, Allocatable: rl, Conditions: ready}})
+		}
+	}
+	return out, nil
+}
+
+// submit gives a job to a member cluster at released.
+func (st *state) submit(m *member, j job, released time.Duration) {
+	i, ok := st.byName[j.name]
+	if !ok {
+		i = st.record(j)
+	}
+	rec := &st.r.Jobs[i]
+	rec.Cluster, rec.Released = m.name, released
+	if k, found := slices.BinarySearch(st.running, i); !found {
+		st.running = slices.Insert(st.running, k, i)
+	}
+	c := m.c
+	c.AddPodGroup(&schedulingv1beta1.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: j.name},
+		Spec:       schedulingv1beta1.PodGroupSpec{MinMember: j.min, Queue: j.queue, PriorityClassName: j.priority},
+	})
+	for t := range j.tasks {
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: fmt.Sprintf("%s-%d", j.name, t),
+				Annotations: map[string]string{schedulingv1beta1.KubeGroupNameAnnotation: j.name}},
+			Spec: corev1.PodSpec{
+				SchedulerName: "volcano", PriorityClassName: j.priority, NodeSelector: j.selector,
+				Containers: []corev1.Container{{Name: "main", Resources: corev1.ResourceRequirements{Requests: j.requests}}},
+			},
+			Status: corev1.PodStatus{Phase: corev1.PodPending},
+		}
+		if len(j.models) > 0 {
+			p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
+					Key: trace.GPUModelLabel, Operator: corev1.NodeSelectorOpIn, Values: j.models,
+				}}}},
+			}}}
+		}
+		c.AddPod(p, max(j.runtime, time.Second))
+	}
+}
+
+func (st *state) bound(m *member, p *corev1.Pod, node string, at time.Time) {
+	st.account(at.Sub(start))
+	st.use(p, node, 1)
+	i, ok := st.jobOf(p)
+	if !ok {
+		return
+	}
+	if !st.federated {
+		// With a dispatcher, a released job counts from its release.
+		m.allocated.Add(dispatch.ResourcesOf(p.Spec.Containers[0].Resources.Requests))
+	}
+	st.placed[i]++
+	rec := &st.r.Jobs[i]
+	if rec.Start < 0 && st.placed[i] >= rec.MinAvailable {
+		rec.Start = at.Sub(start)
+		st.pending--
+	}
+}
+
+func (st *state) finished(m *member, p *corev1.Pod, at time.Time) {
+	st.account(at.Sub(start))
+	st.use(p, p.Spec.NodeName, -1)
+	m.allocated.Sub(dispatch.ResourcesOf(p.Spec.Containers[0].Resources.Requests))
+	m.c.Forget(p)
+	i, ok := st.jobOf(p)
+	if !ok {
+		return
+	}
+	st.done[i]++
+	rec := &st.r.Jobs[i]
+	if st.done[i] == rec.Tasks {
+		rec.End = at.Sub(start)
+		if k, found := slices.BinarySearch(st.running, i); found {
+			st.running = slices.Delete(st.running, k, k+1)
+		}
+		m.c.ForgetPodGroup(namespace, rec.Name)
+	}
+}
+
+func (st *state) evicted(m *member, p *corev1.Pod) {
+	c := m.c
+	st.account(c.Now().Sub(start))
+	if p.Spec.NodeName != "" {
+		st.use(p, p.Spec.NodeName, -1)
+	}
+	i, ok := st.jobOf(p)
+	if !ok {
+		return
+	}
+	rec := &st.r.Jobs[i]
+	rec.Evictions++
+	st.placed[i]--
+	// The job controller makes the pod again; it waits to be placed (and
+	// still counts on the member's account).
+	q := p.DeepCopy()
+	q.UID, q.ResourceVersion, q.Spec.NodeName, q.DeletionTimestamp, q.Status = "", "", "", nil, corev1.PodStatus{Phase: corev1.PodPending}
+	q.Name = fmt.Sprintf("%s-r%d", p.Name, rec.Evictions)
+	c.AddPod(q, time.Second)
+}
