@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	schedv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
@@ -25,6 +26,16 @@ import (
 	"github.com/caldera-sh/caldera/pkg/sim/trace"
 )
 
+// addPriorityClasses creates the priority classes of the scenario's
+// generators in a cluster.
+func (s *Scenario) addPriorityClasses(c *sim.Cluster) {
+	for _, g := range s.Workload.Generators {
+		if g.Priority != 0 {
+			c.AddPriorityClass(&schedv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: priorityClass(g.Priority)}, Value: g.Priority})
+		}
+	}
+}
+
 // member is a simulated member cluster and what is placed on it.
 type member struct {
 	name string
@@ -32,6 +43,61 @@ type member struct {
 	// allocatable is its nodes'; allocated the requests of its bound,
 	// unfinished pods.
 	allocatable, allocated dispatch.Resources
+}
+
+// simOptions are the member simulators' options, callbacks aside: the
+// scheduler's actions and plugins, and its node search.
+func simOptions(prof *profile.Profile, cfg *configv1alpha1.SchedulerConfiguration) sim.Options {
+	// How many feasible nodes a search looks for, as the scheduler's
+	// configuration says.
+	nodesToFind := framework.NodesToFind(int(*cfg.NodeSampling.PercentageOfNodesToFind), int(*cfg.NodeSampling.MinNodesToFind))
+	// Nodes carry kube-scheduler's view of them when its plugins run.
+	var newMirror func() api.NodeMirror
+	if _, needFit, _ := profile.PodFitOptions(cfg); needFit {
+		newMirror = podfit.NewNodeMirror
+	}
+	return sim.Options{
+		Actions: prof.Actions, Tiers: prof.Tiers, Start: start, EvictionGrace: 30 * time.Second,
+		NodesToFind: nodesToFind, NewNodeMirror: newMirror,
+		// As in the scheduler, the plugins that prepare binds do.
+		PreBinder: prof.PreBinder(),
+	}
+}
+
+// addMember adds a member cluster: a simulator with the scenario's nodes,
+// queues and priority classes for cl, whose pod events the run follows.
+func (st *state) addMember(s *Scenario, cl Cluster, opts sim.Options) error {
+	m := &member{name: cl.Name, allocatable: dispatch.Resources{}, allocated: dispatch.Resources{}}
+	opts.OnBound = func(p *corev1.Pod, node string, at time.Time) { st.bound(m, p, node, at) }
+	opts.OnFinished = func(p *corev1.Pod, at time.Time) { st.finished(m, p, at) }
+	opts.OnEvicted = func(c *sim.Cluster, p *corev1.Pod, _ time.Duration) { st.evicted(m, p) }
+	m.c = sim.New(opts)
+	nodes, err := s.nodes(cl)
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		m.c.AddNode(n)
+		m.allocatable.Add(dispatch.ResourcesOf(n.Status.Allocatable))
+		st.addNode(n)
+	}
+	s.addQueues(m.c)
+	s.addPriorityClasses(m.c)
+	st.order = append(st.order, m)
+	st.members[m.name] = m
+	return nil
+}
+
+// cycle runs the member's scheduler while some job waits. As the
+// scheduler does, a cycle that binds may let another place more (a gang
+// whose admission the first made): it cycles until one binds nothing, at
+// most four times.
+func (m *member) cycle(ctx context.Context) {
+	for range 4 {
+		if !m.c.PendingWork() || m.c.Cycle(ctx).Bound == 0 {
+			break
+		}
+	}
 }
 
 // profile builds the scheduler's actions and plugins from its

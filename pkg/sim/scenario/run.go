@@ -5,16 +5,9 @@ import (
 	"math"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	schedv1 "k8s.io/api/scheduling/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
-	"github.com/caldera-sh/caldera/pkg/scheduler/api"
-	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
-	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
+	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
-	"github.com/caldera-sh/caldera/pkg/sim"
 	"github.com/caldera-sh/caldera/pkg/sim/trace"
 )
 
@@ -55,18 +48,43 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// As in the scheduler, the plugins that prepare binds do.
-	preBinder := prof.PreBinder()
 	defer done()
-	// How many feasible nodes a search looks for, as the scheduler's
-	// configuration says.
-	nodesToFind := framework.NodesToFind(int(*cfg.NodeSampling.PercentageOfNodesToFind), int(*cfg.NodeSampling.MinNodesToFind))
-	// Nodes carry kube-scheduler's view of them when its plugins run.
-	var newMirror func() api.NodeMirror
-	if _, needFit, _ := profile.PodFitOptions(cfg); needFit {
-		newMirror = podfit.NewNodeMirror
+	st, err := newState(s, prof, cfg)
+	if err != nil {
+		return nil, err
 	}
+	work, err := st.workload(s)
+	if err != nil {
+		return nil, err
+	}
+	until := time.Duration(math.MaxInt64)
+	if s.Until != nil {
+		until = s.Until.Duration
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		at, ok := st.nextEvent(work)
+		if !ok || at > until {
+			break
+		}
+		st.advance(at)
+		st.arrive(work, at)
+		if st.federated {
+			st.federate(at)
+		}
+		st.cycle(ctx)
+		st.sample(at)
+	}
+	r := st.finish()
+	r.Wall = time.Since(wallStart)
+	return r, nil
+}
 
+// newState sets the run up: a simulated member cluster for each of the
+// scenario's clusters (or its one cluster), and the federation's options.
+func newState(s *Scenario, prof *profile.Profile, cfg *configv1alpha1.SchedulerConfiguration) (*state, error) {
 	r := &Result{Name: s.Name, Capacity: map[string]float64{}, ModelCapacity: map[string]float64{}}
 	st := &state{r: r, byName: map[string]int{}, models: map[string]string{}, allocated: map[string]float64{}, modelAlloc: map[string]float64{},
 		members: map[string]*member{}, free: map[string]dispatch.Resources{}, cards: map[string][]card{}}
@@ -74,131 +92,103 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 	if s.Cluster != nil {
 		clusters = []Cluster{*s.Cluster}
 	}
+	opts := simOptions(prof, cfg)
 	for _, cl := range clusters {
-		m := &member{name: cl.Name, allocatable: dispatch.Resources{}, allocated: dispatch.Resources{}}
-		m.c = sim.New(sim.Options{
-			Actions: prof.Actions, Tiers: prof.Tiers, Start: start, EvictionGrace: 30 * time.Second,
-			NodesToFind: nodesToFind, PreBinder: preBinder, NewNodeMirror: newMirror,
-			OnBound:    func(p *corev1.Pod, node string, at time.Time) { st.bound(m, p, node, at) },
-			OnFinished: func(p *corev1.Pod, at time.Time) { st.finished(m, p, at) },
-			OnEvicted:  func(c *sim.Cluster, p *corev1.Pod, _ time.Duration) { st.evicted(m, p) },
-		})
-		nodes, err := s.nodes(cl)
-		if err != nil {
+		if err := st.addMember(s, cl, opts); err != nil {
 			return nil, err
 		}
-		for _, n := range nodes {
-			m.c.AddNode(n)
-			m.allocatable.Add(dispatch.ResourcesOf(n.Status.Allocatable))
-			st.free[n.Name] = dispatch.ResourcesOf(n.Status.Allocatable)
-			if count := n.Status.Allocatable[api.ResourceGPUNumber]; count.Value() > 0 {
-				mem := n.Status.Allocatable[api.ResourceGPUMemory]
-				cards := make([]card, count.Value())
-				for i := range cards {
-					cards[i].memory = mem.Value() / count.Value()
-				}
-				st.cards[n.Name] = cards
-			}
-			for name, q := range n.Status.Allocatable {
-				r.Capacity[string(name)] += float64(q.MilliValue()) / 1000
-			}
-			if model := n.Labels[trace.GPUModelLabel]; model != "" {
-				st.models[n.Name] = model
-				q := n.Status.Allocatable[trace.GPUMilli]
-				r.ModelCapacity[model] += float64(q.Value())
-			}
-		}
-		s.addQueues(m.c)
-		for _, g := range s.Workload.Generators {
-			if g.Priority != 0 {
-				m.c.AddPriorityClass(&schedv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: priorityClass(g.Priority)}, Value: g.Priority})
-			}
-		}
-		st.order = append(st.order, m)
-		st.members[m.name] = m
 	}
-	jobs, unscheduled, err := s.jobs(r.Capacity[trace.GPUMilli])
+	st.federated = len(s.Clusters) > 0
+	st.queues = s.Queues
+	// The simulator acts on the releases alone: hold messages go unformatted.
+	st.dispatchOpts = dispatch.Options{OmitMessages: true}
+	st.startTimeout = DefaultHyperJobStartTimeout
+	if s.Federation != nil {
+		st.dispatchOpts.StarvationWait = s.Federation.StarvationWait.Duration
+		if t := s.Federation.HyperJobStartTimeout.Duration; t > 0 {
+			st.startTimeout = t
+		}
+	}
+	return st, nil
+}
+
+// workload makes the scenario's jobs and HyperJobs, for the run to submit
+// as they arrive, and takes the median GPU task from them to count the
+// GPUs it could not use.
+func (st *state) workload(s *Scenario) (*arrivals, error) {
+	jobs, unscheduled, err := s.jobs(st.r.Capacity[trace.GPUMilli])
 	if err != nil {
 		return nil, err
 	}
-	r.Unscheduled = unscheduled
-	federated := len(s.Clusters) > 0
-	st.federated = federated
+	st.r.Unscheduled = unscheduled
 	hjs := s.hyperJobs()
-	st.gpu, st.typical = typicalGPUTask(r.Capacity, jobs, hjs)
+	st.gpu, st.typical = typicalGPUTask(st.r.Capacity, jobs, hjs)
 	st.strandAll()
-	// The simulator acts on the releases alone: hold messages go unformatted.
-	opts := dispatch.Options{OmitMessages: true}
-	startTimeout := DefaultHyperJobStartTimeout
-	if s.Federation != nil {
-		opts.StarvationWait = s.Federation.StarvationWait.Duration
-		if t := s.Federation.HyperJobStartTimeout.Duration; t > 0 {
-			startTimeout = t
-		}
-	}
+	return &arrivals{jobs: jobs, hyperJobs: hjs}, nil
+}
 
-	until := time.Duration(math.MaxInt64)
-	if s.Until != nil {
-		until = s.Until.Duration
+// nextEvent is when the run next has something to do: a job or HyperJob
+// arrives, a member's pod event falls due, or a planned HyperJob's start
+// deadline passes; ok is false when nothing is left.
+func (st *state) nextEvent(work *arrivals) (at time.Duration, ok bool) {
+	at, ok = work.next()
+	for _, m := range st.order {
+		if due, has := m.c.Next(); has && due.Sub(start) < at {
+			at, ok = due.Sub(start), true
+		}
 	}
-	next, nextHJ := 0, 0
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		at, ok := time.Duration(math.MaxInt64), false
-		if next < len(jobs) {
-			at, ok = jobs[next].arrival, true
-		}
-		if nextHJ < len(hjs) && hjs[nextHJ].arrival < at {
-			at, ok = hjs[nextHJ].arrival, true
-		}
-		for _, m := range st.order {
-			if due, has := m.c.Next(); has && due.Sub(start) < at {
-				at, ok = due.Sub(start), true
-			}
-		}
-		if due, has := st.nextStartDeadline(startTimeout); has && due < at {
-			at, ok = due, true
-		}
-		if !ok || at > until {
-			break
-		}
-		st.account(at)
-		for _, m := range st.order {
-			m.c.Advance(start.Add(at).Sub(m.c.Now()))
-		}
-		for next < len(jobs) && jobs[next].arrival <= at {
-			if federated {
-				st.hold(jobs[next])
-			} else {
-				st.submit(st.order[0], jobs[next], jobs[next].arrival)
-			}
-			next++
-		}
-		for nextHJ < len(hjs) && hjs[nextHJ].arrival <= at {
-			st.waiting = append(st.waiting, hjs[nextHJ])
-			nextHJ++
-		}
-		if federated {
-			st.checkStarts(at, startTimeout)
-			st.plan()
-			st.dispatch(at, s.Queues, opts)
-		}
-		for _, m := range st.order {
-			// As the scheduler does, a cycle runs only while some job
-			// waits; one that binds may let another place more (a gang
-			// whose admission the first made): cycle until one binds
-			// nothing.
-			for range 4 {
-				if !m.c.PendingWork() || m.c.Cycle(ctx).Bound == 0 {
-					break
-				}
-			}
-		}
-		st.sample(at)
+	if due, has := st.nextStartDeadline(st.startTimeout); has && due < at {
+		at, ok = due, true
 	}
+	return at, ok
+}
+
+// advance moves the members' clocks to at; their pods that end or are
+// evicted by then report as they go.
+func (st *state) advance(at time.Duration) {
+	st.account(at)
+	for _, m := range st.order {
+		m.c.Advance(start.Add(at).Sub(m.c.Now()))
+	}
+}
+
+// arrive submits the jobs that arrive by at: held for the global
+// dispatcher when there is one, else straight to the one member; the
+// HyperJobs wait to be planned.
+func (st *state) arrive(work *arrivals, at time.Duration) {
+	jobs, hjs := work.due(at)
+	for _, j := range jobs {
+		if st.federated {
+			st.hold(j)
+		} else {
+			st.submit(st.order[0], j, j.arrival)
+		}
+	}
+	st.waiting = append(st.waiting, hjs...)
+}
+
+// federate runs the global layer at at: the HyperJob controller's start
+// checks and plans, then the dispatcher's releases.
+func (st *state) federate(at time.Duration) {
+	st.checkStarts(at, st.startTimeout)
+	st.plan()
+	st.dispatch(at, st.queues, st.dispatchOpts)
+}
+
+// cycle runs each member's scheduler on what is pending.
+func (st *state) cycle(ctx context.Context) {
+	for _, m := range st.order {
+		m.cycle(ctx)
+	}
+}
+
+// finish closes the run's accounts at the members' time and returns its
+// result, wall time aside.
+func (st *state) finish() *Result {
+	r := st.r
 	r.Unplanned = len(st.waiting)
+	// Stranded GPUs are integrated to the last event, allocation to the
+	// end.
 	r.StrandedGPUSeconds, r.StrandedGPUAtEnd, r.GPU = st.strandedArea, st.stranded, st.gpu
 	r.End = st.order[0].c.Now().Sub(start)
 	st.account(r.End)
@@ -210,8 +200,7 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 		r.Stats.Evictions += cs.Evictions
 		r.Stats.Completions += cs.Completions
 	}
-	r.Wall = time.Since(wallStart)
-	return r, nil
+	return r
 }
 
 // state follows the run.
@@ -233,6 +222,12 @@ type state struct {
 	federated bool
 	members   map[string]*member
 	order     []*member
+	// queues, dispatchOpts and startTimeout are the federation's: the
+	// dispatcher's queues and options, and how long a HyperJob's children
+	// have to start.
+	queues       []Queue
+	dispatchOpts dispatch.Options
+	startTimeout time.Duration
 	// models are the trace nodes' GPU models.
 	models     map[string]string
 	allocated  map[string]float64

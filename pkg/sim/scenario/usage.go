@@ -7,8 +7,31 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/sim/trace"
 )
+
+// addNode opens a node's accounts: its free resources, its GPU cards, and
+// its share of the capacity per resource and per GPU model.
+func (st *state) addNode(n *corev1.Node) {
+	st.free[n.Name] = dispatch.ResourcesOf(n.Status.Allocatable)
+	if count := n.Status.Allocatable[api.ResourceGPUNumber]; count.Value() > 0 {
+		mem := n.Status.Allocatable[api.ResourceGPUMemory]
+		cards := make([]card, count.Value())
+		for i := range cards {
+			cards[i].memory = mem.Value() / count.Value()
+		}
+		st.cards[n.Name] = cards
+	}
+	for name, q := range n.Status.Allocatable {
+		st.r.Capacity[string(name)] += float64(q.MilliValue()) / 1000
+	}
+	if model := n.Labels[trace.GPUModelLabel]; model != "" {
+		st.models[n.Name] = model
+		q := n.Status.Allocatable[trace.GPUMilli]
+		st.r.ModelCapacity[model] += float64(q.Value())
+	}
+}
 
 func (st *state) use(p *corev1.Pod, node string, sign float64) {
 	st.useCards(p, node, int(sign))

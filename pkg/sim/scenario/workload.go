@@ -3,6 +3,7 @@ package scenario
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -34,6 +35,38 @@ type job struct {
 	gang     string
 	gangSize int
 	clusters []string
+}
+
+// arrivals are the workload's jobs and HyperJobs in arrival order, and how
+// many of each have arrived.
+type arrivals struct {
+	jobs                  []job
+	hyperJobs             []hyperJob
+	nextJob, nextHyperJob int
+}
+
+// next is when the next job or HyperJob arrives; ok is false when all have.
+func (a *arrivals) next() (at time.Duration, ok bool) {
+	at = time.Duration(math.MaxInt64)
+	if a.nextJob < len(a.jobs) {
+		at, ok = a.jobs[a.nextJob].arrival, true
+	}
+	if a.nextHyperJob < len(a.hyperJobs) && a.hyperJobs[a.nextHyperJob].arrival < at {
+		at, ok = a.hyperJobs[a.nextHyperJob].arrival, true
+	}
+	return at, ok
+}
+
+// due takes the jobs and HyperJobs that arrive by at.
+func (a *arrivals) due(at time.Duration) ([]job, []hyperJob) {
+	j, h := a.nextJob, a.nextHyperJob
+	for a.nextJob < len(a.jobs) && a.jobs[a.nextJob].arrival <= at {
+		a.nextJob++
+	}
+	for a.nextHyperJob < len(a.hyperJobs) && a.hyperJobs[a.nextHyperJob].arrival <= at {
+		a.nextHyperJob++
+	}
+	return a.jobs[j:a.nextJob], a.hyperJobs[h:a.nextHyperJob]
 }
 
 // hyperJob is a HyperJob to split once the members have room.
