@@ -3,7 +3,6 @@ package scenario
 import (
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +14,26 @@ import (
 	"github.com/caldera-sh/caldera/pkg/federation/split"
 )
 
+// federation is caldera-global's part of a run over several members: the
+// jobs its dispatcher holds, and the HyperJobs its HyperJob controller
+// has to plan or to see started.
+type federation struct {
+	// queues and opts are the dispatcher's; startTimeout is how long a
+	// HyperJob's children have to start once released.
+	queues       []Queue
+	opts         dispatch.Options
+	startTimeout time.Duration
+	// held are the jobs (by index) the dispatcher has not released yet,
+	// in arrival order.
+	held []int
+	// waiting are the HyperJobs not split yet.
+	waiting []hyperJob
+	// planned are the HyperJobs whose children are not all started yet.
+	planned []plannedHyperJob
+	// rollBacks counts the plans rolled back.
+	rollBacks int
+}
+
 // plannedHyperJob is a HyperJob split into children (their records'
 // indices), in its attempt-th plan (0 for the first).
 type plannedHyperJob struct {
@@ -23,57 +42,40 @@ type plannedHyperJob struct {
 	attempt  int
 }
 
+// newFederation is the federation of the scenario's queues and settings.
+func newFederation(s *Scenario) federation {
+	// The simulator acts on the releases alone: hold messages go unformatted.
+	f := federation{queues: s.Queues, opts: dispatch.Options{OmitMessages: true}, startTimeout: DefaultHyperJobStartTimeout}
+	if s.Federation != nil {
+		f.opts.StarvationWait = s.Federation.StarvationWait.Duration
+		if t := s.Federation.HyperJobStartTimeout.Duration; t > 0 {
+			f.startTimeout = t
+		}
+	}
+	return f
+}
+
 // hold records a job the global dispatcher holds until it releases it.
-func (st *state) hold(j job) {
-	st.held = append(st.held, st.record(j))
+func (st *state) hold(j job) int {
+	i := st.jobs.add(j)
+	st.fed.held = append(st.fed.held, i)
+	return i
 }
 
 // dispatch runs caldera-global's decision over the members and the held
 // jobs, and gives each released job to the cluster it was counted on.
-func (st *state) dispatch(at time.Duration, queues []Queue, opts dispatch.Options) {
-	if len(st.held) == 0 {
+func (st *state) dispatch(at time.Duration) {
+	if len(st.fed.held) == 0 {
 		return
 	}
-	snap := &dispatch.Snapshot{Now: start.Add(at)}
-	for _, m := range st.order {
-		snap.Clusters = append(snap.Clusters, dispatch.Cluster{Name: m.name, Ready: true, Allocatable: m.allocatable, Allocated: m.allocated})
-	}
-	hasDefault := false
-	for _, q := range queues {
-		hasDefault = hasDefault || q.Name == schedulingv1beta1.DefaultQueue
-		dq := dispatch.Queue{Name: q.Name, Priority: q.Priority, Weight: max(q.Weight, 1)}
-		if len(q.Capability) > 0 {
-			dq.Capability = dispatch.ResourcesOf(q.Capability)
-		}
-		if len(q.Guarantee) > 0 {
-			dq.Guarantee = dispatch.ResourcesOf(q.Guarantee)
-		}
-		snap.Queues = append(snap.Queues, dq)
-	}
-	if !hasDefault {
-		snap.Queues = append(snap.Queues, dispatch.Queue{Name: schedulingv1beta1.DefaultQueue, Weight: 1})
-	}
-	binding := func(i int) *dispatch.Binding {
-		j, rec := st.jobs[i], &st.r.Jobs[i]
-		return &dispatch.Binding{ID: j.name, Queue: j.queue, Created: start.Add(j.arrival),
-			Components: []dispatch.Component{{Name: "task", Replicas: j.tasks, Request: dispatch.ResourcesOf(j.requests)}},
-			Released:   rec.Released >= 0, Cluster: rec.Cluster, Reported: rec.Released >= 0, Finished: rec.End >= 0,
-			Gang: j.gang, GangSize: j.gangSize, Clusters: j.clusters}
-	}
-	for _, i := range st.running {
-		snap.Bindings = append(snap.Bindings, binding(i))
-	}
-	for _, i := range st.held {
-		snap.Bindings = append(snap.Bindings, binding(i))
-	}
-	dec := dispatch.Decide(snap, opts)
+	dec := dispatch.Decide(st.dispatchSnapshot(at), st.fed.opts)
 	released := map[string]string{}
 	for _, rel := range dec.Releases {
 		released[rel.ID] = rel.Cluster
 	}
-	kept := st.held[:0]
-	for _, i := range st.held {
-		j := st.jobs[i]
+	kept := st.fed.held[:0]
+	for _, i := range st.fed.held {
+		j := st.jobs.jobs[i]
 		cluster, ok := released[j.name]
 		if !ok {
 			kept = append(kept, i)
@@ -85,15 +87,60 @@ func (st *state) dispatch(at time.Duration, queues []Queue, opts dispatch.Option
 		m.allocated.Add(dispatch.ResourcesOf(j.requests).Times(int64(j.tasks)))
 		st.submit(m, j, at)
 	}
-	st.held = kept
+	st.fed.held = kept
+}
+
+// dispatchSnapshot is what the dispatcher sees at at: the members, the
+// queues (default among them) and the jobs running or held.
+func (st *state) dispatchSnapshot(at time.Duration) *dispatch.Snapshot {
+	snap := &dispatch.Snapshot{Now: start.Add(at), Queues: dispatchQueues(st.fed.queues)}
+	for _, m := range st.order {
+		snap.Clusters = append(snap.Clusters, dispatch.Cluster{Name: m.name, Ready: true, Allocatable: m.allocatable, Allocated: m.allocated})
+	}
+	binding := func(i int) *dispatch.Binding {
+		j, rec := st.jobs.jobs[i], &st.jobs.records[i]
+		return &dispatch.Binding{ID: j.name, Queue: j.queue, Created: start.Add(j.arrival),
+			Components: []dispatch.Component{{Name: "task", Replicas: j.tasks, Request: dispatch.ResourcesOf(j.requests)}},
+			Released:   rec.Released >= 0, Cluster: rec.Cluster, Reported: rec.Released >= 0, Finished: rec.End >= 0,
+			Gang: j.gang, GangSize: j.gangSize, Clusters: j.clusters}
+	}
+	for _, i := range st.jobs.running {
+		snap.Bindings = append(snap.Bindings, binding(i))
+	}
+	for _, i := range st.fed.held {
+		snap.Bindings = append(snap.Bindings, binding(i))
+	}
+	return snap
+}
+
+// dispatchQueues are the scenario's queues as the dispatcher weighs them,
+// with default when the scenario does not name it.
+func dispatchQueues(queues []Queue) []dispatch.Queue {
+	var out []dispatch.Queue
+	hasDefault := false
+	for _, q := range queues {
+		hasDefault = hasDefault || q.Name == schedulingv1beta1.DefaultQueue
+		dq := dispatch.Queue{Name: q.Name, Priority: q.Priority, Weight: max(q.Weight, 1)}
+		if len(q.Capability) > 0 {
+			dq.Capability = dispatch.ResourcesOf(q.Capability)
+		}
+		if len(q.Guarantee) > 0 {
+			dq.Guarantee = dispatch.ResourcesOf(q.Guarantee)
+		}
+		out = append(out, dq)
+	}
+	if !hasDefault {
+		out = append(out, dispatch.Queue{Name: schedulingv1beta1.DefaultQueue, Weight: 1})
+	}
+	return out
 }
 
 // plan splits the waiting HyperJobs over what the members have free (as
 // the HyperJob controller does with Cluster summaries) and holds their
 // children; a HyperJob that does not fit waits for the next change.
 func (st *state) plan() {
-	kept := st.waiting[:0]
-	for _, h := range st.waiting {
+	kept := st.fed.waiting[:0]
+	for _, h := range st.fed.waiting {
 		clusters := make([]split.Cluster, 0, len(st.order))
 		for _, m := range st.order {
 			clusters = append(clusters, split.Cluster{Name: m.name, Free: m.allocatable.Clone().Sub(m.allocated)})
@@ -112,25 +159,25 @@ func (st *state) plan() {
 				name = fmt.Sprintf("%s-a%d", c.Name, h.attempt)
 				gang = fmt.Sprintf("%s-a%d", h.name, h.attempt)
 			}
-			st.hold(job{name: name, queue: h.queue, arrival: h.arrival, runtime: h.runtime, tasks: c.Pods, min: c.Pods, requests: h.pod,
+			i := st.hold(job{name: name, queue: h.queue, arrival: h.arrival, runtime: h.runtime, tasks: c.Pods, min: c.Pods, requests: h.pod,
 				gang: gang, gangSize: len(p.Children), clusters: []string{c.Cluster}})
-			ph.children = append(ph.children, st.byName[name])
+			ph.children = append(ph.children, i)
 		}
-		st.planned = append(st.planned, ph)
+		st.fed.planned = append(st.fed.planned, ph)
 	}
-	st.waiting = kept
+	st.fed.waiting = kept
 }
 
 // startDeadline is when the planned HyperJob's children must have started:
 // the start timeout after the last was released; ok is false while one
 // waits to be released.
-func (st *state) startDeadline(ph plannedHyperJob, timeout time.Duration) (deadline time.Duration, ok bool) {
+func (st *state) startDeadline(ph plannedHyperJob) (deadline time.Duration, ok bool) {
 	for _, i := range ph.children {
-		rel := st.r.Jobs[i].Released
+		rel := st.jobs.records[i].Released
 		if rel < 0 {
 			return 0, false
 		}
-		deadline = max(deadline, rel+timeout)
+		deadline = max(deadline, rel+st.fed.startTimeout)
 	}
 	return deadline, true
 }
@@ -140,18 +187,19 @@ func (st *state) startDeadline(ph plannedHyperJob, timeout time.Duration) (deadl
 // all started is done with; one whose children did not within the timeout
 // of their release is rolled back, its children deleted, and the HyperJob
 // waits to be planned again.
-func (st *state) checkStarts(at, timeout time.Duration) {
-	kept := st.planned[:0]
-	for _, ph := range st.planned {
-		deadline, released := st.startDeadline(ph, timeout)
+func (st *state) checkStarts(at time.Duration) {
+	timeout := st.fed.startTimeout
+	kept := st.fed.planned[:0]
+	for _, ph := range st.fed.planned {
+		deadline, released := st.startDeadline(ph)
 		if !released {
 			kept = append(kept, ph)
 			continue
 		}
 		children := make([]lifecycle.Child, len(ph.children))
 		for k, i := range ph.children {
-			children[k] = lifecycle.Child{Name: st.r.Jobs[i].Name, Phase: batchv1alpha1.JobPending}
-			if st.r.Jobs[i].Start >= 0 {
+			children[k] = lifecycle.Child{Name: st.jobs.records[i].Name, Phase: batchv1alpha1.JobPending}
+			if st.jobs.records[i].Start >= 0 {
 				children[k].Phase = batchv1alpha1.JobRunning
 			}
 		}
@@ -162,23 +210,23 @@ func (st *state) checkStarts(at, timeout time.Duration) {
 			for _, i := range ph.children {
 				st.rollBack(i)
 			}
-			st.r.RollBacks++
+			st.fed.rollBacks++
 			h := ph.h
 			h.attempt++
-			st.waiting = append(st.waiting, h)
+			st.fed.waiting = append(st.fed.waiting, h)
 		default:
 			kept = append(kept, ph)
 		}
 	}
-	st.planned = kept
+	st.fed.planned = kept
 }
 
 // nextStartDeadline is the earliest start deadline of the planned
 // HyperJobs, for the run to wake up at.
-func (st *state) nextStartDeadline(timeout time.Duration) (time.Duration, bool) {
+func (st *state) nextStartDeadline() (time.Duration, bool) {
 	next, ok := time.Duration(math.MaxInt64), false
-	for _, ph := range st.planned {
-		if d, released := st.startDeadline(ph, timeout); released && d < next {
+	for _, ph := range st.fed.planned {
+		if d, released := st.startDeadline(ph); released && d < next {
 			next, ok = d, true
 		}
 	}
@@ -189,7 +237,7 @@ func (st *state) nextStartDeadline(timeout time.Duration) (time.Duration, bool) 
 // placed give their resources back), its PodGroup and what the dispatcher
 // counted on the member for it.
 func (st *state) rollBack(i int) {
-	rec := &st.r.Jobs[i]
+	rec := &st.jobs.records[i]
 	m := st.members[rec.Cluster]
 	if m == nil {
 		return
@@ -204,12 +252,6 @@ func (st *state) rollBack(i int) {
 		m.c.DeletePod(p.Namespace, p.Name)
 	}
 	m.c.ForgetPodGroup(namespace, rec.Name)
-	m.allocated.Sub(dispatch.ResourcesOf(st.jobs[i].requests).Times(int64(rec.Tasks) - int64(st.done[i])))
-	if k, found := slices.BinarySearch(st.running, i); found {
-		st.running = slices.Delete(st.running, k, k+1)
-	}
-	if rec.Start < 0 {
-		st.pending--
-	}
-	rec.RolledBack = true
+	m.allocated.Sub(dispatch.ResourcesOf(st.jobs.jobs[i].requests).Times(int64(rec.Tasks) - int64(st.jobs.done[i])))
+	st.jobs.rolledBack(i)
 }

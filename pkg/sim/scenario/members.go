@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,16 +24,6 @@ import (
 	"github.com/caldera-sh/caldera/pkg/sim"
 	"github.com/caldera-sh/caldera/pkg/sim/trace"
 )
-
-// addPriorityClasses creates the priority classes of the scenario's
-// generators in a cluster.
-func (s *Scenario) addPriorityClasses(c *sim.Cluster) {
-	for _, g := range s.Workload.Generators {
-		if g.Priority != 0 {
-			c.AddPriorityClass(&schedv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: priorityClass(g.Priority)}, Value: g.Priority})
-		}
-	}
-}
 
 // member is a simulated member cluster and what is placed on it.
 type member struct {
@@ -79,7 +68,9 @@ func (st *state) addMember(s *Scenario, cl Cluster, opts sim.Options) error {
 	for _, n := range nodes {
 		m.c.AddNode(n)
 		m.allocatable.Add(dispatch.ResourcesOf(n.Status.Allocatable))
-		st.addNode(n)
+		st.stranded.addNode(n)
+		st.cards.addNode(n)
+		st.usage.addNode(n)
 	}
 	s.addQueues(m.c)
 	s.addPriorityClasses(m.c)
@@ -98,6 +89,67 @@ func (m *member) cycle(ctx context.Context) {
 			break
 		}
 	}
+}
+
+// submit gives a job to a member cluster at released: its PodGroup and
+// its pods.
+func (st *state) submit(m *member, j job, released time.Duration) {
+	i, ok := st.jobs.byName[j.name]
+	if !ok {
+		i = st.jobs.add(j)
+	}
+	st.jobs.release(i, m.name, released)
+	m.c.AddPodGroup(j.podGroup())
+	for t := range j.tasks {
+		m.c.AddPod(j.pod(t), max(j.runtime, time.Second))
+	}
+}
+
+// bound follows a pod that m's scheduler bound to node at at.
+func (st *state) bound(m *member, p *corev1.Pod, node string, at time.Time) {
+	st.account(at.Sub(start))
+	st.use(p, node, 1)
+	i, ok := st.jobs.of(p)
+	if !ok {
+		return
+	}
+	if !st.federated {
+		// With a dispatcher, a released job counts from its release.
+		m.allocated.Add(dispatch.ResourcesOf(podRequests(p)))
+	}
+	st.jobs.placedPod(i, at.Sub(start))
+}
+
+// finished follows a pod of m that ran to its end at at; m forgets it, and
+// its job's PodGroup with its last pod.
+func (st *state) finished(m *member, p *corev1.Pod, at time.Time) {
+	st.account(at.Sub(start))
+	st.use(p, p.Spec.NodeName, -1)
+	m.allocated.Sub(dispatch.ResourcesOf(podRequests(p)))
+	m.c.Forget(p)
+	i, ok := st.jobs.of(p)
+	if !ok {
+		return
+	}
+	if st.jobs.finishedPod(i, at.Sub(start)) {
+		m.c.ForgetPodGroup(namespace, st.jobs.records[i].Name)
+	}
+}
+
+// evicted follows a pod that m's scheduler evicted. The job controller
+// makes the pod again; it waits to be placed (and still counts on the
+// member's account).
+func (st *state) evicted(m *member, p *corev1.Pod) {
+	c := m.c
+	st.account(c.Now().Sub(start))
+	if p.Spec.NodeName != "" {
+		st.use(p, p.Spec.NodeName, -1)
+	}
+	i, ok := st.jobs.of(p)
+	if !ok {
+		return
+	}
+	c.AddPod(recreated(p, st.jobs.evictedPod(i)), time.Second)
 }
 
 // profile builds the scheduler's actions and plugins from its
@@ -163,6 +215,16 @@ func (s *Scenario) addQueues(c *sim.Cluster) {
 	}
 }
 
+// addPriorityClasses creates the priority classes of the scenario's
+// generators in a cluster.
+func (s *Scenario) addPriorityClasses(c *sim.Cluster) {
+	for _, g := range s.Workload.Generators {
+		if g.Priority != 0 {
+			c.AddPriorityClass(&schedv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: priorityClass(g.Priority)}, Value: g.Priority})
+		}
+	}
+}
+
 // nodes are a cluster's nodes, named <cluster>-<node> in a member.
 func (s *Scenario) nodes(cl Cluster) ([]*corev1.Node, error) {
 	prefix := ""
@@ -217,101 +279,4 @@ func (s *Scenario) nodes(cl Cluster) ([]*corev1.Node, error) {
 		}
 	}
 	return out, nil
-}
-
-// submit gives a job to a member cluster at released.
-func (st *state) submit(m *member, j job, released time.Duration) {
-	i, ok := st.byName[j.name]
-	if !ok {
-		i = st.record(j)
-	}
-	rec := &st.r.Jobs[i]
-	rec.Cluster, rec.Released = m.name, released
-	if k, found := slices.BinarySearch(st.running, i); !found {
-		st.running = slices.Insert(st.running, k, i)
-	}
-	c := m.c
-	c.AddPodGroup(&schedulingv1beta1.PodGroup{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: j.name},
-		Spec:       schedulingv1beta1.PodGroupSpec{MinMember: j.min, Queue: j.queue, PriorityClassName: j.priority},
-	})
-	for t := range j.tasks {
-		p := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: fmt.Sprintf("%s-%d", j.name, t),
-				Annotations: map[string]string{schedulingv1beta1.KubeGroupNameAnnotation: j.name}},
-			Spec: corev1.PodSpec{
-				SchedulerName: "volcano", PriorityClassName: j.priority, NodeSelector: j.selector,
-				Containers: []corev1.Container{{Name: "main", Resources: corev1.ResourceRequirements{Requests: j.requests}}},
-			},
-			Status: corev1.PodStatus{Phase: corev1.PodPending},
-		}
-		if len(j.models) > 0 {
-			p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
-				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
-					Key: trace.GPUModelLabel, Operator: corev1.NodeSelectorOpIn, Values: j.models,
-				}}}},
-			}}}
-		}
-		c.AddPod(p, max(j.runtime, time.Second))
-	}
-}
-
-func (st *state) bound(m *member, p *corev1.Pod, node string, at time.Time) {
-	st.account(at.Sub(start))
-	st.use(p, node, 1)
-	i, ok := st.jobOf(p)
-	if !ok {
-		return
-	}
-	if !st.federated {
-		// With a dispatcher, a released job counts from its release.
-		m.allocated.Add(dispatch.ResourcesOf(p.Spec.Containers[0].Resources.Requests))
-	}
-	st.placed[i]++
-	rec := &st.r.Jobs[i]
-	if rec.Start < 0 && st.placed[i] >= rec.MinAvailable {
-		rec.Start = at.Sub(start)
-		st.pending--
-	}
-}
-
-func (st *state) finished(m *member, p *corev1.Pod, at time.Time) {
-	st.account(at.Sub(start))
-	st.use(p, p.Spec.NodeName, -1)
-	m.allocated.Sub(dispatch.ResourcesOf(p.Spec.Containers[0].Resources.Requests))
-	m.c.Forget(p)
-	i, ok := st.jobOf(p)
-	if !ok {
-		return
-	}
-	st.done[i]++
-	rec := &st.r.Jobs[i]
-	if st.done[i] == rec.Tasks {
-		rec.End = at.Sub(start)
-		if k, found := slices.BinarySearch(st.running, i); found {
-			st.running = slices.Delete(st.running, k, k+1)
-		}
-		m.c.ForgetPodGroup(namespace, rec.Name)
-	}
-}
-
-func (st *state) evicted(m *member, p *corev1.Pod) {
-	c := m.c
-	st.account(c.Now().Sub(start))
-	if p.Spec.NodeName != "" {
-		st.use(p, p.Spec.NodeName, -1)
-	}
-	i, ok := st.jobOf(p)
-	if !ok {
-		return
-	}
-	rec := &st.r.Jobs[i]
-	rec.Evictions++
-	st.placed[i]--
-	// The job controller makes the pod again; it waits to be placed (and
-	// still counts on the member's account).
-	q := p.DeepCopy()
-	q.UID, q.ResourceVersion, q.Spec.NodeName, q.DeletionTimestamp, q.Status = "", "", "", nil, corev1.PodStatus{Phase: corev1.PodPending}
-	q.Name = fmt.Sprintf("%s-r%d", p.Name, rec.Evictions)
-	c.AddPod(q, time.Second)
 }

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -79,36 +80,136 @@ type Sample struct {
 	StrandedGPU float64
 }
 
-// record starts a job's record.
-func (st *state) record(j job) int {
-	i := len(st.r.Jobs)
-	st.byName[j.name] = i
-	st.r.Jobs = append(st.r.Jobs, JobRecord{Name: j.name, Queue: j.queue, Tasks: j.tasks, MinAvailable: j.min, Requests: j.requests,
+// jobBook is every job submitted, by index in submission order: its
+// record for the result and how many of its pods were placed and finished.
+type jobBook struct {
+	records []JobRecord
+	jobs    []job
+	byName  map[string]int
+	// placed and done count each job's pods placed and finished.
+	placed, done []int32
+	// pending counts the jobs submitted and not started; running are the
+	// jobs released and not finished, by index, in order.
+	pending int
+	running []int
+}
+
+func newJobBook() jobBook { return jobBook{byName: map[string]int{}} }
+
+// add starts a job's record.
+func (b *jobBook) add(j job) int {
+	i := len(b.records)
+	b.byName[j.name] = i
+	b.records = append(b.records, JobRecord{Name: j.name, Queue: j.queue, Tasks: j.tasks, MinAvailable: j.min, Requests: j.requests,
 		Submit: j.arrival, Released: -1, Start: -1, End: -1})
-	st.placed, st.done = append(st.placed, 0), append(st.done, 0)
-	st.jobs = append(st.jobs, j)
-	st.pending++
+	b.placed, b.done = append(b.placed, 0), append(b.done, 0)
+	b.jobs = append(b.jobs, j)
+	b.pending++
 	return i
 }
 
-// jobOf is the index of a pod's job.
-func (st *state) jobOf(p *corev1.Pod) (int, bool) {
-	i, ok := st.byName[p.Annotations[schedulingv1beta1.KubeGroupNameAnnotation]]
+// of is the index of a pod's job.
+func (b *jobBook) of(p *corev1.Pod) (int, bool) {
+	i, ok := b.byName[p.Annotations[schedulingv1beta1.KubeGroupNameAnnotation]]
 	return i, ok
 }
 
+// release records job i given to cluster at at.
+func (b *jobBook) release(i int, cluster string, at time.Duration) {
+	rec := &b.records[i]
+	rec.Cluster, rec.Released = cluster, at
+	if k, found := slices.BinarySearch(b.running, i); !found {
+		b.running = slices.Insert(b.running, k, i)
+	}
+}
+
+// placedPod counts a pod of job i placed at at: the job starts when its
+// gang has been.
+func (b *jobBook) placedPod(i int, at time.Duration) {
+	b.placed[i]++
+	rec := &b.records[i]
+	if rec.Start < 0 && b.placed[i] >= rec.MinAvailable {
+		rec.Start = at
+		b.pending--
+	}
+}
+
+// finishedPod counts a pod of job i finished at at, and says whether it
+// was the job's last.
+func (b *jobBook) finishedPod(i int, at time.Duration) bool {
+	b.done[i]++
+	rec := &b.records[i]
+	if b.done[i] != rec.Tasks {
+		return false
+	}
+	rec.End = at
+	b.stopRunning(i)
+	return true
+}
+
+// evictedPod counts a pod of job i evicted, to be placed again, and
+// returns the job's evictions so far.
+func (b *jobBook) evictedPod(i int) int {
+	rec := &b.records[i]
+	rec.Evictions++
+	b.placed[i]--
+	return rec.Evictions
+}
+
+// rolledBack records job i deleted by a HyperJob's roll back.
+func (b *jobBook) rolledBack(i int) {
+	rec := &b.records[i]
+	b.stopRunning(i)
+	if rec.Start < 0 {
+		b.pending--
+	}
+	rec.RolledBack = true
+}
+
+func (b *jobBook) stopRunning(i int) {
+	if k, found := slices.BinarySearch(b.running, i); found {
+		b.running = slices.Delete(b.running, k, k+1)
+	}
+}
+
+// sample records what is allocated at at, once per time: a later sample
+// at the same time replaces the earlier.
 func (st *state) sample(at time.Duration) {
-	s := Sample{At: at, Allocated: make(map[string]float64, len(st.allocated)), Models: make(map[string]float64, len(st.modelAlloc)), Pending: st.pending,
-		StrandedGPU: st.stranded}
-	for k, v := range st.allocated {
+	s := Sample{At: at, Allocated: make(map[string]float64, len(st.usage.allocated)), Models: make(map[string]float64, len(st.usage.modelAlloc)),
+		Pending: st.jobs.pending, StrandedGPU: st.stranded.current}
+	for k, v := range st.usage.allocated {
 		s.Allocated[k] = v
 	}
-	for k, v := range st.modelAlloc {
+	for k, v := range st.usage.modelAlloc {
 		s.Models[k] = v
 	}
-	if n := len(st.r.Usage); n > 0 && st.r.Usage[n-1].At == at {
-		st.r.Usage[n-1] = s
+	if n := len(st.samples); n > 0 && st.samples[n-1].At == at {
+		st.samples[n-1] = s
 		return
 	}
-	st.r.Usage = append(st.r.Usage, s)
+	st.samples = append(st.samples, s)
+}
+
+// finish closes the run's accounts at the members' time and returns what
+// it recorded, wall time aside.
+func (st *state) finish(name string) *Result {
+	r := &Result{Name: name, Jobs: st.jobs.records, Usage: st.samples,
+		Capacity: st.usage.capacity, ModelCapacity: st.usage.modelCapacity,
+		// Stranded GPUs are integrated to the last event, allocation to
+		// the end.
+		GPU: st.stranded.gpu, StrandedGPUSeconds: st.stranded.area, StrandedGPUAtEnd: st.stranded.current,
+		Unscheduled: st.unscheduled, Unplanned: len(st.fed.waiting), RollBacks: st.fed.rollBacks,
+		CardOvercommits: st.cards.overcommits, CardPlacements: st.cards.placements,
+	}
+	r.End = st.order[0].c.Now().Sub(start)
+	st.account(r.End)
+	r.AllocatedSeconds, r.ModelAllocatedSeconds = st.usage.area, st.usage.modelArea
+	for _, m := range st.order {
+		cs := m.c.Stats()
+		r.Stats.Cycles += cs.Cycles
+		r.Stats.Binds += cs.Binds
+		r.Stats.Evictions += cs.Evictions
+		r.Stats.Completions += cs.Completions
+	}
+	return r
 }

@@ -5,7 +5,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
 	"github.com/caldera-sh/caldera/pkg/sim/trace"
@@ -77,17 +76,39 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 		st.cycle(ctx)
 		st.sample(at)
 	}
-	r := st.finish()
+	r := st.finish(s.Name)
 	r.Wall = time.Since(wallStart)
 	return r, nil
 }
 
+// state follows a run: the member clusters, the federation over them,
+// each job's record, and what the pods hold on the nodes.
+type state struct {
+	// members are the clusters, by name and in the scenario's order;
+	// federated says the global dispatcher releases jobs to them.
+	federated bool
+	members   map[string]*member
+	order     []*member
+	fed       federation
+	jobs      jobBook
+	// usage, stranded and cards follow what the pods hold: per resource
+	// and GPU model, against the median GPU task, and on GPU cards.
+	usage    usage
+	stranded strandedGPUs
+	cards    cardBook
+	// lastAt is when usage and stranded GPUs were integrated to.
+	lastAt time.Duration
+	// samples are the result's Usage; unscheduled counts the trace's
+	// tasks left out as never scheduled.
+	samples     []Sample
+	unscheduled int
+}
+
 // newState sets the run up: a simulated member cluster for each of the
-// scenario's clusters (or its one cluster), and the federation's options.
+// scenario's clusters (or its one cluster), and the federation over them.
 func newState(s *Scenario, prof *profile.Profile, cfg *configv1alpha1.SchedulerConfiguration) (*state, error) {
-	r := &Result{Name: s.Name, Capacity: map[string]float64{}, ModelCapacity: map[string]float64{}}
-	st := &state{r: r, byName: map[string]int{}, models: map[string]string{}, allocated: map[string]float64{}, modelAlloc: map[string]float64{},
-		members: map[string]*member{}, free: map[string]dispatch.Resources{}, cards: map[string][]card{}}
+	st := &state{federated: len(s.Clusters) > 0, members: map[string]*member{}, jobs: newJobBook(), fed: newFederation(s),
+		usage: newUsage(), stranded: newStrandedGPUs(), cards: newCardBook()}
 	clusters := s.Clusters
 	if s.Cluster != nil {
 		clusters = []Cluster{*s.Cluster}
@@ -98,17 +119,6 @@ func newState(s *Scenario, prof *profile.Profile, cfg *configv1alpha1.SchedulerC
 			return nil, err
 		}
 	}
-	st.federated = len(s.Clusters) > 0
-	st.queues = s.Queues
-	// The simulator acts on the releases alone: hold messages go unformatted.
-	st.dispatchOpts = dispatch.Options{OmitMessages: true}
-	st.startTimeout = DefaultHyperJobStartTimeout
-	if s.Federation != nil {
-		st.dispatchOpts.StarvationWait = s.Federation.StarvationWait.Duration
-		if t := s.Federation.HyperJobStartTimeout.Duration; t > 0 {
-			st.startTimeout = t
-		}
-	}
 	return st, nil
 }
 
@@ -116,14 +126,13 @@ func newState(s *Scenario, prof *profile.Profile, cfg *configv1alpha1.SchedulerC
 // as they arrive, and takes the median GPU task from them to count the
 // GPUs it could not use.
 func (st *state) workload(s *Scenario) (*arrivals, error) {
-	jobs, unscheduled, err := s.jobs(st.r.Capacity[trace.GPUMilli])
+	jobs, unscheduled, err := s.jobs(st.usage.capacity[trace.GPUMilli])
 	if err != nil {
 		return nil, err
 	}
-	st.r.Unscheduled = unscheduled
+	st.unscheduled = unscheduled
 	hjs := s.hyperJobs()
-	st.gpu, st.typical = typicalGPUTask(st.r.Capacity, jobs, hjs)
-	st.strandAll()
+	st.stranded.countFor(typicalGPUTask(st.usage.capacity, jobs, hjs))
 	return &arrivals{jobs: jobs, hyperJobs: hjs}, nil
 }
 
@@ -137,7 +146,7 @@ func (st *state) nextEvent(work *arrivals) (at time.Duration, ok bool) {
 			at, ok = due.Sub(start), true
 		}
 	}
-	if due, has := st.nextStartDeadline(st.startTimeout); has && due < at {
+	if due, has := st.nextStartDeadline(); has && due < at {
 		at, ok = due, true
 	}
 	return at, ok
@@ -164,15 +173,15 @@ func (st *state) arrive(work *arrivals, at time.Duration) {
 			st.submit(st.order[0], j, j.arrival)
 		}
 	}
-	st.waiting = append(st.waiting, hjs...)
+	st.fed.waiting = append(st.fed.waiting, hjs...)
 }
 
 // federate runs the global layer at at: the HyperJob controller's start
 // checks and plans, then the dispatcher's releases.
 func (st *state) federate(at time.Duration) {
-	st.checkStarts(at, st.startTimeout)
+	st.checkStarts(at)
 	st.plan()
-	st.dispatch(at, st.queues, st.dispatchOpts)
+	st.dispatch(at)
 }
 
 // cycle runs each member's scheduler on what is pending.
@@ -180,77 +189,4 @@ func (st *state) cycle(ctx context.Context) {
 	for _, m := range st.order {
 		m.cycle(ctx)
 	}
-}
-
-// finish closes the run's accounts at the members' time and returns its
-// result, wall time aside.
-func (st *state) finish() *Result {
-	r := st.r
-	r.Unplanned = len(st.waiting)
-	// Stranded GPUs are integrated to the last event, allocation to the
-	// end.
-	r.StrandedGPUSeconds, r.StrandedGPUAtEnd, r.GPU = st.strandedArea, st.stranded, st.gpu
-	r.End = st.order[0].c.Now().Sub(start)
-	st.account(r.End)
-	r.AllocatedSeconds, r.ModelAllocatedSeconds = st.area, st.modelArea
-	for _, m := range st.order {
-		cs := m.c.Stats()
-		r.Stats.Cycles += cs.Cycles
-		r.Stats.Binds += cs.Binds
-		r.Stats.Evictions += cs.Evictions
-		r.Stats.Completions += cs.Completions
-	}
-	return r
-}
-
-// state follows the run.
-type state struct {
-	r      *Result
-	byName map[string]int
-	// placed and done count each job's pods placed and finished.
-	placed, done []int32
-	// jobs are the jobs submitted, by index; held those the dispatcher
-	// has not released yet, in arrival order.
-	jobs []job
-	held []int
-	// waiting are the HyperJobs not split yet.
-	waiting []hyperJob
-	// planned are the HyperJobs whose children are not all started yet.
-	planned []plannedHyperJob
-	// members are the clusters, in the scenario's order; federated says
-	// the global dispatcher releases jobs to them.
-	federated bool
-	members   map[string]*member
-	order     []*member
-	// queues, dispatchOpts and startTimeout are the federation's: the
-	// dispatcher's queues and options, and how long a HyperJob's children
-	// have to start.
-	queues       []Queue
-	dispatchOpts dispatch.Options
-	startTimeout time.Duration
-	// models are the trace nodes' GPU models.
-	models     map[string]string
-	allocated  map[string]float64
-	modelAlloc map[string]float64
-	pending    int
-	lastAt     time.Duration
-	// area integrates allocated over time, per resource and model.
-	area, modelArea map[string]float64
-	// free is each node's free resources; gpu names the GPU resource,
-	// typical is the median GPU task's request, and stranded the free GPUs
-	// on nodes that cannot hold it, integrated over time in strandedArea.
-	free         map[string]dispatch.Resources
-	gpu          string
-	typical      dispatch.Resources
-	stranded     float64
-	strandedArea float64
-	// running are the jobs released and not finished, by index.
-	running []int
-	// strandedOn is each node's stranded GPUs (milli), strandedMilli
-	// their sum, kept as nodes' free resources change.
-	strandedOn    map[string]int64
-	strandedMilli int64
-	// cards is each node's GPU cards (volcano.sh/gpu-number) with what
-	// their pods hold, to check the placements on them.
-	cards map[string][]card
 }

@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
@@ -35,6 +36,50 @@ type job struct {
 	gang     string
 	gangSize int
 	clusters []string
+}
+
+// podGroup is the job's PodGroup: its gang, queue and priority.
+func (j job) podGroup() *schedulingv1beta1.PodGroup {
+	return &schedulingv1beta1.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: j.name},
+		Spec:       schedulingv1beta1.PodGroupSpec{MinMember: j.min, Queue: j.queue, PriorityClassName: j.priority},
+	}
+}
+
+// pod is the job's t-th pod, pending, held to the job's GPU models when
+// it names any.
+func (j job) pod(t int32) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: fmt.Sprintf("%s-%d", j.name, t),
+			Annotations: map[string]string{schedulingv1beta1.KubeGroupNameAnnotation: j.name}},
+		Spec: corev1.PodSpec{
+			SchedulerName: "volcano", PriorityClassName: j.priority, NodeSelector: j.selector,
+			Containers: []corev1.Container{{Name: "main", Resources: corev1.ResourceRequirements{Requests: j.requests}}},
+		},
+		Status: corev1.PodStatus{Phase: corev1.PodPending},
+	}
+	if len(j.models) > 0 {
+		p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
+				Key: trace.GPUModelLabel, Operator: corev1.NodeSelectorOpIn, Values: j.models,
+			}}}},
+		}}}
+	}
+	return p
+}
+
+// recreated is the pod the job controller makes again for an evicted
+// one, pending, named for the job's evictions so far.
+func recreated(p *corev1.Pod, evictions int) *corev1.Pod {
+	q := p.DeepCopy()
+	q.UID, q.ResourceVersion, q.Spec.NodeName, q.DeletionTimestamp, q.Status = "", "", "", nil, corev1.PodStatus{Phase: corev1.PodPending}
+	q.Name = fmt.Sprintf("%s-r%d", p.Name, evictions)
+	return q
+}
+
+// podRequests are what a simulated pod requests: its one container's.
+func podRequests(p *corev1.Pod) corev1.ResourceList {
+	return p.Spec.Containers[0].Resources.Requests
 }
 
 // arrivals are the workload's jobs and HyperJobs in arrival order, and how
