@@ -35,12 +35,15 @@ type Options[C any] interface {
 // NewCommand returns the command of the component name, which short
 // describes. It takes no arguments; its flags are o's and klog's. Running
 // it configures o (see Configure) and calls run with the configuration.
+// The command prints no error itself: Execute returns it, and the main
+// function prints it once.
 func NewCommand[C any](name, short string, o Options[C], run func(C) error) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:          name,
-		Short:        short,
-		SilenceUsage: true,
-		Args:         cobra.NoArgs,
+		Use:           name,
+		Short:         short,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			c, err := Configure(o)
 			if err != nil {

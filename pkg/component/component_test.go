@@ -1,6 +1,7 @@
 package component
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"testing"
@@ -95,8 +96,12 @@ func TestNewCommand(t *testing.T) {
 			})
 			cmd.SetArgs(tc.args)
 			cmd.SetOut(io.Discard)
-			cmd.SetErr(io.Discard)
+			var stderr bytes.Buffer
+			cmd.SetErr(&stderr)
 			err := cmd.Execute()
+			if stderr.Len() > 0 {
+				t.Errorf("the command printed %q; the error must be printed once, by its caller", stderr.String())
+			}
 			gotErr := ""
 			if err != nil {
 				gotErr = err.Error()
