@@ -34,7 +34,7 @@ $(CONTROLLER_GEN): hack/tools/go.mod hack/tools/go.sum
 ## generate: regenerate deepcopy functions and CRD manifests from the API types.
 .PHONY: generate
 generate: $(CONTROLLER_GEN)
-	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/... paths=./pkg/scheduler/apis/... paths=./pkg/federation/karmada/... paths=./pkg/federation/clusterapi/...
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/... paths=./pkg/scheduler/config/... paths=./pkg/federation/karmada/... paths=./pkg/federation/clusterapi/...
 	rm -f deploy/crds/*_*.yaml
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./apis/... output:crd:artifacts:config=deploy/crds
 	hack/crd-kustomization.sh > deploy/crds/kustomization.yaml.tmp && mv deploy/crds/kustomization.yaml.tmp deploy/crds/kustomization.yaml

@@ -13,7 +13,7 @@ import (
 	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	tt "github.com/caldera-sh/caldera/apis/topology/v1alpha1/testing"
-	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
+	"github.com/caldera-sh/caldera/pkg/scheduler/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit/evaluatortest"

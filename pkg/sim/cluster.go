@@ -28,7 +28,7 @@ import (
 	schedbinder "github.com/caldera-sh/caldera/pkg/scheduler/binder"
 	"github.com/caldera-sh/caldera/pkg/scheduler/cache"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
-	"github.com/caldera-sh/caldera/pkg/scheduler/status"
+	"github.com/caldera-sh/caldera/pkg/scheduler/writeback"
 )
 
 // Options configure a simulated cluster.
@@ -373,7 +373,7 @@ func (s statusSink) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.
 		if pg == nil || job == nil {
 			continue
 		}
-		desired := status.DesiredPodGroupStatus(job, outcomes[id], now)
+		desired := writeback.DesiredPodGroupStatus(job, outcomes[id], now)
 		if equality.Semantic.DeepEqual(desired, pg.Status) {
 			continue
 		}

@@ -12,7 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
-	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
+	"github.com/caldera-sh/caldera/pkg/scheduler/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"

@@ -40,15 +40,15 @@ import (
 	"github.com/caldera-sh/caldera/pkg/component"
 	"github.com/caldera-sh/caldera/pkg/scheduler"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
-	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/binder"
 	"github.com/caldera-sh/caldera/pkg/scheduler/cache"
+	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/evictor"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/metrics"
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
-	"github.com/caldera-sh/caldera/pkg/scheduler/status"
+	"github.com/caldera-sh/caldera/pkg/scheduler/writeback"
 )
 
 // NewSchedulerCommand returns the caldera-scheduler command.
@@ -86,7 +86,7 @@ type Server struct {
 	sched       *scheduler.Scheduler
 	binder      *binder.Binder
 	evictor     *evictor.Evictor
-	writer      *status.Writer
+	writer      *writeback.Writer
 	broadcaster events.EventBroadcaster
 	registry    *prometheus.Registry
 	closers     []func()
@@ -199,7 +199,7 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 			recorder.Eventf(r.Task.Pod, nil, corev1.EventTypeNormal, "Preempted", "Evicting", "%s", r.Reason)
 		},
 	})
-	writer := status.NewWriter(crClient, recorder)
+	writer := writeback.NewWriter(crClient, recorder)
 	sched = scheduler.New(c, scheduler.Options{
 		Actions:        prof.Actions,
 		Tiers:          prof.Tiers,

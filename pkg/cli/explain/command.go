@@ -1,6 +1,6 @@
 // Package explain implements `calderactl explain`: it gathers what is
 // known of a job from the API server (the Job, its PodGroup, queue, binding
-// and events) and prints the sentences package core makes of it.
+// and events) and prints the sentences package narrate makes of it.
 package explain
 
 import (
@@ -19,7 +19,7 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/cli/cmdutil"
-	"github.com/caldera-sh/caldera/pkg/cli/explain/core"
+	"github.com/caldera-sh/caldera/pkg/cli/explain/narrate"
 	clijob "github.com/caldera-sh/caldera/pkg/cli/job"
 	jobcore "github.com/caldera-sh/caldera/pkg/controllers/job/core"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
@@ -56,20 +56,20 @@ HyperJob's plan and children.`,
 				if err != nil {
 					return err
 				}
-				lines = core.Job(facts)
+				lines = narrate.Job(facts)
 			case "podgroup", "podgroups", "pg":
 				pg := &schedulingv1beta1.PodGroup{}
 				if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: args[1]}, pg); err != nil {
 					return fmt.Errorf("reading PodGroup %s/%s: %w", ns, args[1], err)
 				}
-				facts := &core.Facts{Now: f.Now(), PodGroup: pg}
+				facts := &narrate.Facts{Now: f.Now(), PodGroup: pg}
 				if facts.Queue, err = queueOf(ctx, c, pg.Spec.Queue); err != nil {
 					return err
 				}
 				if facts.Events, err = events(ctx, c, ns, []types.UID{pg.UID}, ""); err != nil {
 					return err
 				}
-				lines = core.Job(facts)
+				lines = narrate.Job(facts)
 			case "hyperjob", "hyperjobs", "hj":
 				hj := &trainingv1alpha1.HyperJob{}
 				if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: args[1]}, hj); err != nil {
@@ -79,7 +79,7 @@ HyperJob's plan and children.`,
 				if err := c.List(ctx, &kids, client.InNamespace(ns), client.MatchingLabels{trainingv1alpha1.HyperJobNameLabel: hj.Name}); err != nil {
 					return fmt.Errorf("listing the children of HyperJob %s: %w", hj.Name, err)
 				}
-				var children []*core.Facts
+				var children []*narrate.Facts
 				for _, k := range kids.Items {
 					facts, err := jobFacts(ctx, f, c, ns, k.Name)
 					if err != nil {
@@ -87,7 +87,7 @@ HyperJob's plan and children.`,
 					}
 					children = append(children, facts)
 				}
-				lines = core.HyperJob(f.Now(), hj, children)
+				lines = narrate.HyperJob(f.Now(), hj, children)
 			default:
 				return fmt.Errorf("cannot explain %q: give job, podgroup or hyperjob", args[0])
 			}
@@ -101,13 +101,13 @@ HyperJob's plan and children.`,
 }
 
 // jobFacts gathers what is known of a job.
-func jobFacts(ctx context.Context, f *cmdutil.Factory, c client.Client, ns, name string) (*core.Facts, error) {
+func jobFacts(ctx context.Context, f *cmdutil.Factory, c client.Client, ns, name string) (*narrate.Facts, error) {
 	// A job that does not exist is an error naming those that do.
 	job, err := clijob.Get(ctx, f, c, name)
 	if err != nil {
 		return nil, err
 	}
-	facts := &core.Facts{Now: f.Now(), Job: job}
+	facts := &narrate.Facts{Now: f.Now(), Job: job}
 	pg := &schedulingv1beta1.PodGroup{}
 	err = c.Get(ctx, client.ObjectKey{Namespace: ns, Name: jobcore.PodGroupName(job)}, pg)
 	switch {

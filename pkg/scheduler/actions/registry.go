@@ -7,7 +7,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/actions/enqueue"
 	"github.com/caldera-sh/caldera/pkg/scheduler/actions/preempt"
 	"github.com/caldera-sh/caldera/pkg/scheduler/actions/reclaim"
-	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
+	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 )
 

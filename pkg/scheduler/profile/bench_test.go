@@ -9,7 +9,7 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
-	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
+	"github.com/caldera-sh/caldera/pkg/scheduler/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit/evaluatortest"

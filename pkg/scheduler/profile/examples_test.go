@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"sigs.k8s.io/yaml"
 
-	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
+	"github.com/caldera-sh/caldera/pkg/scheduler/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
 )

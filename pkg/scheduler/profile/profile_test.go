@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
-	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
+	"github.com/caldera-sh/caldera/pkg/scheduler/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/capacity"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/nodegroup"

@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
+	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
 	"github.com/caldera-sh/caldera/pkg/sim/trace"
 )

@@ -37,7 +37,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/agent/qos"
 	"github.com/caldera-sh/caldera/pkg/component"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
-	schedconfig "github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
+	schedconfig "github.com/caldera-sh/caldera/pkg/scheduler/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
 	"github.com/caldera-sh/caldera/test/integration/framework"
 	"github.com/caldera-sh/caldera/test/poll"

@@ -13,7 +13,7 @@ import (
 	schedapp "github.com/caldera-sh/caldera/cmd/caldera-scheduler/app"
 	schedoptions "github.com/caldera-sh/caldera/cmd/caldera-scheduler/app/options"
 	"github.com/caldera-sh/caldera/pkg/component"
-	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
+	"github.com/caldera-sh/caldera/pkg/scheduler/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
 )
 

@@ -14,7 +14,7 @@ import (
 	schedoptions "github.com/caldera-sh/caldera/cmd/caldera-scheduler/app/options"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/pkg/scheduler"
-	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config"
+	"github.com/caldera-sh/caldera/pkg/scheduler/config"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
 	"github.com/caldera-sh/caldera/test/poll"
 )

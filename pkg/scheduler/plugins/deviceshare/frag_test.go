@@ -10,7 +10,7 @@ import (
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
-	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
+	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/config/v1alpha1"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
 

@@ -15,7 +15,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/actions/allocate"
 	"github.com/caldera-sh/caldera/pkg/scheduler/actions/enqueue"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
-	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
+	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/gang"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/priority"

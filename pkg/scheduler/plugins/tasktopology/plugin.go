@@ -21,7 +21,7 @@ import (
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
-	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
+	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/internal/pluginargs"
 )

@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
-	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config/v1alpha1"
-	"github.com/caldera-sh/caldera/pkg/scheduler/apis/config/volcano"
+	"github.com/caldera-sh/caldera/pkg/scheduler/config/v1alpha1"
+	"github.com/caldera-sh/caldera/pkg/scheduler/config/volcano"
 )
 
 // Format is the format a configuration file was written in.

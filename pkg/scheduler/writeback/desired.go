@@ -1,7 +1,7 @@
-// Package status turns what a cycle concluded into the status the scheduler
+// Package writeback turns what a cycle concluded into the status the scheduler
 // owns: PodGroup phase, counts and conditions, and Queue allocation and job
 // counts. Desired* are pure; Writer applies only what changed.
-package status
+package writeback
 
 import (
 	corev1 "k8s.io/api/core/v1"

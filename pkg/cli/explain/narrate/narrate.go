@@ -1,7 +1,7 @@
-// Package core turns what the scheduler and caldera-global record about
+// Package narrate turns what the scheduler and caldera-global record about
 // a job (PodGroup conditions, events, the binding's suspension) into plain
 // sentences with their numbers: `calderactl explain`.
-package core
+package narrate
 
 import (
 	"fmt"
