@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	agentmetrics "github.com/caldera-sh/caldera/pkg/agent/metrics"
-	"github.com/caldera-sh/caldera/pkg/federation/dispatcher"
+	dispatchcontroller "github.com/caldera-sh/caldera/pkg/federation/dispatch/controller"
 	schedulermetrics "github.com/caldera-sh/caldera/pkg/scheduler/metrics"
 )
 
@@ -48,7 +48,7 @@ func declared(t *testing.T) map[string]bool {
 		t.Fatal(err)
 	}
 	agentmetrics.New(r)
-	if _, err := dispatcher.NewMetrics(r); err != nil {
+	if _, err := dispatchcontroller.NewMetrics(r); err != nil {
 		t.Fatal(err)
 	}
 	if len(r.names) < 20 {

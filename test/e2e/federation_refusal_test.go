@@ -17,7 +17,7 @@ import (
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app/options"
-	"github.com/caldera-sh/caldera/pkg/federation/dispatcher"
+	dispatchcontroller "github.com/caldera-sh/caldera/pkg/federation/dispatch/controller"
 	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
 	"github.com/caldera-sh/caldera/test/poll"
@@ -102,7 +102,7 @@ func TestFederationMemberRefuses(t *testing.T) {
 		return true, evs.Items[len(evs.Items)-1].Message
 	}
 	poll.Eventually(t, ctx, 2*time.Minute, "first told member-a refuses it", func() (bool, string) {
-		ok, msg := eventOf("refused", "first", dispatcher.ReasonApplyFailed)
+		ok, msg := eventOf("refused", "first", dispatchcontroller.ReasonApplyFailed)
 		if !ok {
 			var rb workv1alpha2.ResourceBinding
 			_ = kc.Get(ctx, client.ObjectKey{Namespace: "refused", Name: "first-job"}, &rb)

@@ -34,7 +34,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/component"
 	"github.com/caldera-sh/caldera/pkg/federation/clusterapi"
 	"github.com/caldera-sh/caldera/pkg/federation/datadep"
-	"github.com/caldera-sh/caldera/pkg/federation/dispatcher"
+	dispatchcontroller "github.com/caldera-sh/caldera/pkg/federation/dispatch/controller"
 	"github.com/caldera-sh/caldera/pkg/federation/hyperjob"
 	"github.com/caldera-sh/caldera/pkg/federation/inventory"
 	"github.com/caldera-sh/caldera/pkg/federation/karmada"
@@ -137,13 +137,13 @@ func Run(ctx context.Context, c *options.Config) error {
 	if err := s.Install(mgr, cfg); err != nil {
 		return err
 	}
-	dm, err := dispatcher.NewMetrics(ctrlmetrics.Registry)
+	dm, err := dispatchcontroller.NewMetrics(ctrlmetrics.Registry)
 	if err != nil {
 		return fmt.Errorf("registering the dispatcher's metrics: %w", err)
 	}
 	dopts := c.Dispatcher
 	dopts.Inventory, dopts.Metrics = inv, dm
-	d := dispatcher.New(mgr.GetClient(), mgr.GetCache(), mgr.GetEventRecorderFor("caldera-global"), clock.RealClock{}, dopts)
+	d := dispatchcontroller.New(mgr.GetClient(), mgr.GetCache(), mgr.GetEventRecorderFor("caldera-global"), clock.RealClock{}, dopts)
 	if err := mgr.Add(manager.RunnableFunc(d.Run)); err != nil {
 		return err
 	}

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
-	"github.com/caldera-sh/caldera/pkg/federation/dispatcher"
+	dispatchcontroller "github.com/caldera-sh/caldera/pkg/federation/dispatch/controller"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
 	"github.com/caldera-sh/caldera/test/poll"
@@ -109,7 +109,7 @@ func BenchmarkDispatchOnAPIServer(b *testing.B) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if _, ok := rb.Annotations[dispatcher.HeldSinceAnnotation]; ok {
+		if _, ok := rb.Annotations[dispatchcontroller.HeldSinceAnnotation]; ok {
 			held[rb.Name] = true
 		}
 		if len(rb.Spec.Clusters) > 0 {
@@ -119,7 +119,7 @@ func BenchmarkDispatchOnAPIServer(b *testing.B) {
 		}
 	}})
 	go func() { _ = ca.Start(rctx) }()
-	d := dispatcher.New(dc, ca, record.NewFakeRecorder(backlog+stream), clock.RealClock{}, dispatcher.Options{Heartbeat: time.Second})
+	d := dispatchcontroller.New(dc, ca, record.NewFakeRecorder(backlog+stream), clock.RealClock{}, dispatchcontroller.Options{Heartbeat: time.Second})
 	go func() { _ = d.Run(rctx) }()
 	waitFor := func(what string, n int, count func() int) {
 		poll.Eventually(b, ctx, 5*time.Minute, fmt.Sprintf("%d %s", n, what), func() (bool, string) {
@@ -150,7 +150,7 @@ func BenchmarkDispatchOnAPIServer(b *testing.B) {
 		plain[i] = rb
 	})
 	ceilingStart := time.Now()
-	parallelDo(backlog, dispatcher.PatchWorkers, func(i int) {
+	parallelDo(backlog, dispatchcontroller.PatchWorkers, func(i int) {
 		rb := plain[i]
 		patched := rb.DeepCopy()
 		patched.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: members[i%clusters].Name}}

@@ -22,7 +22,7 @@ import (
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
-	"github.com/caldera-sh/caldera/pkg/federation/dispatcher"
+	dispatchcontroller "github.com/caldera-sh/caldera/pkg/federation/dispatch/controller"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
@@ -31,7 +31,7 @@ import (
 
 // startDispatcher runs a dispatcher against the API server until the test
 // ends, or until stop is called; the options may be changed first.
-func startDispatcher(t *testing.T, change ...func(*dispatcher.Options)) (stop func()) {
+func startDispatcher(t *testing.T, change ...func(*dispatchcontroller.Options)) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background()))
 	ca, err := cache.New(fw.RESTConfig(), cache.Options{Scheme: fw.Scheme})
@@ -47,11 +47,11 @@ func startDispatcher(t *testing.T, change ...func(*dispatcher.Options)) (stop fu
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
 	recorder := broadcaster.NewRecorder(fw.Scheme, corev1.EventSource{Component: "caldera-global"})
 	go func() { _ = ca.Start(ctx) }()
-	opts := dispatcher.Options{Heartbeat: time.Second}
+	opts := dispatchcontroller.Options{Heartbeat: time.Second}
 	for _, c := range change {
 		c(&opts)
 	}
-	d := dispatcher.New(c, ca, recorder, clock.RealClock{}, opts)
+	d := dispatchcontroller.New(c, ca, recorder, clock.RealClock{}, opts)
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
 	var once sync.Once
@@ -178,8 +178,8 @@ func TestDispatcherCapability(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "train-2-job"}, &third); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := time.Parse(time.RFC3339, third.Annotations[dispatcher.HeldSinceAnnotation]); err != nil {
-		t.Errorf("held binding's %s annotation: %v", dispatcher.HeldSinceAnnotation, err)
+	if _, err := time.Parse(time.RFC3339, third.Annotations[dispatchcontroller.HeldSinceAnnotation]); err != nil {
+		t.Errorf("held binding's %s annotation: %v", dispatchcontroller.HeldSinceAnnotation, err)
 	}
 
 	// Raising the cap releases it without waiting for the heartbeat.
@@ -194,8 +194,8 @@ func TestDispatcherCapability(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "train-2-job"}, &third); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := third.Annotations[dispatcher.HeldSinceAnnotation]; ok {
-		t.Errorf("released binding keeps its %s annotation", dispatcher.HeldSinceAnnotation)
+	if _, ok := third.Annotations[dispatchcontroller.HeldSinceAnnotation]; ok {
+		t.Errorf("released binding keeps its %s annotation", dispatchcontroller.HeldSinceAnnotation)
 	}
 	if third.Spec.Suspension.Dispatching != nil {
 		t.Errorf("releasing set dispatching: %+v", third.Spec.Suspension)

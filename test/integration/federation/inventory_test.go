@@ -26,7 +26,7 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/federation/clusterapi"
 	clusterv1beta2 "github.com/caldera-sh/caldera/pkg/federation/clusterapi/v1beta2"
-	"github.com/caldera-sh/caldera/pkg/federation/dispatcher"
+	dispatchcontroller "github.com/caldera-sh/caldera/pkg/federation/dispatch/controller"
 	"github.com/caldera-sh/caldera/pkg/federation/inventory"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	"github.com/caldera-sh/caldera/test/poll"
@@ -134,7 +134,7 @@ func TestClusterAPIInventory(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	metrics, err := dispatcher.NewMetrics(reg)
+	metrics, err := dispatchcontroller.NewMetrics(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestClusterAPIInventory(t *testing.T) {
 		}
 		return n
 	}
-	d := dispatcher.New(dc, kc, record.NewFakeRecorder(100), clock.RealClock{}, dispatcher.Options{Heartbeat: time.Second, Inventory: inv, Metrics: metrics})
+	d := dispatchcontroller.New(dc, kc, record.NewFakeRecorder(100), clock.RealClock{}, dispatchcontroller.Options{Heartbeat: time.Second, Inventory: inv, Metrics: metrics})
 	done := make(chan error, 1)
 	go func() { done <- d.Run(rctx) }()
 	defer func() {

@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
-	"github.com/caldera-sh/caldera/pkg/federation/dispatcher"
+	dispatchcontroller "github.com/caldera-sh/caldera/pkg/federation/dispatch/controller"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
@@ -179,7 +179,7 @@ func TestApplyRefusal(t *testing.T) {
 		t.Fatal(err)
 	}
 	const grace = 3 * time.Second
-	startDispatcher(t, func(o *dispatcher.Options) { o.ApplyFailureGrace = grace })
+	startDispatcher(t, func(o *dispatchcontroller.Options) { o.ApplyFailureGrace = grace })
 	// refused takes the member's 4 CPUs; waiting needs them too.
 	if err := c.Create(ctx, job(ns, "refused", "refusal")); err != nil {
 		t.Fatal(err)
@@ -219,7 +219,7 @@ func TestApplyRefusal(t *testing.T) {
 	}
 	refusedAt := time.Now()
 	poll.Eventually(t, t.Context(), 20*time.Second, "refused told why", func() (bool, string) {
-		ok, msg := eventOf("refused", dispatcher.ReasonApplyFailed)
+		ok, msg := eventOf("refused", dispatchcontroller.ReasonApplyFailed)
 		want := `cluster refusing refuses the job: ` + said + `; it no longer counts against queue "refusal" or the cluster's room while Karmada retries applying it there`
 		return ok && msg == want, msg
 	})

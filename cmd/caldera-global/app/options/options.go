@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/caldera-sh/caldera/pkg/federation/dispatcher"
+	dispatchcontroller "github.com/caldera-sh/caldera/pkg/federation/dispatch/controller"
 	"github.com/caldera-sh/caldera/pkg/webhooks/serving"
 )
 
@@ -79,7 +79,7 @@ type Config struct {
 	Serving serving.Options
 	// Dispatcher are the dispatcher's timings; Run adds its inventory and
 	// metrics.
-	Dispatcher dispatcher.Options
+	Dispatcher dispatchcontroller.Options
 	// HyperJobStartTimeout is how long a HyperJob's released children may
 	// take to run before all are rolled back and it is planned again.
 	HyperJobStartTimeout time.Duration
@@ -227,7 +227,7 @@ func (o *Options) Config() (*Config, error) {
 	return &Config{
 		Kubeconfig: o.Kubeconfig,
 		Serving:    o.Options,
-		Dispatcher: dispatcher.Options{
+		Dispatcher: dispatchcontroller.Options{
 			StarvationWait:    o.StarvationWait,
 			Coalesce:          o.Coalesce,
 			Heartbeat:         o.Heartbeat,

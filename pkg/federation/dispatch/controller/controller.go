@@ -1,4 +1,4 @@
-// Package dispatcher is caldera-global's dispatcher on the Karmada API
+// Package controller is caldera-global's dispatcher on the Karmada API
 // server: it watches the member Clusters, the Volcano Queues, the
 // ResourceBindings of queued work (those of Volcano Jobs, and those the
 // webhook marked with their queue) and the Jobs themselves, and whenever
@@ -37,7 +37,7 @@
 // binding carries the time it was first held in the annotation
 // dispatch.caldera.sh/held-since, a released one its member in
 // spec.clusters.
-package dispatcher
+package controller
 
 import (
 	"cmp"
