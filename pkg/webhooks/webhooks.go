@@ -24,11 +24,11 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
+	hyperjobwebhook "github.com/caldera-sh/caldera/pkg/hyperjob/webhook"
 	"github.com/caldera-sh/caldera/pkg/webhooks/command"
 	"github.com/caldera-sh/caldera/pkg/webhooks/cronjob"
 	"github.com/caldera-sh/caldera/pkg/webhooks/datasource"
 	"github.com/caldera-sh/caldera/pkg/webhooks/datasourceclaim"
-	"github.com/caldera-sh/caldera/pkg/webhooks/hyperjob"
 	"github.com/caldera-sh/caldera/pkg/webhooks/hypernode"
 	"github.com/caldera-sh/caldera/pkg/webhooks/job"
 	"github.com/caldera-sh/caldera/pkg/webhooks/jobflow"
@@ -96,7 +96,7 @@ func New(cfg Config) []Webhook {
 	jobs := job.NewWebhook(r)
 	podGroups := podgroup.NewWebhook(r)
 	queues := queue.NewWebhook(r)
-	hyperJobs := hyperjob.NewWebhook()
+	hyperJobs := hyperjobwebhook.New()
 	hyperNodes := hypernode.NewWebhook(r)
 
 	createUpdate := []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}
@@ -139,7 +139,7 @@ func New(cfg Config) []Webhook {
 // HyperJobs are the HyperJob webhooks, mutating then validating: for a
 // member cluster's caldera-webhook, and for caldera-global on the Karmada
 // API server (where w knows the members).
-func HyperJobs(s *runtime.Scheme, w *hyperjob.Webhook) []Webhook {
+func HyperJobs(s *runtime.Scheme, w *hyperjobwebhook.Webhook) []Webhook {
 	training := trainingv1alpha1.SchemeGroupVersion
 	ops := []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}
 	r := rule(training.Group, training.Version, "hyperjobs", admissionregistrationv1.NamespacedScope, ops...)

@@ -35,14 +35,14 @@ import (
 	"github.com/caldera-sh/caldera/pkg/federation/clusterapi"
 	"github.com/caldera-sh/caldera/pkg/federation/datadep"
 	dispatchcontroller "github.com/caldera-sh/caldera/pkg/federation/dispatch/controller"
-	"github.com/caldera-sh/caldera/pkg/federation/hyperjob"
 	"github.com/caldera-sh/caldera/pkg/federation/inventory"
 	"github.com/caldera-sh/caldera/pkg/federation/karmada"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
 	"github.com/caldera-sh/caldera/pkg/federation/rbwebhook"
+	hyperjobcontroller "github.com/caldera-sh/caldera/pkg/hyperjob/controller"
+	hyperjobwebhook "github.com/caldera-sh/caldera/pkg/hyperjob/webhook"
 	"github.com/caldera-sh/caldera/pkg/webhooks"
-	hyperjobwebhook "github.com/caldera-sh/caldera/pkg/webhooks/hyperjob"
 )
 
 // NewGlobalCommand returns the caldera-global command.
@@ -58,8 +58,8 @@ func NewGlobalCommand(ctx context.Context) *cobra.Command {
 // now and created again by Karmada, which retries; failing open would let
 // it past the queues.
 func Webhooks(s *runtime.Scheme, reader client.Reader, members func(context.Context) ([]clusterv1alpha1.Cluster, error), pools inventory.Pools) []webhooks.Webhook {
-	hj := hyperjobwebhook.NewWebhook()
-	hj.Federation = hyperjob.Admission(members, pools)
+	hj := hyperjobwebhook.New()
+	hj.Federation = hyperjobcontroller.Admission(members, pools)
 	return append([]webhooks.Webhook{{
 		Name:     "suspend.resourcebindings.caldera.sh",
 		Path:     "/resourcebindings/suspend",
@@ -165,7 +165,7 @@ func Run(ctx context.Context, c *options.Config) error {
 	if err := (&datadep.Reclaimer{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the DataSource reclaimer: %w", err)
 	}
-	hj := &hyperjob.Reconciler{Client: mgr.GetClient(), Inventory: inv, Recorder: mgr.GetEventRecorderFor("caldera-global"), StartTimeout: c.HyperJobStartTimeout}
+	hj := &hyperjobcontroller.Reconciler{Client: mgr.GetClient(), Inventory: inv, Recorder: mgr.GetEventRecorderFor("caldera-global"), StartTimeout: c.HyperJobStartTimeout}
 	if err := hj.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the HyperJob controller: %w", err)
 	}

@@ -10,8 +10,8 @@ import (
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
-	"github.com/caldera-sh/caldera/pkg/federation/hyperjob/lifecycle"
-	"github.com/caldera-sh/caldera/pkg/federation/split"
+	"github.com/caldera-sh/caldera/pkg/hyperjob/lifecycle"
+	"github.com/caldera-sh/caldera/pkg/hyperjob/split"
 )
 
 // federation is caldera-global's part of a run over several members: the

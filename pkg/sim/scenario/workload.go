@@ -16,7 +16,7 @@ import (
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
-	"github.com/caldera-sh/caldera/pkg/federation/split"
+	"github.com/caldera-sh/caldera/pkg/hyperjob/split"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/sim/trace"
 )

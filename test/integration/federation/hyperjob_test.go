@@ -23,10 +23,10 @@ import (
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app/options"
 	dispatchcontroller "github.com/caldera-sh/caldera/pkg/federation/dispatch/controller"
-	"github.com/caldera-sh/caldera/pkg/federation/hyperjob/lifecycle"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
+	"github.com/caldera-sh/caldera/pkg/hyperjob/lifecycle"
 	"github.com/caldera-sh/caldera/test/poll"
 )
 

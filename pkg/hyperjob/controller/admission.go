@@ -1,4 +1,4 @@
-package hyperjob
+package controller
 
 import (
 	"context"
@@ -12,11 +12,11 @@ import (
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/federation/inventory"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
-	"github.com/caldera-sh/caldera/pkg/federation/split"
+	"github.com/caldera-sh/caldera/pkg/hyperjob/split"
 )
 
 // Admission returns the HyperJob webhook's check against the federation
-// (webhooks/hyperjob.Webhook.Federation): members lists the member
+// (pkg/hyperjob/webhook.Webhook.Federation): members lists the member
 // clusters, pools (nil when unknown) their node pools. It refuses cluster
 // names that are no member's and a maxDomains the HyperJob cannot be split
 // within even with every member empty, and warns of a HyperJob that does
@@ -58,7 +58,7 @@ func federationErrors(hj *trainingv1alpha1.HyperJob, members []clusterv1alpha1.C
 	if err != nil {
 		return field.ErrorList{field.Invalid(field.NewPath("spec"), "", err.Error())}, nil
 	}
-	empty, poolLabels := inventory.SplitInput(members, pools, true)
+	empty, poolLabels := splitInput(members, pools, true)
 	in.PoolLabels = poolLabels
 	var inf *split.Infeasible
 	if _, err := split.Split(in, empty); !errors.As(err, &inf) {

@@ -16,7 +16,7 @@ import (
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
-	"github.com/caldera-sh/caldera/pkg/federation/split"
+	"github.com/caldera-sh/caldera/pkg/hyperjob/split"
 )
 
 // Input is what a decision about a HyperJob is made from.

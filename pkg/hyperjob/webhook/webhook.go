@@ -1,4 +1,4 @@
-// Package hyperjob admits training.volcano.sh/v1alpha1 HyperJobs: it fills in
+// Package webhook admits training.volcano.sh/v1alpha1 HyperJobs: it fills in
 // the HyperJob defaults (which default every job template as a Job) and
 // refuses a HyperJob whose child jobs the member clusters would refuse:
 // invalid specs (apis/training/v1alpha1/validation), pod templates that
@@ -12,7 +12,7 @@
 // maxDomains the HyperJob cannot be split within even with every member
 // empty; a HyperJob that does not fit the federation even then is
 // admitted with a warning (members may join).
-package hyperjob
+package webhook
 
 import (
 	"context"
@@ -44,8 +44,8 @@ var (
 	_ admission.Validator[*trainingv1alpha1.HyperJob] = &Webhook{}
 )
 
-// NewWebhook returns the HyperJob webhook.
-func NewWebhook() *Webhook {
+// New returns the HyperJob webhook.
+func New() *Webhook {
 	return &Webhook{}
 }
 

@@ -15,7 +15,7 @@ import (
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/federation/resources"
-	"github.com/caldera-sh/caldera/pkg/federation/split"
+	"github.com/caldera-sh/caldera/pkg/hyperjob/split"
 )
 
 var decideNow = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)

@@ -1,4 +1,4 @@
-package hyperjob_test
+package webhook_test
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 	testingbatch "github.com/caldera-sh/caldera/apis/batch/v1alpha1/testing"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	testingtraining "github.com/caldera-sh/caldera/apis/training/v1alpha1/testing"
-	"github.com/caldera-sh/caldera/pkg/webhooks/hyperjob"
+	"github.com/caldera-sh/caldera/pkg/hyperjob/webhook"
 	wt "github.com/caldera-sh/caldera/pkg/webhooks/testing"
 )
 
@@ -18,7 +18,7 @@ func TestDefault(t *testing.T) {
 	got := testingtraining.MakeHyperJob("llm", "ns").ReplicatedJob(
 		testingtraining.MakeReplicatedJob("trainer", 0).
 			Template(testingbatch.MakeJob("", "").Task(testingbatch.MakeTask("", 2)).Obj().Spec)).Obj()
-	if err := hyperjob.NewWebhook().Default(t.Context(), got); err != nil {
+	if err := webhook.New().Default(t.Context(), got); err != nil {
 		t.Fatal(err)
 	}
 	rj := got.Spec.ReplicatedJobs[0]
@@ -80,7 +80,7 @@ func TestValidate(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			w := hyperjob.NewWebhook()
+			w := webhook.New()
 			var opts []cmp.Option
 			if tc.ignoreMessage {
 				opts = append(opts, wt.IgnoreMessage)

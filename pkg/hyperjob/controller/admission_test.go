@@ -1,4 +1,4 @@
-package hyperjob_test
+package controller_test
 
 import (
 	"context"
@@ -12,9 +12,9 @@ import (
 
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	testingtraining "github.com/caldera-sh/caldera/apis/training/v1alpha1/testing"
-	"github.com/caldera-sh/caldera/pkg/federation/hyperjob"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
-	hyperjobwebhook "github.com/caldera-sh/caldera/pkg/webhooks/hyperjob"
+	"github.com/caldera-sh/caldera/pkg/hyperjob/controller"
+	hyperjobwebhook "github.com/caldera-sh/caldera/pkg/hyperjob/webhook"
 	wt "github.com/caldera-sh/caldera/pkg/webhooks/testing"
 )
 
@@ -29,8 +29,8 @@ func TestFederation(t *testing.T) {
 			ResourceSummary: &clusterv1alpha1.ResourceSummary{Allocatable: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("128"), corev1.ResourceCPU: resource.MustParse("1024")}},
 		}})
 	}
-	w := hyperjobwebhook.NewWebhook()
-	w.Federation = hyperjob.Admission(func(context.Context) ([]clusterv1alpha1.Cluster, error) { return members, nil }, nil)
+	w := hyperjobwebhook.New()
+	w.Federation = controller.Admission(func(context.Context) ([]clusterv1alpha1.Cluster, error) { return members, nil }, nil)
 	gpus := func(total int32) *testingtraining.ReplicatedJobWrapper {
 		return testingtraining.MakeReplicatedJob("trainer", 2).Request("nvidia.com/gpu", "8").Split(trainingv1alpha1.SplitModeStatic, total, "nvidia.com/gpu")
 	}

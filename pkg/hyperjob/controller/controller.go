@@ -1,4 +1,4 @@
-// Package hyperjob is caldera-global's HyperJob controller on the Karmada
+// Package controller is caldera-global's HyperJob controller on the Karmada
 // API server. A HyperJob becomes child Volcano Jobs, each with a
 // PropagationPolicy pinning it to one member cluster. What to do is decided
 // by lifecycle.Decide from the HyperJob, its children and what the
@@ -8,7 +8,7 @@
 // children's policies and jobs, the status and events. The children's
 // bindings are held by caldera-global's webhook and released by the
 // dispatcher all together, or not at all.
-package hyperjob
+package controller
 
 import (
 	"context"
@@ -34,11 +34,11 @@ import (
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
-	"github.com/caldera-sh/caldera/pkg/federation/hyperjob/lifecycle"
 	"github.com/caldera-sh/caldera/pkg/federation/inventory"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
+	"github.com/caldera-sh/caldera/pkg/hyperjob/lifecycle"
 )
 
 // ControllerName names the controller.
@@ -247,7 +247,7 @@ func (r *Reconciler) capacity(ctx context.Context) (*lifecycle.Capacity, error) 
 	}
 	pools, _ := r.Inventory.(inventory.Pools)
 	c := &lifecycle.Capacity{}
-	c.Clusters, c.PoolLabels = inventory.SplitInput(ready, pools, false)
+	c.Clusters, c.PoolLabels = splitInput(ready, pools, false)
 	if pools != nil {
 		c.Listing = pools.Listing()
 	}
