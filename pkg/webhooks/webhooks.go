@@ -24,11 +24,10 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
+	datadepwebhook "github.com/caldera-sh/caldera/pkg/datadep/webhook"
 	hyperjobwebhook "github.com/caldera-sh/caldera/pkg/hyperjob/webhook"
 	"github.com/caldera-sh/caldera/pkg/webhooks/command"
 	"github.com/caldera-sh/caldera/pkg/webhooks/cronjob"
-	"github.com/caldera-sh/caldera/pkg/webhooks/datasource"
-	"github.com/caldera-sh/caldera/pkg/webhooks/datasourceclaim"
 	"github.com/caldera-sh/caldera/pkg/webhooks/hypernode"
 	"github.com/caldera-sh/caldera/pkg/webhooks/job"
 	"github.com/caldera-sh/caldera/pkg/webhooks/jobflow"
@@ -115,8 +114,8 @@ func New(cfg Config) []Webhook {
 		mutating("podgroups", admission.WithDefaulter(s, podGroups), rule(sched.Group, sched.Version, "podgroups", namespaced, createUpdate...)),
 		mutating("queues", admission.WithDefaulter(s, queues), rule(sched.Group, sched.Version, "queues", cluster, createUpdate...)),
 		hj[0],
-		mutating("datasources", admission.WithDefaulter[*ddv1alpha1.DataSource](s, datasource.Webhook), rule(dd.Group, dd.Version, "datasources", cluster, createUpdate...)),
-		mutating("datasourceclaims", admission.WithDefaulter[*ddv1alpha1.DataSourceClaim](s, datasourceclaim.Webhook), rule(dd.Group, dd.Version, "datasourceclaims", namespaced, createUpdate...)),
+		mutating("datasources", admission.WithDefaulter[*ddv1alpha1.DataSource](s, datadepwebhook.DataSource), rule(dd.Group, dd.Version, "datasources", cluster, createUpdate...)),
+		mutating("datasourceclaims", admission.WithDefaulter[*ddv1alpha1.DataSourceClaim](s, datadepwebhook.DataSourceClaim), rule(dd.Group, dd.Version, "datasourceclaims", namespaced, createUpdate...)),
 
 		validating("jobs", admission.WithValidator(s, jobs), rule(batch.Group, batch.Version, "jobs", namespaced, createUpdate...)),
 		validating("cronjobs", admission.WithValidator[*batchv1alpha1.CronJob](s, cronjob.Webhook), rule(batch.Group, batch.Version, "cronjobs", namespaced, createUpdate...)),
@@ -128,8 +127,8 @@ func New(cfg Config) []Webhook {
 		validating("hypernodes", admission.WithValidator(s, hyperNodes),
 			rule(topologyv1alpha1.SchemeGroupVersion.Group, topologyv1alpha1.SchemeGroupVersion.Version, "hypernodes", cluster, createUpdate...)),
 		hj[1],
-		validating("datasources", admission.WithValidator[*ddv1alpha1.DataSource](s, datasource.Webhook), rule(dd.Group, dd.Version, "datasources", cluster, createUpdate...)),
-		validating("datasourceclaims", admission.WithValidator[*ddv1alpha1.DataSourceClaim](s, datasourceclaim.Webhook), rule(dd.Group, dd.Version, "datasourceclaims", namespaced, createUpdate...)),
+		validating("datasources", admission.WithValidator[*ddv1alpha1.DataSource](s, datadepwebhook.DataSource), rule(dd.Group, dd.Version, "datasources", cluster, createUpdate...)),
+		validating("datasourceclaims", admission.WithValidator[*ddv1alpha1.DataSourceClaim](s, datadepwebhook.DataSourceClaim), rule(dd.Group, dd.Version, "datasourceclaims", namespaced, createUpdate...)),
 		validating("commands", admission.WithValidator(s, command.NewWebhook(r)),
 			rule(busv1alpha1.SchemeGroupVersion.Group, busv1alpha1.SchemeGroupVersion.Version, "commands", namespaced, admissionregistrationv1.Create)),
 		podWebhook(admission.WithValidator(s, pod.NewWebhook(r, cfg.SchedulerNames)), cfg.SchedulerNames),

@@ -20,7 +20,7 @@ import (
 	ddv1alpha1 "github.com/caldera-sh/caldera/apis/datadependency/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app/options"
-	"github.com/caldera-sh/caldera/pkg/federation/datadep"
+	"github.com/caldera-sh/caldera/pkg/datadep"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
 	"github.com/caldera-sh/caldera/test/poll"
 )

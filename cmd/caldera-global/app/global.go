@@ -32,8 +32,9 @@ import (
 	apischeme "github.com/caldera-sh/caldera/apis/scheme"
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app/options"
 	"github.com/caldera-sh/caldera/pkg/component"
+	"github.com/caldera-sh/caldera/pkg/datadep"
+	datadepcontroller "github.com/caldera-sh/caldera/pkg/datadep/controller"
 	"github.com/caldera-sh/caldera/pkg/federation/clusterapi"
-	"github.com/caldera-sh/caldera/pkg/federation/datadep"
 	dispatchcontroller "github.com/caldera-sh/caldera/pkg/federation/dispatch/controller"
 	"github.com/caldera-sh/caldera/pkg/federation/inventory"
 	"github.com/caldera-sh/caldera/pkg/federation/karmada"
@@ -158,11 +159,11 @@ func Run(ctx context.Context, c *options.Config) error {
 			return err
 		}
 	}
-	claims := &datadep.Reconciler{Client: mgr.GetClient(), Registry: reg, Recorder: mgr.GetEventRecorderFor("caldera-global")}
+	claims := &datadepcontroller.Reconciler{Client: mgr.GetClient(), Registry: reg, Recorder: mgr.GetEventRecorderFor("caldera-global")}
 	if err := claims.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the DataSourceClaim controller: %w", err)
 	}
-	if err := (&datadep.Reclaimer{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+	if err := (&datadepcontroller.Reclaimer{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the DataSource reclaimer: %w", err)
 	}
 	hj := &hyperjobcontroller.Reconciler{Client: mgr.GetClient(), Inventory: inv, Recorder: mgr.GetEventRecorderFor("caldera-global"), StartTimeout: c.HyperJobStartTimeout}

@@ -23,7 +23,8 @@ import (
 	ddv1alpha1 "github.com/caldera-sh/caldera/apis/datadependency/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app/options"
-	"github.com/caldera-sh/caldera/pkg/federation/datadep"
+	"github.com/caldera-sh/caldera/pkg/datadep"
+	datadepcontroller "github.com/caldera-sh/caldera/pkg/datadep/controller"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
 	"github.com/caldera-sh/caldera/test/poll"
@@ -141,7 +142,7 @@ func TestDataDependency(t *testing.T) {
 	})
 
 	claimed("events", "amoro", "lake.events", nil)
-	cache := datadep.CacheName(datadep.Query{System: "amoro", Type: "table", Name: "lake.events"})
+	cache := datadepcontroller.CacheName(datadep.Query{System: "amoro", Type: "table", Name: "lake.events"})
 	poll.Eventually(t, t.Context(), 20*time.Second, "the catalog's answer cached and the job released to dd-b", func() (bool, string) {
 		var ds ddv1alpha1.DataSource
 		if err := c.Get(ctx, client.ObjectKey{Name: cache}, &ds); err != nil {

@@ -40,7 +40,7 @@ type Options struct {
 	// take to run before all are rolled back and it is planned again.
 	HyperJobStartTimeout time.Duration
 	// DataProviders map data systems to the URL of a catalog speaking the
-	// HTTP lookup contract (pkg/federation/datadep.HTTP), as system=URL.
+	// HTTP lookup contract (pkg/datadep.HTTP), as system=URL.
 	DataProviders []string
 	// ClusterInventory is where the member clusters come from: "karmada"
 	// (Karmada's Clusters) or "cluster-api" (a Cluster API management

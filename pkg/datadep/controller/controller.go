@@ -1,4 +1,9 @@
-package datadep
+// Package controller is caldera-global's DataSourceClaim controller on the
+// Karmada API server: it binds each claim to the DataSource of its data,
+// asking the providers of package datadep when no DataSource answers yet,
+// and, with Reclaimer, deletes DataSources no claim has held for their
+// ttlSecondsAfterUnbound.
+package controller
 
 import (
 	"context"
@@ -24,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	ddv1alpha1 "github.com/caldera-sh/caldera/apis/datadependency/v1alpha1"
+	"github.com/caldera-sh/caldera/pkg/datadep"
 )
 
 // ControllerName names the claim controller.
@@ -38,10 +44,10 @@ const Finalizer = "datadependency.caldera.sh/claim"
 // from the provider's answer. A claim no provider knows is Pending with
 // reason Unresolvable; one whose provider fails, Pending with reason
 // ProviderError, asked again after Retry. The dispatcher reads the bound
-// claim's clusters (pkg/federation/datadep.ConstraintOf).
+// claim's clusters (pkg/datadep.ConstraintOf).
 type Reconciler struct {
 	Client   client.Client
-	Registry *Registry
+	Registry *datadep.Registry
 	Recorder record.EventRecorder
 	Clock    clock.Clock
 	// Retry is how soon a failed provider is asked again (10 s when 0).
@@ -74,7 +80,7 @@ func (r *Reconciler) claimsOf(ctx context.Context, obj client.Object) []reconcil
 	var out []reconcile.Request
 	for i := range l.Items {
 		c := &l.Items[i]
-		if c.Status.BoundDataSource == ds.Name || c.Status.Phase != ddv1alpha1.DataSourceClaimBound && Matches(ds, QueryOf(c)) {
+		if c.Status.BoundDataSource == ds.Name || c.Status.Phase != ddv1alpha1.DataSourceClaimBound && datadep.Matches(ds, datadep.QueryOf(c)) {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(c)})
 		}
 	}
@@ -97,7 +103,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 	now := r.Clock.Now()
-	q := QueryOf(claim)
+	q := datadep.QueryOf(claim)
 	ds, err := r.usable(ctx, q, now)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -105,7 +111,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if ds == nil {
 		answer, provider, err := r.Registry.Resolve(ctx, q)
 		switch {
-		case errors.Is(err, ErrUnknown):
+		case errors.Is(err, datadep.ErrUnknown):
 			return reconcile.Result{}, r.pending(ctx, claim, ddv1alpha1.ReasonUnresolvable, err.Error())
 		case err != nil:
 			return reconcile.Result{RequeueAfter: r.Retry}, r.pending(ctx, claim, ddv1alpha1.ReasonProviderError, err.Error())
@@ -126,7 +132,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 // usable is the DataSource of the query whose locality holds now, if any:
 // an administrator's before a cached one.
-func (r *Reconciler) usable(ctx context.Context, q Query, now time.Time) (*ddv1alpha1.DataSource, error) {
+func (r *Reconciler) usable(ctx context.Context, q datadep.Query, now time.Time) (*ddv1alpha1.DataSource, error) {
 	var l ddv1alpha1.DataSourceList
 	if err := r.Client.List(ctx, &l); err != nil {
 		return nil, fmt.Errorf("listing DataSources: %w", err)
@@ -134,7 +140,7 @@ func (r *Reconciler) usable(ctx context.Context, q Query, now time.Time) (*ddv1a
 	var found []*ddv1alpha1.DataSource
 	for i := range l.Items {
 		ds := &l.Items[i]
-		if !Matches(ds, q) || ds.DeletionTimestamp != nil || ds.Spec.Locality == nil || len(ds.Spec.Locality.ClusterNames) == 0 {
+		if !datadep.Matches(ds, q) || ds.DeletionTimestamp != nil || ds.Spec.Locality == nil || len(ds.Spec.Locality.ClusterNames) == 0 {
 			continue
 		}
 		if exp := ds.Status.ExpiresAt; exp != nil && !now.Before(exp.Time) {
@@ -159,7 +165,7 @@ func (r *Reconciler) usable(ctx context.Context, q Query, now time.Time) (*ddv1a
 
 // CacheName is the name of the DataSource caching a provider's answer to
 // the query.
-func CacheName(q Query) string {
+func CacheName(q datadep.Query) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s", q.System, q.Type, q.Name)
 	for _, k := range sortedKeys(q.Attributes) {
@@ -178,7 +184,7 @@ func sortedKeys(m map[string]string) []string {
 }
 
 // cache writes the provider's answer as a DataSource.
-func (r *Reconciler) cache(ctx context.Context, q Query, a Answer, provider string, now time.Time) (*ddv1alpha1.DataSource, error) {
+func (r *Reconciler) cache(ctx context.Context, q datadep.Query, a datadep.Answer, provider string, now time.Time) (*ddv1alpha1.DataSource, error) {
 	ds := &ddv1alpha1.DataSource{ObjectMeta: metav1.ObjectMeta{Name: CacheName(q)}}
 	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, ds, func() error {
 		ds.Spec.System, ds.Spec.Type, ds.Spec.Name, ds.Spec.Attributes = q.System, q.Type, q.Name, q.Attributes

@@ -1,4 +1,4 @@
-package datasource_test
+package webhook_test
 
 import (
 	"testing"
@@ -8,13 +8,13 @@ import (
 
 	ddv1alpha1 "github.com/caldera-sh/caldera/apis/datadependency/v1alpha1"
 	testingdd "github.com/caldera-sh/caldera/apis/datadependency/v1alpha1/testing"
-	"github.com/caldera-sh/caldera/pkg/webhooks/datasource"
+	"github.com/caldera-sh/caldera/pkg/datadep/webhook"
 	wt "github.com/caldera-sh/caldera/pkg/webhooks/testing"
 )
 
-func TestDefault(t *testing.T) {
+func TestDataSourceDefault(t *testing.T) {
 	got := testingdd.MakeDataSource("ds", "amoro", "table", "db.t").Clusters("east").ReclaimPolicy("").Obj()
-	if err := (datasource.Webhook).Default(t.Context(), got); err != nil {
+	if err := (webhook.DataSource).Default(t.Context(), got); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(ddv1alpha1.ReclaimPolicyRetain, got.Spec.ReclaimPolicy); diff != "" {
@@ -22,7 +22,7 @@ func TestDefault(t *testing.T) {
 	}
 }
 
-func TestValidate(t *testing.T) {
+func TestDataSourceValidate(t *testing.T) {
 	cases := map[string]struct {
 		ds   *ddv1alpha1.DataSource
 		want []metav1.StatusCause
@@ -36,7 +36,7 @@ func TestValidate(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			w := datasource.Webhook
+			w := webhook.DataSource
 			_, err := w.ValidateCreate(t.Context(), tc.ds)
 			if diff := cmp.Diff(tc.want, wt.Causes(t, err)); diff != "" {
 				t.Errorf("ValidateCreate causes (-want,+got):\n%s", diff)

@@ -1,4 +1,4 @@
-package datasourceclaim_test
+package webhook_test
 
 import (
 	"testing"
@@ -8,13 +8,13 @@ import (
 
 	ddv1alpha1 "github.com/caldera-sh/caldera/apis/datadependency/v1alpha1"
 	testingdd "github.com/caldera-sh/caldera/apis/datadependency/v1alpha1/testing"
-	"github.com/caldera-sh/caldera/pkg/webhooks/datasourceclaim"
+	"github.com/caldera-sh/caldera/pkg/datadep/webhook"
 	wt "github.com/caldera-sh/caldera/pkg/webhooks/testing"
 )
 
-func TestDefault(t *testing.T) {
+func TestDataSourceClaimDefault(t *testing.T) {
 	got := testingdd.MakeDataSourceClaim("c", "ml", "amoro", "table", "db.t").Workload("batch.volcano.sh/v1alpha1", "Job", "", "train").Obj()
-	if err := (datasourceclaim.Webhook).Default(t.Context(), got); err != nil {
+	if err := (webhook.DataSourceClaim).Default(t.Context(), got); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff("ml", got.Spec.Workload.Namespace); diff != "" {
@@ -22,7 +22,7 @@ func TestDefault(t *testing.T) {
 	}
 }
 
-func TestValidate(t *testing.T) {
+func TestDataSourceClaimValidate(t *testing.T) {
 	cases := map[string]struct {
 		dsc  *ddv1alpha1.DataSourceClaim
 		want []metav1.StatusCause
@@ -38,7 +38,7 @@ func TestValidate(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			w := datasourceclaim.Webhook
+			w := webhook.DataSourceClaim
 			_, err := w.ValidateCreate(t.Context(), tc.dsc)
 			if diff := cmp.Diff(tc.want, wt.Causes(t, err)); diff != "" {
 				t.Errorf("ValidateCreate causes (-want,+got):\n%s", diff)
