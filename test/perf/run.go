@@ -16,6 +16,7 @@ import (
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 const (
@@ -124,8 +125,11 @@ func runScheduler(ctx context.Context, env *Environment, w *Workload, size strin
 		if err := createBacklog(ctx, env, ns, spec.PodSchedulerName, jobs); err != nil {
 			return res, err
 		}
-		if err := waitUntil(ctx, 2*time.Minute, 100*time.Millisecond, func() bool { return rec.seenCount() == res.Pods }); err != nil {
-			return res, fmt.Errorf("watch saw %d of %d pods: %w", rec.seenCount(), res.Pods, err)
+		if err := poll.Until(ctx, 2*time.Minute, "the watch seeing every pod", func() (bool, string) {
+			n := rec.seenCount()
+			return n == res.Pods, fmt.Sprintf("%d of %d pods seen", n, res.Pods)
+		}); err != nil {
+			return res, err
 		}
 	}
 
@@ -268,12 +272,12 @@ func runProbes(ctx context.Context, env *Environment, rec *bindRecorder, ns, sch
 			return names, latencies, fmt.Errorf("creating probe %s: %w", name, err)
 		}
 		var bound time.Time
-		if err := waitUntil(ctx, probeTimeout, 10*time.Millisecond, func() bool {
+		if err := poll.Until(ctx, probeTimeout, "probe "+name+" bound", func() (bool, string) {
 			t, ok := rec.boundTime(name)
 			bound = t
-			return ok
+			return ok, "not bound"
 		}); err != nil {
-			return names, latencies, fmt.Errorf("probe %s not bound: %w", name, err)
+			return names, latencies, err
 		}
 		latencies = append(latencies, bound.Sub(created).Seconds())
 		select {
@@ -442,24 +446,11 @@ func deleteAll(ctx context.Context, env *Environment, ns string, jobs []*job, pr
 	if err := env.Client.DeleteAllOf(ctx, &schedulingv1beta1.PodGroup{}, client.InNamespace(ns)); err != nil {
 		return fmt.Errorf("deleting PodGroups of %s: %w", ns, err)
 	}
-	return waitUntil(ctx, 5*time.Minute, time.Second, func() bool {
+	return poll.Until(ctx, 5*time.Minute, "the pods of "+ns+" deleted", func() (bool, string) {
 		l, err := pods.List(ctx, metav1.ListOptions{Limit: 1})
-		return err == nil && len(l.Items) == 0
-	})
-}
-
-// waitUntil polls cond every interval until it holds or timeout passes.
-func waitUntil(ctx context.Context, timeout, interval time.Duration, cond func() bool) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		case <-tick.C:
+		if err != nil {
+			return false, err.Error()
 		}
-	}
-	return nil
+		return len(l.Items) == 0, "pods remain"
+	})
 }

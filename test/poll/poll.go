@@ -6,6 +6,7 @@ package poll
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -39,6 +40,14 @@ func (p *pacer) next(took time.Duration) time.Duration {
 // returns whether it holds and, if not, the state it saw.
 func Eventually(t testing.TB, ctx context.Context, timeout time.Duration, what string, cond func() (ok bool, state string)) {
 	t.Helper()
+	if err := Until(ctx, timeout, what, cond); err != nil {
+		t.Fatalf("%v", err)
+	}
+}
+
+// Until is Eventually for code that is not a test (the perf harness): it
+// returns the error Eventually would fail the test with.
+func Until(ctx context.Context, timeout time.Duration, what string, cond func() (ok bool, state string)) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
@@ -47,14 +56,14 @@ func Eventually(t testing.TB, ctx context.Context, timeout time.Duration, what s
 		began := time.Now()
 		ok, state := cond()
 		if ok {
-			return
+			return nil
 		}
 		select {
 		case <-ctx.Done():
 			if time.Since(start) >= timeout {
-				t.Fatalf("%s: not reached within %s; last state: %s", what, timeout, state)
+				return fmt.Errorf("%s: not reached within %s; last state: %s", what, timeout, state)
 			}
-			t.Fatalf("%s: stopped waiting after %s: %v; last state: %s", what, time.Since(start).Round(time.Millisecond), context.Cause(ctx), state)
+			return fmt.Errorf("%s: stopped waiting after %s: %v; last state: %s", what, time.Since(start).Round(time.Millisecond), context.Cause(ctx), state)
 		case <-time.After(p.next(time.Since(began))):
 		}
 	}
