@@ -16,6 +16,7 @@ import (
 	testingbatch "github.com/caldera-sh/caldera/apis/batch/v1alpha1/testing"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	testingsched "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
+	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 	"github.com/caldera-sh/caldera/pkg/webhooks"
 	wt "github.com/caldera-sh/caldera/pkg/webhooks/testing"
 )
@@ -165,7 +166,7 @@ func TestQueueRefusalCarriesTheFields(t *testing.T) {
 }
 
 func TestPodsOfOtherSchedulersPass(t *testing.T) {
-	pod := wt.MakePod("p", "ns").SchedulerName("default-scheduler").Annotation(schedulingv1beta1.QueueNameAnnotation, "nope").Obj()
+	pod := st.MakePod("ns", "p").SchedulerName("default-scheduler").Annotation(schedulingv1beta1.QueueNameAnnotation, "nope").Obj()
 	resp := review(t, "/pods/validate", admissionv1.AdmissionRequest{
 		Kind:      metav1.GroupVersionKind{Version: "v1", Kind: "Pod"},
 		Operation: admissionv1.Create,

@@ -78,11 +78,11 @@ func expandJobs(w *Workload, size string) []*job {
 
 // pod returns the job's pod of the given name for the scheduler.
 func (j *job) pod(ns, name, schedulerName string) *corev1.Pod {
-	p := makePod(ns, name).scheduler(schedulerName).requests(j.group.Requests).job(j.name)
+	p := benchPod(ns, name, schedulerName, j.name, j.group.Requests)
 	if j.group.Kind == JobKindGang {
-		p.group(j.name)
+		p.Group(j.name)
 	}
-	return p.obj()
+	return p.Obj()
 }
 
 // podGroup returns the PodGroup of a gang, with minResources set as

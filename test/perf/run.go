@@ -266,7 +266,7 @@ func runProbes(ctx context.Context, env *Environment, rec *bindRecorder, ns, sch
 	for i := range p.Count {
 		name := fmt.Sprintf("probe-%03d", i)
 		names = append(names, name)
-		pod := makePod(ns, name).scheduler(schedulerName).requests(p.Requests).job(name).obj()
+		pod := benchPod(ns, name, schedulerName, name, p.Requests).Obj()
 		created := time.Now()
 		if _, err := env.Clientset.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			return names, latencies, fmt.Errorf("creating probe %s: %w", name, err)

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	testingscheduling "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
 )
 
 func TestGroupName(t *testing.T) {
@@ -93,7 +94,7 @@ func TestDesired(t *testing.T) {
 	podOwner := metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: "p", UID: "uid-p", Controller: new(true)}
 	rsOwner := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web", UID: "uid-web", Controller: new(true)}
 	managed := map[string]string{ManagedByLabel: ManagedByValue}
-	rl := func(pairs ...string) *corev1.ResourceList { r := resourceList(pairs...); return &r }
+	rl := func(pairs ...string) *corev1.ResourceList { r := testingscheduling.Resources(pairs...); return &r }
 
 	cases := map[string]struct {
 		pod       *corev1.Pod
@@ -218,7 +219,7 @@ func TestDesired(t *testing.T) {
 }
 
 func TestSpecUpdate(t *testing.T) {
-	rl := func(pairs ...string) *corev1.ResourceList { r := resourceList(pairs...); return &r }
+	rl := func(pairs ...string) *corev1.ResourceList { r := testingscheduling.Resources(pairs...); return &r }
 	current := &schedulingv1beta1.PodGroup{Spec: schedulingv1beta1.PodGroupSpec{
 		MinMember: 3, Queue: "q", PriorityClassName: "high", MinResources: rl("cpu", "12"),
 	}}

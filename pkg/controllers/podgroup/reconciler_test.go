@@ -137,7 +137,7 @@ func TestReconcile(t *testing.T) {
 				web.Owns(makePod("ns", "web-b")).Annotation(schedulingv1beta1.KubeGroupNameAnnotation, "podgroup-uid-web").Obj(),
 				web.Owns(makePod("ns", "web-c")).Obj(),
 				web.Owns(makePod("ns", "web-own")).Annotation(schedulingv1beta1.KubeGroupNameAnnotation, "spark-pg").Obj(),
-				web.Owns(makePod("ns", "web-other-scheduler")).Scheduler("default-scheduler").Obj(),
+				web.Owns(makePod("ns", "web-other-scheduler")).SchedulerName("default-scheduler").Obj(),
 				web.Owns(makePod("ns", "web-done")).Phase(corev1.PodSucceeded).Obj(),
 			},
 			group: "podgroup-uid-web",
@@ -323,9 +323,9 @@ func TestReconcileSurvivesACrashAtEveryWrite(t *testing.T) {
 	objs := func() []client.Object {
 		return []client.Object{
 			web.Obj(),
-			web.Owns(makePod("ns", "web-a").Created(1)).Obj(),
-			web.Owns(makePod("ns", "web-b").Created(2)).Obj(),
-			web.Owns(makePod("ns", "web-c").Created(3)).Obj(),
+			web.Owns(makePod("ns", "web-a").Created(second(1))).Obj(),
+			web.Owns(makePod("ns", "web-b").Created(second(2))).Obj(),
+			web.Owns(makePod("ns", "web-c").Created(second(3))).Obj(),
 		}
 	}
 	ref := newFixture(t, objs()...)
@@ -363,10 +363,10 @@ func TestGroupOfPod(t *testing.T) {
 		want []string
 	}{
 		"an unannotated pod of ours":               {pod: makePod("ns", "p").Obj(), want: []string{"ns/podgroup-uid-p"}},
-		"a pod of our second scheduler":            {pod: makePod("ns", "p").Scheduler("caldera").Obj(), want: []string{"ns/podgroup-uid-p"}},
+		"a pod of our second scheduler":            {pod: makePod("ns", "p").SchedulerName("caldera").Obj(), want: []string{"ns/podgroup-uid-p"}},
 		"a pod annotated with its own group":       {pod: makePod("ns", "p").Annotation(schedulingv1beta1.KubeGroupNameAnnotation, "podgroup-uid-p").Obj(), want: []string{"ns/podgroup-uid-p"}},
 		"a pod naming another group":               {pod: makePod("ns", "p").Annotation(schedulingv1beta1.KubeGroupNameAnnotation, "train").Obj()},
-		"a pod of another scheduler":               {pod: makePod("ns", "p").Scheduler("default-scheduler").Obj()},
+		"a pod of another scheduler":               {pod: makePod("ns", "p").SchedulerName("default-scheduler").Obj()},
 		"a pod of a workload maps to its workload": {pod: makeReplicaSet("ns", "web").Owns(makePod("ns", "web-a")).Obj(), want: []string{"ns/podgroup-uid-web"}},
 	}
 	for name, tc := range cases {

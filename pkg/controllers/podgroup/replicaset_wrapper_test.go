@@ -4,6 +4,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
 
 // replicaSetWrapper builds a ReplicaSet.
@@ -36,6 +38,6 @@ func (rs *replicaSetWrapper) Replicas(n int32) *replicaSetWrapper {
 }
 
 // Owns makes the ReplicaSet the controller of a pod.
-func (rs *replicaSetWrapper) Owns(p *podWrapper) *podWrapper {
+func (rs *replicaSetWrapper) Owns(p *st.PodWrapper) *st.PodWrapper {
 	return p.ControlledBy("apps/v1", "ReplicaSet", rs.Name, rs.UID)
 }

@@ -197,8 +197,8 @@ func TestReconcile(t *testing.T) {
 		"commands run oldest first": {
 			objs: []client.Object{
 				q("team").State(open).Obj(),
-				makeCommand("b-open", busv1alpha1.OpenQueueAction, "team").Created(time.Second).Obj(),
-				makeCommand("a-close", busv1alpha1.CloseQueueAction, "team").Created(0).Obj(),
+				makeCommand("b-open", busv1alpha1.OpenQueueAction, "team").Created(at(time.Second)).Obj(),
+				makeCommand("a-close", busv1alpha1.CloseQueueAction, "team").Created(at(0)).Obj(),
 			},
 			queues: []string{"team"},
 			want:   state{Queues: map[string]string{"team": `Open mark=""`}},
@@ -214,7 +214,7 @@ func TestReconcile(t *testing.T) {
 		"a command addressed with the v1alpha1 API version is executed": {
 			objs: []client.Object{
 				q("team").State(open).Obj(),
-				makeCommand("close", busv1alpha1.CloseQueueAction, "team").Target("scheduling.volcano.sh/v1alpha1", "Queue").Obj(),
+				makeCommand("close", busv1alpha1.CloseQueueAction, "team").Target("scheduling.volcano.sh/v1alpha1", "Queue", "team").Obj(),
 			},
 			queues: []string{"team"},
 			want:   state{Queues: map[string]string{"team": `Closed mark=""`}},
@@ -222,7 +222,7 @@ func TestReconcile(t *testing.T) {
 		"a command addressed to a Job of the same name is not the queue's": {
 			objs: []client.Object{
 				q("team").State(open).Obj(),
-				makeCommand("abort", busv1alpha1.AbortJobAction, "team").Target("batch.volcano.sh/v1alpha1", "Job").Obj(),
+				makeCommand("abort", busv1alpha1.AbortJobAction, "team").Target("batch.volcano.sh/v1alpha1", "Job", "team").Obj(),
 			},
 			queues: []string{"team"},
 			want:   state{Queues: map[string]string{"team": `Open mark=""`}, Commands: []string{"abort"}},

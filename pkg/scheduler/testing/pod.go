@@ -109,6 +109,43 @@ func addPairs(l *corev1.ResourceList, pairs []string) {
 	}
 }
 
+// Container adds a busybox container with limits (name/quantity pairs),
+// which Kubernetes also takes as its requests.
+func (p *PodWrapper) Container(name string, limits ...string) *PodWrapper {
+	c := corev1.Container{Name: name, Image: "busybox"}
+	addPairs(&c.Resources.Limits, limits)
+	p.Spec.Containers = append(p.Spec.Containers, c)
+	return p
+}
+
+// InitReq adds an init container with requests (name/quantity pairs).
+func (p *PodWrapper) InitReq(pairs ...string) *PodWrapper {
+	c := corev1.Container{Name: "init", Image: "busybox"}
+	addPairs(&c.Resources.Requests, pairs)
+	p.Spec.InitContainers = append(p.Spec.InitContainers, c)
+	return p
+}
+
+// PriorityClass sets spec.priorityClassName.
+func (p *PodWrapper) PriorityClass(name string) *PodWrapper {
+	p.Spec.PriorityClassName = name
+	return p
+}
+
+// UID sets metadata.uid.
+func (p *PodWrapper) UID(uid types.UID) *PodWrapper {
+	p.ObjectMeta.UID = uid
+	return p
+}
+
+// ControlledBy adds a controller owner reference.
+func (p *PodWrapper) ControlledBy(apiVersion, kind, name string, uid types.UID) *PodWrapper {
+	p.OwnerReferences = append(p.OwnerReferences, metav1.OwnerReference{
+		APIVersion: apiVersion, Kind: kind, Name: name, UID: uid, Controller: new(true), BlockOwnerDeletion: new(true),
+	})
+	return p
+}
+
 // Image sets the first container's image.
 func (p *PodWrapper) Image(image string) *PodWrapper {
 	p.Spec.Containers[0].Image = image

@@ -1,4 +1,4 @@
-// Package testing has builders for the objects the webhook tests admit that
-// apis/*/testing does not cover (pods, Commands), and helpers to read the
-// verdicts of the handlers.
+// Package testing has helpers to read the verdicts of the webhooks'
+// handlers. The objects they admit are built with apis/*/testing and, for
+// pods, pkg/scheduler/testing.
 package testing

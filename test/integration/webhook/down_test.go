@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
-	wt "github.com/caldera-sh/caldera/pkg/webhooks/testing"
+	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
 
 // TestWebhookDown checks the failure policies: with the webhook stopped,
@@ -22,7 +22,7 @@ func TestWebhookDown(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "failed calling webhook") {
 		t.Errorf("creating a job without the webhook: got %v, want a failed webhook call", err)
 	}
-	pod := wt.MakePod("while-down", ns).Annotation(schedulingv1beta1.QueueNameAnnotation, "closed-q").Obj()
+	pod := st.MakePod(ns, "while-down").Annotation(schedulingv1beta1.QueueNameAnnotation, "closed-q").Obj()
 	if err := fw.Client.Create(t.Context(), pod); err != nil {
 		t.Errorf("creating a pod without the webhook: %v", err)
 	}

@@ -15,13 +15,14 @@ import (
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	testingbatch "github.com/caldera-sh/caldera/apis/batch/v1alpha1/testing"
 	busv1alpha1 "github.com/caldera-sh/caldera/apis/bus/v1alpha1"
+	testingbus "github.com/caldera-sh/caldera/apis/bus/v1alpha1/testing"
 	testingdd "github.com/caldera-sh/caldera/apis/datadependency/v1alpha1/testing"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	testingsched "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
 	testingtopo "github.com/caldera-sh/caldera/apis/topology/v1alpha1/testing"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	testingtraining "github.com/caldera-sh/caldera/apis/training/v1alpha1/testing"
-	wt "github.com/caldera-sh/caldera/pkg/webhooks/testing"
+	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
 
 // invalidCase is a request the webhook must refuse: the creation of obj, or
@@ -442,35 +443,35 @@ func invalidHyperJobs() map[string]invalidCase {
 func invalidCommands() map[string]invalidCase {
 	return map[string]invalidCase{
 		"command/no target": {
-			obj:  wt.MakeCommand("c-target", ns, busv1alpha1.AbortJobAction).Obj(),
+			obj:  testingbus.MakeCommand("c-target", ns, busv1alpha1.AbortJobAction).Obj(),
 			want: `target: Required value: the Job or Queue the command is for`,
 		},
 		"command/no action": {
-			obj:  wt.MakeCommand("c-action", ns, "").TargetJob("held").Obj(),
+			obj:  testingbus.MakeCommand("c-action", ns, "").TargetJob("held").Obj(),
 			want: `action: Required value: the action to take on the target`,
 		},
 		"command/queue action for a job": {
-			obj:  wt.MakeCommand("c-open-job", ns, busv1alpha1.OpenQueueAction).TargetJob("held").Obj(),
+			obj:  testingbus.MakeCommand("c-open-job", ns, busv1alpha1.OpenQueueAction).TargetJob("held").Obj(),
 			want: `action: Unsupported value: "OpenQueue": supported values: "AbortJob", "CompleteJob"`,
 		},
 		"command/kind without a controller": {
-			obj:  wt.MakeCommand("c-kind", ns, busv1alpha1.RestartJobAction).Target("apps/v1", "Deployment", "web").Obj(),
+			obj:  testingbus.MakeCommand("c-kind", ns, busv1alpha1.RestartJobAction).Target("apps/v1", "Deployment", "web").Obj(),
 			want: `target.kind: Unsupported value: "Deployment": supported values: "Job", "Queue"`,
 		},
 		"command/job of another API group": {
-			obj:  wt.MakeCommand("c-group", ns, busv1alpha1.AbortJobAction).Target("batch/v1", "Job", "held").Obj(),
+			obj:  testingbus.MakeCommand("c-group", ns, busv1alpha1.AbortJobAction).Target("batch/v1", "Job", "held").Obj(),
 			want: `target.apiVersion: Invalid value: "batch/v1": a Job is in API group batch.volcano.sh`,
 		},
 		"command/job that does not exist": {
-			obj:  wt.MakeCommand("c-ghost-job", ns, busv1alpha1.AbortJobAction).TargetJob("ghost").Obj(),
+			obj:  testingbus.MakeCommand("c-ghost-job", ns, busv1alpha1.AbortJobAction).TargetJob("ghost").Obj(),
 			want: `target.name: Invalid value: "ghost": Job does not exist in namespace wh`,
 		},
 		"command/queue that does not exist": {
-			obj:  wt.MakeCommand("c-ghost-queue", ns, busv1alpha1.CloseQueueAction).TargetQueue("ghost").Obj(),
+			obj:  testingbus.MakeCommand("c-ghost-queue", ns, busv1alpha1.CloseQueueAction).TargetQueue("ghost").Obj(),
 			want: `target.name: Invalid value: "ghost": Queue does not exist`,
 		},
 		"command/job that was replaced": {
-			obj:  wt.MakeCommand("c-uid", ns, busv1alpha1.ResumeJobAction).TargetJob("held").TargetUID("00000000-0000-0000-0000-000000000000").Obj(),
+			obj:  testingbus.MakeCommand("c-uid", ns, busv1alpha1.ResumeJobAction).TargetJob("held").TargetUID("00000000-0000-0000-0000-000000000000").Obj(),
 			want: `target.uid: Invalid value: "00000000-0000-0000-0000-000000000000": is not the uid of Job held`,
 		},
 	}
@@ -480,39 +481,39 @@ func invalidPods() map[string]invalidCase {
 	const group, queueName = schedulingv1beta1.KubeGroupNameAnnotation, schedulingv1beta1.QueueNameAnnotation
 	return map[string]invalidCase{
 		"pod/queue does not exist": {
-			obj:  wt.MakePod("p-no-queue", ns).Annotation(queueName, "nope").Obj(),
+			obj:  st.MakePod(ns, "p-no-queue").Annotation(queueName, "nope").Obj(),
 			want: `metadata.annotations[scheduling.volcano.sh/queue-name]: Invalid value: "nope": queue does not exist; existing queues: busy`,
 		},
 		"pod/queue closed": {
-			obj:  wt.MakePod("p-closed", ns).Annotation(queueName, "closed-q").Obj(),
+			obj:  st.MakePod(ns, "p-closed").Annotation(queueName, "closed-q").Obj(),
 			want: `metadata.annotations[scheduling.volcano.sh/queue-name]: Invalid value: "closed-q": queue is Closed`,
 		},
 		"pod/root queue": {
-			obj:  wt.MakePod("p-root", ns).Annotation(queueName, "root").Obj(),
+			obj:  st.MakePod(ns, "p-root").Annotation(queueName, "root").Obj(),
 			want: `metadata.annotations[scheduling.volcano.sh/queue-name]: Invalid value: "root": the root queue stands for the whole cluster`,
 		},
 		"pod/PodGroup does not exist": {
-			obj:  wt.MakePod("p-no-group", ns).Annotation(group, "ghost").Obj(),
+			obj:  st.MakePod(ns, "p-no-group").Annotation(group, "ghost").Obj(),
 			want: `metadata.annotations[scheduling.k8s.io/group-name]: Invalid value: "ghost": PodGroup does not exist in namespace wh`,
 		},
 		"pod/PodGroup in a closed queue": {
-			obj:  wt.MakePod("p-group-closed", ns).Annotation(group, "pg-closing").Obj(),
+			obj:  st.MakePod(ns, "p-group-closed").Annotation(group, "pg-closing").Obj(),
 			want: `metadata.annotations[scheduling.k8s.io/group-name]: Invalid value: "pg-closing": the PodGroup's queue "closing": queue is Closed`,
 		},
 		"pod/GPU share and whole cards": {
-			obj:  wt.MakePod("p-gpu", ns).Container("gpu", "volcano.sh/gpu-memory", "4000", "volcano.sh/gpu-number", "1").Obj(),
+			obj:  st.MakePod(ns, "p-gpu").Container("gpu", "volcano.sh/gpu-memory", "4000", "volcano.sh/gpu-number", "1").Obj(),
 			want: `spec.containers[1].resources.limits[volcano.sh/gpu-number]: Invalid value: "1": the pod also asks for volcano.sh/gpu-memory (spec.containers[1].resources.limits[volcano.sh/gpu-memory]): a pod shares one GPU card or takes whole cards, not both`,
 		},
 		"pod/disruption budget of zero": {
-			obj:  wt.MakePod("p-jdb-zero", ns).Annotation(schedulingv1beta1.JDBMinAvailableKey, "0").Obj(),
+			obj:  st.MakePod(ns, "p-jdb-zero").Annotation(schedulingv1beta1.JDBMinAvailableKey, "0").Obj(),
 			want: `metadata.annotations[volcano.sh/jdb-min-available]: Invalid value: "0": must be a positive integer or a percentage from 1% to 99%`,
 		},
 		"pod/disruption budget above 99%": {
-			obj:  wt.MakePod("p-jdb-pct", ns).Annotation(schedulingv1beta1.JDBMaxUnavailableKey, "150%").Obj(),
+			obj:  st.MakePod(ns, "p-jdb-pct").Annotation(schedulingv1beta1.JDBMaxUnavailableKey, "150%").Obj(),
 			want: `metadata.annotations[volcano.sh/jdb-max-unavailable]: Invalid value: "150%": must be a positive integer or a percentage from 1% to 99%`,
 		},
 		"pod/two disruption budgets": {
-			obj: wt.MakePod("p-jdb-two", ns).Annotation(schedulingv1beta1.JDBMinAvailableKey, "1").
+			obj: st.MakePod(ns, "p-jdb-two").Annotation(schedulingv1beta1.JDBMinAvailableKey, "1").
 				Annotation(schedulingv1beta1.JDBMaxUnavailableKey, "1").Obj(),
 			want: `metadata.annotations[volcano.sh/jdb-max-unavailable]: Forbidden: must not be set together with volcano.sh/jdb-min-available`,
 		},

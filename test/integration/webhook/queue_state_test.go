@@ -8,7 +8,7 @@ import (
 	"time"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
-	wt "github.com/caldera-sh/caldera/pkg/webhooks/testing"
+	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 	"github.com/caldera-sh/caldera/test/poll"
 )
 
@@ -21,7 +21,7 @@ func TestPodsFollowTheQueueState(t *testing.T) {
 	n := 0
 	podFor := func() error {
 		n++
-		return fw.Client.Create(t.Context(), wt.MakePod(fmt.Sprintf("flip-%d", n), ns).
+		return fw.Client.Create(t.Context(), st.MakePod(ns, fmt.Sprintf("flip-%d", n)).
 			Annotation(schedulingv1beta1.QueueNameAnnotation, "flip").Obj())
 	}
 	if err := podFor(); err != nil {

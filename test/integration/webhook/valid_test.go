@@ -12,6 +12,7 @@ import (
 
 	testingbatch "github.com/caldera-sh/caldera/apis/batch/v1alpha1/testing"
 	busv1alpha1 "github.com/caldera-sh/caldera/apis/bus/v1alpha1"
+	testingbus "github.com/caldera-sh/caldera/apis/bus/v1alpha1/testing"
 	ddv1alpha1 "github.com/caldera-sh/caldera/apis/datadependency/v1alpha1"
 	testingdd "github.com/caldera-sh/caldera/apis/datadependency/v1alpha1/testing"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
@@ -19,7 +20,7 @@ import (
 	testingtopo "github.com/caldera-sh/caldera/apis/topology/v1alpha1/testing"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	testingtraining "github.com/caldera-sh/caldera/apis/training/v1alpha1/testing"
-	wt "github.com/caldera-sh/caldera/pkg/webhooks/testing"
+	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 	"github.com/caldera-sh/caldera/test/poll"
 )
 
@@ -145,12 +146,12 @@ func TestValidObjectsAreDefaulted(t *testing.T) {
 		create(t,
 			testingdd.MakeDataSource("valid-ds", "amoro", "table", "db.t").Clusters("east", "west").Obj(),
 			testingtopo.MakeHyperNode("valid-rack", 1).ExactNode("node-1").RegexNodes("^rack1-").Obj(),
-			wt.MakeCommand("valid-abort", ns, busv1alpha1.AbortJobAction).TargetJob("held").TargetUID(held.UID).Obj(),
-			wt.MakeCommand("valid-close", ns, busv1alpha1.CloseQueueAction).TargetQueue("toggle").Obj(),
-			wt.MakePod("valid-pod", ns).Annotation(schedulingv1beta1.QueueNameAnnotation, "team-a").Obj(),
-			wt.MakePod("valid-pod-group", ns).Annotation(schedulingv1beta1.KubeGroupNameAnnotation, "pg-open").Obj(),
+			testingbus.MakeCommand("valid-abort", ns, busv1alpha1.AbortJobAction).TargetJob("held").TargetUID(held.UID).Obj(),
+			testingbus.MakeCommand("valid-close", ns, busv1alpha1.CloseQueueAction).TargetQueue("toggle").Obj(),
+			st.MakePod(ns, "valid-pod").Annotation(schedulingv1beta1.QueueNameAnnotation, "team-a").Obj(),
+			st.MakePod(ns, "valid-pod-group").Annotation(schedulingv1beta1.KubeGroupNameAnnotation, "pg-open").Obj(),
 			// Pods of other schedulers are not checked.
-			wt.MakePod("other-scheduler", ns).SchedulerName("default-scheduler").Annotation(schedulingv1beta1.QueueNameAnnotation, "nope").Obj(),
+			st.MakePod(ns, "other-scheduler").SchedulerName("default-scheduler").Annotation(schedulingv1beta1.QueueNameAnnotation, "nope").Obj(),
 		)
 	})
 

@@ -1,3 +1,5 @@
+// Package testing builds bus.volcano.sh/v1alpha1 objects for tests:
+// MakeCommand("close", "default", busv1alpha1.CloseQueueAction).TargetQueue("q").Obj().
 package testing
 
 import (
@@ -41,5 +43,17 @@ func (w *CommandWrapper) TargetQueue(name string) *CommandWrapper {
 // TargetUID sets target.uid; call after a Target method.
 func (w *CommandWrapper) TargetUID(uid types.UID) *CommandWrapper {
 	w.cmd.TargetObject.UID = uid
+	return w
+}
+
+// UID sets metadata.uid.
+func (w *CommandWrapper) UID(uid types.UID) *CommandWrapper {
+	w.cmd.UID = uid
+	return w
+}
+
+// Created sets the creation time.
+func (w *CommandWrapper) Created(t metav1.Time) *CommandWrapper {
+	w.cmd.CreationTimestamp = t
 	return w
 }
