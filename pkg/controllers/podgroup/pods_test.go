@@ -12,7 +12,9 @@ import (
 // makePod starts a pending pod with UID "uid-<name>", so that the
 // PodGroup the controller names after its UID reads podgroup-uid-<name>.
 func makePod(namespace, name string) *st.PodWrapper {
-	return st.MakePod(namespace, name).UID(types.UID("uid-" + name))
+	p := st.MakePod(namespace, name)
+	p.ObjectMeta.UID = types.UID("uid-" + name)
+	return p
 }
 
 // second is the given second of a fixed minute, a creation time.

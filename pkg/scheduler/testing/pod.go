@@ -132,12 +132,6 @@ func (p *PodWrapper) PriorityClass(name string) *PodWrapper {
 	return p
 }
 
-// UID sets metadata.uid.
-func (p *PodWrapper) UID(uid types.UID) *PodWrapper {
-	p.ObjectMeta.UID = uid
-	return p
-}
-
 // ControlledBy adds a controller owner reference.
 func (p *PodWrapper) ControlledBy(apiVersion, kind, name string, uid types.UID) *PodWrapper {
 	p.OwnerReferences = append(p.OwnerReferences, metav1.OwnerReference{
