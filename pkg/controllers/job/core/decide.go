@@ -397,15 +397,12 @@ func sync(in Input, refs []PodRef, d *Decision) {
 	}
 }
 
+// admitted: the scheduler has let the PodGroup past Pending. A PodGroup
+// the scheduler marked Completed (every pod it knew of finished) stays
+// admitted, so that a pod evicted meanwhile is made again rather than the
+// job waiting for it forever.
 func admitted(pg *schedulingv1beta1.PodGroup) bool {
-	if pg == nil {
-		return false
-	}
-	switch pg.Status.Phase {
-	case schedulingv1beta1.PodGroupInqueue, schedulingv1beta1.PodGroupRunning, schedulingv1beta1.PodGroupUnknown:
-		return true
-	}
-	return false
+	return pg != nil && pg.Status.Phase != "" && pg.Status.Phase != schedulingv1beta1.PodGroupPending
 }
 
 // dependenciesReady: the tasks a task depends on are ready — any of them

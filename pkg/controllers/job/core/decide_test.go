@@ -128,6 +128,12 @@ func TestLifecycle(t *testing.T) {
 			pg:   pg(schedulingv1beta1.PodGroupInqueue),
 			want: want{phase: batchv1alpha1.JobPending, create: []string{"j-w-0", "j-w-1", "j-w-2"}},
 		},
+		"a job whose PodGroup ended with a pod missing (evicted) gets it again": {
+			job:  withPhase(defaulted(job()), batchv1alpha1.JobRunning),
+			pods: func(j *batchv1alpha1.Job) []*corev1.Pod { return pods(j, 0, S, S) },
+			pg:   pg(schedulingv1beta1.PodGroupCompleted),
+			want: want{phase: batchv1alpha1.JobRunning, create: []string{"j-w-2"}},
+		},
 		"enough running pods make it Running": {
 			job:  withPhase(defaulted(job()), batchv1alpha1.JobPending),
 			pods: func(j *batchv1alpha1.Job) []*corev1.Pod { return pods(j, 0, R, R, R) },
