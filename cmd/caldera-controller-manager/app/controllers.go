@@ -69,18 +69,21 @@ func ControllerNames() []string {
 	return names
 }
 
-// informersSynced is the manager's readiness: a replica waiting to be
-// elected is ready (it serves nothing until then, and a rollout must not
-// wait for it); the leader is ready once the informers driving its
+// informersSynced is the manager's readiness: with leader election, a
+// replica waiting to be elected is ready (it serves nothing until then,
+// and a rollout must not wait for it); the leader, or the only replica
+// when there is no election, is ready once the informers driving its
 // controllers have delivered their initial lists. Objects listed at
 // start-up are handled after every later event, so a client that waits
 // for readiness before a burst of Jobs sees them handled in order.
-func informersSynced(mgr ctrl.Manager, watched []client.Object) func(*http.Request) error {
+func informersSynced(mgr ctrl.Manager, leaderElect bool, watched []client.Object) func(*http.Request) error {
 	return func(req *http.Request) error {
-		select {
-		case <-mgr.Elected():
-		default:
-			return nil
+		if leaderElect {
+			select {
+			case <-mgr.Elected():
+			default:
+				return nil
+			}
 		}
 		for _, obj := range watched {
 			inf, err := mgr.GetCache().GetInformer(req.Context(), obj, cache.BlockUntilSynced(false))

@@ -67,7 +67,7 @@ func Run(ctx context.Context, c *options.Config) error {
 		}
 		watched = append(watched, ctl.watches)
 	}
-	if err := mgr.AddReadyzCheck("informers", informersSynced(mgr, watched)); err != nil {
+	if err := mgr.AddReadyzCheck("informers", informersSynced(mgr, c.LeaderElect, watched)); err != nil {
 		return err
 	}
 	klog.FromContext(ctx).Info("Starting controllers", "controllers", c.Controllers)
