@@ -11,3 +11,9 @@ var CRDs embed.FS
 
 // CRDDir is the directory of CRDs inside CRDs.
 const CRDDir = "crds"
+
+// MemberRBAC is deploy/member/rbac.yaml: the ClusterRoles, Roles and
+// bindings of the member components' service accounts.
+//
+//go:embed member/rbac.yaml
+var MemberRBAC []byte

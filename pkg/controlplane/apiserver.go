@@ -199,6 +199,12 @@ func (s *APIServer) KubeconfigFor(user, path string) error {
 	if !ok {
 		return fmt.Errorf("API server %s has no user %q", s.Name, user)
 	}
+	return s.KubeconfigWithToken(user, token, path)
+}
+
+// KubeconfigWithToken writes to path a kubeconfig that authenticates with
+// a bearer token (a service account's, say) under the name user.
+func (s *APIServer) KubeconfigWithToken(user, token, path string) error {
 	cfg := s.kubeconfig()
 	cfg.AuthInfos = map[string]*clientcmdapi.AuthInfo{user: {Token: token}}
 	cfg.Contexts[s.Name].AuthInfo = user

@@ -25,6 +25,7 @@ type ComponentOptions struct {
 // Component is a running component.
 type Component struct {
 	proc *process
+	opts ComponentOptions
 }
 
 // StartComponent starts a component and waits until it is ready.
@@ -53,7 +54,28 @@ func StartComponent(ctx context.Context, o ComponentOptions) (*Component, error)
 			return nil, fmt.Errorf("starting %s: %w", o.Name, err)
 		}
 	}
-	return &Component{proc: p}, nil
+	return &Component{proc: p, opts: o}, nil
+}
+
+// Name is the component's name (its log file's).
+func (c *Component) Name() string { return c.opts.Name }
+
+// ReadyURL is the URL that answers 200 while the component is ready ("" if
+// it has none).
+func (c *Component) ReadyURL() string { return c.opts.ReadyURL }
+
+// Restart starts the component again, with the arguments it was first
+// started with, once its process is gone (killing it if it is not), as a
+// kubelet restarts a container that crashed, and waits until it is ready.
+// Its log continues in the same file.
+func (c *Component) Restart(ctx context.Context) error {
+	c.proc.kill()
+	n, err := StartComponent(ctx, c.opts)
+	if err != nil {
+		return err
+	}
+	c.proc = n.proc
+	return nil
 }
 
 // FreePort returns a loopback port that was free a moment ago.

@@ -2,8 +2,9 @@
 // etcd, a kube-apiserver with every Caldera CRD, kube-controller-manager with
 // the controllers a cluster has (garbage collection, namespaces,
 // Deployments, StatefulSets, ...), kwok with a realistic set of simulated
-// GPU and CPU nodes, and the default queues. It is what
-// `calderactl local up` (and `make run`) starts.
+// GPU and CPU nodes, and the default queues; each Caldera component runs
+// as its service account with the roles of deploy/member/rbac.yaml. It is
+// what `calderactl local up` (and `make run`) starts.
 package localenv
 
 import (
@@ -47,6 +48,9 @@ type Options struct {
 	// Components are started (from BinDir) once the cluster is up; nil
 	// means all of them.
 	Components []string
+	// SchedulerConfig is caldera-scheduler's configuration; "" means
+	// SchedulerConfig.
+	SchedulerConfig string
 }
 
 // Components Start can run.
@@ -132,7 +136,10 @@ type Environment struct {
 	kcm        *controlplane.KubeControllerManager
 	ks         *controlplane.KubeScheduler
 	components []*controlplane.Component
+	byName     map[string]*controlplane.Component
 	lockPath   string
+	// schedulerConfig is Options.SchedulerConfig.
+	schedulerConfig string
 }
 
 // Start brings the environment up. On error everything started is stopped.
@@ -144,7 +151,8 @@ func Start(ctx context.Context, o Options) (_ *Environment, err error) {
 	if o.Nodes == nil {
 		o.Nodes = DefaultNodes()
 	}
-	env := &Environment{Dir: o.Dir, Nodes: o.Nodes, lockPath: filepath.Join(o.Dir, "pid")}
+	env := &Environment{Dir: o.Dir, Nodes: o.Nodes, lockPath: filepath.Join(o.Dir, "pid"), byName: map[string]*controlplane.Component{},
+		schedulerConfig: o.SchedulerConfig}
 	if err := env.lock(); err != nil {
 		return nil, err
 	}
@@ -209,6 +217,11 @@ func Start(ctx context.Context, o Options) (_ *Environment, err error) {
 	}); err != nil {
 		return nil, err
 	}
+	if err := step("creating the components' service accounts and RBAC (deploy/member/rbac.yaml)", func() error {
+		return installIdentities(ctx, env.cluster.Client)
+	}); err != nil {
+		return nil, err
+	}
 	components := o.Components
 	if components == nil {
 		components = AllComponents()
@@ -269,7 +282,7 @@ func Start(ctx context.Context, o Options) (_ *Environment, err error) {
 }
 
 // AgentNamespace holds the agents' colocation ConfigMap.
-const AgentNamespace = "caldera-system"
+const AgentNamespace = SystemNamespace
 
 // startAgent runs caldera-agent for a simulated node, on a cgroup tree and
 // meminfo written for it: an idle node of its capacity.
@@ -292,11 +305,15 @@ func (e *Environment) startAgent(ctx context.Context, binDir string, n controlpl
 		return err
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	kubeconfig, err := e.kubeconfigOf(ctx, ComponentAgent)
+	if err != nil {
+		return err
+	}
 	c, err := controlplane.StartComponent(ctx, controlplane.ComponentOptions{
 		Name:   "caldera-agent-" + n.Name,
 		Binary: filepath.Join(binDir, ComponentAgent),
 		Args: []string{
-			"--kubeconfig=" + e.Kubeconfig,
+			"--kubeconfig=" + kubeconfig,
 			"--node-name=" + n.Name,
 			"--namespace=" + AgentNamespace,
 			"--cgroup-root=" + cgroupRoot,
@@ -310,7 +327,7 @@ func (e *Environment) startAgent(ctx context.Context, binDir string, n controlpl
 	if err != nil {
 		return err
 	}
-	e.components = append(e.components, c)
+	e.add(c)
 	return nil
 }
 
@@ -320,6 +337,10 @@ func (e *Environment) startComponent(ctx context.Context, binDir, name string) e
 		return err
 	}
 	health := fmt.Sprintf("127.0.0.1:%d", port)
+	kubeconfig, err := e.kubeconfigOf(ctx, name)
+	if err != nil {
+		return err
+	}
 	var args []string
 	switch name {
 	case ComponentWebhook:
@@ -328,7 +349,7 @@ func (e *Environment) startComponent(ctx context.Context, binDir, name string) e
 			return err
 		}
 		args = []string{
-			"--kubeconfig=" + e.Kubeconfig,
+			"--kubeconfig=" + kubeconfig,
 			"--bind-address=127.0.0.1",
 			fmt.Sprintf("--port=%d", port),
 			fmt.Sprintf("--url-base=https://127.0.0.1:%d", port),
@@ -337,11 +358,15 @@ func (e *Environment) startComponent(ctx context.Context, binDir, name string) e
 		}
 	case ComponentScheduler:
 		conf := filepath.Join(e.Dir, "scheduler.conf")
-		if err := os.WriteFile(conf, []byte(SchedulerConfig), 0o644); err != nil {
+		text := e.schedulerConfig
+		if text == "" {
+			text = SchedulerConfig
+		}
+		if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 			return fmt.Errorf("writing the scheduler's configuration: %w", err)
 		}
 		args = []string{
-			"--kubeconfig=" + e.Kubeconfig,
+			"--kubeconfig=" + kubeconfig,
 			"--config=" + conf,
 			"--leader-elect=false",
 			"--healthz-bind-address=" + health,
@@ -354,7 +379,7 @@ func (e *Environment) startComponent(ctx context.Context, binDir, name string) e
 			return fmt.Errorf("writing the HyperNode discovery configuration: %w", err)
 		}
 		args = []string{
-			"--kubeconfig=" + e.Kubeconfig,
+			"--kubeconfig=" + kubeconfig,
 			"--hypernode-discovery-config=" + conf,
 			"--leader-elect=false",
 			"--health-probe-bind-address=" + health,
@@ -373,8 +398,28 @@ func (e *Environment) startComponent(ctx context.Context, binDir, name string) e
 	if err != nil {
 		return err
 	}
-	e.components = append(e.components, c)
+	e.add(c)
 	return nil
+}
+
+// add records a started component.
+func (e *Environment) add(c *controlplane.Component) {
+	e.components = append(e.components, c)
+	e.byName[c.Name()] = c
+}
+
+// Component is the running Caldera component of that name
+// (caldera-scheduler, caldera-controller-manager, caldera-webhook, or
+// caldera-agent-<node> for a node's agent), nil if none runs.
+func (e *Environment) Component(name string) *controlplane.Component { return e.byName[name] }
+
+// ComponentNames lists the running Caldera components, in start order.
+func (e *Environment) ComponentNames() []string {
+	names := make([]string, 0, len(e.components))
+	for _, c := range e.components {
+		names = append(names, c.Name())
+	}
+	return names
 }
 
 // APIServer is the environment's API server.
