@@ -50,11 +50,11 @@ verify: $(CONTROLLER_GEN) lint
 .PHONY: lint
 lint:
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
-	go vet -tags integration,e2e,perf ./...
+	go vet -tags integration,e2e,perf,chaos ./...
 
-## test: verify, then unit, fuzz (briefly), integration and end-to-end tests.
+## test: verify, then unit, fuzz (briefly), integration, end-to-end and fault-injection tests.
 .PHONY: test
-test: verify test-unit test-fuzz test-integration test-e2e
+test: verify test-unit test-fuzz test-integration test-e2e test-chaos
 
 .PHONY: test-unit
 test-unit:
@@ -98,6 +98,18 @@ test-integration: control-plane build
 .PHONY: test-e2e
 test-e2e: control-plane build
 	go test $(GO_TEST_FLAGS) -count=1 -tags e2e -timeout 20m ./test/e2e/...
+
+## test-chaos: faults injected under load, each once (docs/reliability.md).
+.PHONY: test-chaos
+test-chaos: control-plane build
+	go test $(GO_TEST_FLAGS) -count=1 -tags chaos -timeout 15m ./test/chaos/
+
+## chaos-long: every fault CHAOS_REPEAT times; the figures go to _output/chaos.md.
+CHAOS_REPEAT ?= 20
+.PHONY: chaos-long
+chaos-long: control-plane build
+	mkdir -p _output
+	go test -count=1 -tags chaos -timeout 6h -v -run '^TestChaos$$' ./test/chaos/ -args -chaos.profile=long -chaos.repeat=$(CHAOS_REPEAT) -chaos.report=$(CURDIR)/_output/chaos.md
 
 ## test-karmada: the federation end-to-end tests on a real Karmada (opt-in, not in make test):
 ## KARMADA_BIN=<folder of Karmada's binaries> KARMADA_SRC=<the Karmada source tree they were built from>;

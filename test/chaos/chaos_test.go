@@ -1,0 +1,400 @@
+//go:build chaos
+
+// Package chaos injects faults into a member cluster under a steady mixed
+// load and checks, after every fault, that nothing was lost, duplicated or
+// overcommitted, and how long the cluster took to recover
+// (docs/reliability.md).
+//
+//	go test -tags chaos ./test/chaos/                                  # short: each fault once
+//	go test -tags chaos -timeout 3h ./test/chaos/ -args -chaos.profile=long -chaos.report=chaos.md
+package chaos
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/pkg/localenv"
+	"github.com/caldera-sh/caldera/test/poll"
+)
+
+var (
+	profile = flag.String("chaos.profile", "short", "short: every fault once (make test); long: every fault -chaos.repeat times")
+	repeat  = flag.Int("chaos.repeat", 20, "how often the long profile injects each fault")
+	seed    = flag.Uint64("chaos.seed", 0, "the random seed (0: from the clock; the run logs it)")
+	report  = flag.String("chaos.report", "", "write the figures, as Markdown, to this file")
+)
+
+// Limits of the run. A gang may be partly bound for gangGrace (a gang
+// whose pods are being replaced after an eviction is, briefly); the
+// scheduler's queue status may trail the pods by accountingGrace.
+const (
+	gangGrace       = 30 * time.Second
+	accountingGrace = 30 * time.Second
+	recoveryTimeout = 2 * time.Minute
+	drainTimeout    = 5 * time.Minute
+)
+
+// fault is one kind of fault: it breaks something and returns once what it
+// broke has been set going again, with how long that took to be ready.
+type fault struct {
+	name   string
+	inject func(ctx context.Context, e *env, rng *rand.Rand) (ready time.Duration, err error)
+}
+
+// kill is a fault that kills components with SIGKILL, as a crash or an
+// OOM kill would, and starts them again at once, as a kubelet restarts a
+// crashed container (without its back-off), waiting until they are ready.
+func kill(names ...string) func(ctx context.Context, e *env, rng *rand.Rand) (time.Duration, error) {
+	return func(ctx context.Context, e *env, rng *rand.Rand) (time.Duration, error) {
+		start := time.Now()
+		var killed []string
+		for _, n := range names {
+			if n == localenv.ComponentAgent {
+				// One of the agents, at random.
+				var agents []string
+				for _, c := range e.ComponentNames() {
+					if strings.HasPrefix(c, localenv.ComponentAgent+"-") {
+						agents = append(agents, c)
+					}
+				}
+				n = agents[rng.IntN(len(agents))]
+			}
+			c := e.Component(n)
+			if c == nil {
+				return 0, fmt.Errorf("no component %s", n)
+			}
+			c.Kill()
+			killed = append(killed, n)
+		}
+		for _, n := range killed {
+			if err := e.Component(n).Restart(ctx); err != nil {
+				return 0, err
+			}
+		}
+		return time.Since(start), nil
+	}
+}
+
+var faults = []fault{
+	{"kill -9 caldera-scheduler", kill(localenv.ComponentScheduler)},
+	{"kill -9 caldera-controller-manager", kill(localenv.ComponentControllerManager)},
+	{"kill -9 caldera-webhook", kill(localenv.ComponentWebhook)},
+	{"kill -9 caldera-agent", kill(localenv.ComponentAgent)},
+	{"kill -9 caldera-scheduler and caldera-controller-manager", kill(localenv.ComponentScheduler, localenv.ComponentControllerManager)},
+}
+
+// figures are what the run measured of one kind of fault.
+type figures struct {
+	injected, recovered int
+	ready, resumed      []time.Duration
+}
+
+func TestChaos(t *testing.T) {
+	s := *seed
+	if s == 0 {
+		s = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (rerun with -chaos.seed=%d)", s, s)
+	rng := rand.New(rand.NewPCG(s, 0xc4a05))
+	times := 1
+	if *profile == "long" {
+		times = *repeat
+	} else if *profile != "short" {
+		t.Fatalf("-chaos.profile=%q: want short or long", *profile)
+	}
+	var plan []fault
+	for range times {
+		plan = append(plan, faults...)
+	}
+	rng.Shuffle(len(plan), func(i, j int) { plan[i], plan[j] = plan[j], plan[i] })
+
+	ctx := t.Context()
+	e := startEnv(t, ctx)
+	if err := e.client.Create(ctx, probeQueue()); err != nil {
+		t.Fatal(err)
+	}
+	obs, err := startObserver(ctx, e, gangGrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	defer stopLoad()
+	l := newLoad(e.client, s, 700*time.Millisecond, 40)
+	loadDone := make(chan struct{})
+	go func() { defer close(loadDone); l.run(loadCtx) }()
+	// The gang check runs every second for the whole run.
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-loadCtx.Done():
+				return
+			case now := <-tick.C:
+				_ = obs.checkGangs(ctx, now)
+			}
+		}
+	}()
+
+	started := time.Now()
+	got := map[string]*figures{}
+	for i, f := range plan {
+		// A random point: 3 to 10 s into the load since the last fault.
+		time.Sleep(time.Duration(3000+rng.IntN(7000)) * time.Millisecond)
+		fig := got[f.name]
+		if fig == nil {
+			fig = &figures{}
+			got[f.name] = fig
+		}
+		fig.injected++
+		at := time.Now()
+		ready, err := f.inject(ctx, e, rng)
+		if err != nil {
+			t.Fatalf("fault %d (%s): %v", i, f.name, err)
+		}
+		resumed, err := probe(ctx, e, obs, fmt.Sprintf("probe-%03d", i), at)
+		if err != nil {
+			t.Fatalf("fault %d (%s): work did not resume: %v", i, f.name, err)
+		}
+		fig.ready = append(fig.ready, ready)
+		fig.resumed = append(fig.resumed, resumed)
+		fig.recovered++
+		t.Logf("fault %d/%d %s: ready in %s, a new pod bound %s after the fault", i+1, len(plan), f.name, ready.Round(time.Millisecond), resumed.Round(time.Millisecond))
+		checkInvariants(t, ctx, e, obs, f.name)
+	}
+
+	// The load stops; every job it submitted finishes.
+	stopLoad()
+	<-loadDone
+	submitted, refused := l.snapshot()
+	poll.Eventually(t, ctx, drainTimeout, "every submitted job Completed", func() (bool, string) {
+		var jobs batchv1alpha1.JobList
+		if err := e.client.List(ctx, &jobs, client.InNamespace("default"), client.HasLabels{loadLabel}); err != nil {
+			return false, err.Error()
+		}
+		phase := map[string]batchv1alpha1.JobPhase{}
+		for _, j := range jobs.Items {
+			phase[j.Name] = j.Status.State.Phase
+		}
+		var open []string
+		for _, name := range submitted {
+			p, ok := phase[name]
+			if !ok {
+				t.Errorf("job %s lost", name)
+				return true, ""
+			}
+			if p != batchv1alpha1.JobCompleted {
+				open = append(open, name+"="+string(p))
+			}
+		}
+		return len(open) == 0, fmt.Sprintf("%d of %d not Completed: %s", len(open), len(submitted), strings.Join(first(open, 10), " "))
+	})
+	checkInvariants(t, ctx, e, obs, "the end")
+	checkOneGroupPerJob(t, ctx, e)
+	elapsed := time.Since(started)
+
+	md := render(got, obs.Violations(), len(submitted), refused, obs.Bound(), elapsed, s, *profile)
+	t.Logf("figures:\n%s", md)
+	if *report != "" {
+		if err := os.WriteFile(*report, []byte(md), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, v := range obs.Violations() {
+		t.Errorf("invariant broken: %s", v)
+	}
+}
+
+// probeQueue holds the probes: room for them whatever the load does.
+func probeQueue() *schedulingv1beta1.Queue {
+	q := &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "chaos-probe"}, Spec: schedulingv1beta1.QueueSpec{
+		Capability: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+	}}
+	schedulingv1beta1.SetDefaults_Queue(q)
+	return q
+}
+
+// probe creates a small pod of its own queue (retrying while admission
+// refuses, as a client does) and returns how long after since the
+// observer saw it bound: the time work took to resume after a fault. It goes through the
+// webhook, the PodGroup controller and the scheduler.
+func probe(ctx context.Context, e *env, obs *observer, name string, since time.Time) (time.Duration, error) {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, Annotations: map[string]string{
+			schedulingv1beta1.QueueNameAnnotation: "chaos-probe", RunDurationAnnotation: "1s",
+		}},
+		Spec: corev1.PodSpec{SchedulerName: "volcano", RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{
+			Name: "main", Image: "busybox", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("16Mi"),
+			}},
+		}}},
+	}
+	err := poll.Until(ctx, recoveryTimeout, "the probe "+name+" created", func() (bool, string) {
+		err := e.client.Create(ctx, p.DeepCopy())
+		return err == nil || apierrors.IsAlreadyExists(err), fmt.Sprint(err)
+	})
+	if err != nil {
+		return 0, err
+	}
+	var bound time.Time
+	err = poll.Until(ctx, recoveryTimeout, "the probe "+name+" bound", func() (bool, string) {
+		t, ok := obs.BoundAt("default", name)
+		bound = t
+		return ok, "not bound"
+	})
+	if err != nil {
+		return 0, err
+	}
+	return max(bound.Sub(since), 0), nil
+}
+
+// checkInvariants fails the test on any broken invariant after a fault:
+// every component ready, no node overcommitted, every queue's allocation
+// that of its bound pods (within the grace), and nothing the observer saw
+// (pods moved, gangs left partly bound).
+func checkInvariants(t *testing.T, ctx context.Context, e *env, obs *observer, after string) {
+	t.Helper()
+	hc := &http.Client{Timeout: 2 * time.Second}
+	for _, name := range e.ComponentNames() {
+		u := e.Component(name).ReadyURL()
+		if u == "" {
+			continue
+		}
+		resp, err := hc.Get(u)
+		if err != nil {
+			t.Errorf("after %s: %s not ready: %v", after, name, err)
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("after %s: %s not ready: %s", after, name, resp.Status)
+		}
+	}
+	if err := obs.checkCapacity(ctx); err != nil {
+		t.Fatal(err)
+	}
+	poll.Eventually(t, ctx, accountingGrace, "after "+after+": queue allocations equal to their bound pods", func() (bool, string) {
+		diff, err := obs.queueAccounting(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		return diff == "", diff
+	})
+	for _, v := range obs.Violations() {
+		t.Errorf("after %s: invariant broken: %s", after, v)
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+}
+
+// checkOneGroupPerJob: no job has more than one PodGroup (a finished job
+// has none left), and none more pods than its tasks' replicas.
+func checkOneGroupPerJob(t *testing.T, ctx context.Context, e *env) {
+	t.Helper()
+	var jobs batchv1alpha1.JobList
+	if err := e.client.List(ctx, &jobs, client.InNamespace("default"), client.HasLabels{loadLabel}); err != nil {
+		t.Fatal(err)
+	}
+	var pgs schedulingv1beta1.PodGroupList
+	if err := e.client.List(ctx, &pgs, client.InNamespace("default")); err != nil {
+		t.Fatal(err)
+	}
+	groups := map[string]int{}
+	for _, pg := range pgs.Items {
+		for _, o := range pg.OwnerReferences {
+			if o.Kind == "Job" {
+				groups[string(o.UID)]++
+			}
+		}
+	}
+	var pods corev1.PodList
+	if err := e.client.List(ctx, &pods, client.InNamespace("default")); err != nil {
+		t.Fatal(err)
+	}
+	podsOf := map[string]int32{}
+	for _, p := range pods.Items {
+		for _, o := range p.OwnerReferences {
+			if o.Kind == "Job" {
+				podsOf[string(o.UID)]++
+			}
+		}
+	}
+	for _, j := range jobs.Items {
+		// A finished job's PodGroup is deleted with it done; none has two.
+		if n := groups[string(j.UID)]; n > 1 {
+			t.Errorf("job %s has %d PodGroups, want at most 1", j.Name, n)
+		}
+		var replicas int32
+		for _, task := range j.Spec.Tasks {
+			replicas += task.Replicas
+		}
+		if n := podsOf[string(j.UID)]; n > replicas {
+			t.Errorf("job %s has %d pods, more than its %d replicas", j.Name, n, replicas)
+		}
+	}
+}
+
+// render writes the figures as docs/reliability.md's table.
+func render(got map[string]*figures, violations []string, submitted, refused, bound int, elapsed time.Duration, seed uint64, profile string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Profile %s, seed %d, %s: %d jobs submitted (%d creates refused and retried), %d pods bound, all jobs Completed.\n\n",
+		profile, seed, elapsed.Round(time.Second), submitted, refused, bound)
+	b.WriteString("| Fault | Injected | Recovered | Ready (median / worst) | Work resumed (median / worst) |\n")
+	b.WriteString("| --- | --- | --- | --- | --- |\n")
+	names := make([]string, 0, len(got))
+	for n := range got {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		f := got[n]
+		fmt.Fprintf(&b, "| %s | %d | %d | %s / %s | %s / %s |\n", n, f.injected, f.recovered,
+			median(f.ready), worst(f.ready), median(f.resumed), worst(f.resumed))
+	}
+	fmt.Fprintf(&b, "\nInvariant violations: %d\n", len(violations))
+	for _, v := range violations {
+		fmt.Fprintf(&b, "- %s\n", v)
+	}
+	return b.String()
+}
+
+func median(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "-"
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2].Round(10 * time.Millisecond).String()
+}
+
+func worst(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "-"
+	}
+	return slices.Max(ds).Round(10 * time.Millisecond).String()
+}
+
+func first(s []string, n int) []string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
