@@ -51,6 +51,9 @@ type Options struct {
 	// SchedulerConfig is caldera-scheduler's configuration; "" means
 	// SchedulerConfig.
 	SchedulerConfig string
+	// Verbosity is the Caldera components' log level (-v); 0 is their
+	// default.
+	Verbosity int
 }
 
 // Components Start can run.
@@ -138,8 +141,9 @@ type Environment struct {
 	components []*controlplane.Component
 	byName     map[string]*controlplane.Component
 	lockPath   string
-	// schedulerConfig is Options.SchedulerConfig.
+	// schedulerConfig and verbosity are the Options'.
 	schedulerConfig string
+	verbosity       int
 }
 
 // Start brings the environment up. On error everything started is stopped.
@@ -152,7 +156,7 @@ func Start(ctx context.Context, o Options) (_ *Environment, err error) {
 		o.Nodes = DefaultNodes()
 	}
 	env := &Environment{Dir: o.Dir, Nodes: o.Nodes, lockPath: filepath.Join(o.Dir, "pid"), byName: map[string]*controlplane.Component{},
-		schedulerConfig: o.SchedulerConfig}
+		schedulerConfig: o.SchedulerConfig, verbosity: o.Verbosity}
 	if err := env.lock(); err != nil {
 		return nil, err
 	}
@@ -313,7 +317,7 @@ func (e *Environment) startAgent(ctx context.Context, binDir string, n controlpl
 		Name:   "caldera-agent-" + n.Name,
 		Binary: filepath.Join(binDir, ComponentAgent),
 		Args: []string{
-			"--kubeconfig=" + kubeconfig,
+			"--kubeconfig=" + kubeconfig, fmt.Sprintf("-v=%d", e.verbosity),
 			"--node-name=" + n.Name,
 			"--namespace=" + AgentNamespace,
 			"--cgroup-root=" + cgroupRoot,
@@ -349,7 +353,7 @@ func (e *Environment) startComponent(ctx context.Context, binDir, name string) e
 			return err
 		}
 		args = []string{
-			"--kubeconfig=" + kubeconfig,
+			"--kubeconfig=" + kubeconfig, fmt.Sprintf("-v=%d", e.verbosity),
 			"--bind-address=127.0.0.1",
 			fmt.Sprintf("--port=%d", port),
 			fmt.Sprintf("--url-base=https://127.0.0.1:%d", port),
@@ -366,7 +370,7 @@ func (e *Environment) startComponent(ctx context.Context, binDir, name string) e
 			return fmt.Errorf("writing the scheduler's configuration: %w", err)
 		}
 		args = []string{
-			"--kubeconfig=" + kubeconfig,
+			"--kubeconfig=" + kubeconfig, fmt.Sprintf("-v=%d", e.verbosity),
 			"--config=" + conf,
 			"--leader-elect=false",
 			"--healthz-bind-address=" + health,
@@ -379,7 +383,7 @@ func (e *Environment) startComponent(ctx context.Context, binDir, name string) e
 			return fmt.Errorf("writing the HyperNode discovery configuration: %w", err)
 		}
 		args = []string{
-			"--kubeconfig=" + kubeconfig,
+			"--kubeconfig=" + kubeconfig, fmt.Sprintf("-v=%d", e.verbosity),
 			"--hypernode-discovery-config=" + conf,
 			"--leader-elect=false",
 			"--health-probe-bind-address=" + health,

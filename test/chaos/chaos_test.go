@@ -35,10 +35,11 @@ import (
 )
 
 var (
-	profile = flag.String("chaos.profile", "short", "short: every fault once (make test); long: every fault -chaos.repeat times")
-	repeat  = flag.Int("chaos.repeat", 20, "how often the long profile injects each fault")
-	seed    = flag.Uint64("chaos.seed", 0, "the random seed (0: from the clock; the run logs it)")
-	report  = flag.String("chaos.report", "", "write the figures, as Markdown, to this file")
+	profile   = flag.String("chaos.profile", "short", "short: every fault once (make test); long: every fault -chaos.repeat times")
+	repeat    = flag.Int("chaos.repeat", 20, "how often the long profile injects each fault")
+	seed      = flag.Uint64("chaos.seed", 0, "the random seed (0: from the clock; the run logs it)")
+	report    = flag.String("chaos.report", "", "write the figures, as Markdown, to this file")
+	verbosity = flag.Int("chaos.v", 7, "the components' log level, so that the log scan sees what a raised level writes")
 )
 
 // Limits of the run. A gang may be partly bound for gangGrace (a gang
@@ -208,6 +209,7 @@ func TestChaos(t *testing.T) {
 	})
 	checkInvariants(t, ctx, e, obs, "the end")
 	checkOneGroupPerJob(t, ctx, e)
+	checkLogsHoldNoSecrets(t, e.Dir)
 	elapsed := time.Since(started)
 
 	md := render(got, obs.Violations(), len(submitted), refused, obs.Bound(), elapsed, s, *profile)

@@ -68,7 +68,7 @@ func startEnv(t *testing.T, ctx context.Context) *env {
 	}
 	dir := t.TempDir()
 	e, err := localenv.Start(ctx, localenv.Options{
-		BinDir: binDir, Dir: dir, Nodes: nodes(), SchedulerConfig: string(conf),
+		BinDir: binDir, Dir: dir, Nodes: nodes(), SchedulerConfig: string(conf), Verbosity: *verbosity,
 		Components: []string{localenv.ComponentKubeControllerManager, localenv.ComponentWebhook, localenv.ComponentScheduler,
 			localenv.ComponentControllerManager, localenv.ComponentAgent},
 		Progress: func(format string, args ...any) { t.Logf(format, args...) },
@@ -140,4 +140,80 @@ func tail(path string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// secretsIn returns the credentials of the environment: every bearer token
+// a kubeconfig under dir holds (the administrator's and each component's
+// service account token) and the API server's token file's.
+func secretsIn(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		switch {
+		case strings.HasSuffix(path, "kubeconfig"):
+			cfg, err := clientcmd.LoadFromFile(path)
+			if err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			for _, a := range cfg.AuthInfos {
+				if a.Token != "" {
+					out = append(out, a.Token)
+				}
+			}
+		case filepath.Base(path) == "tokens.csv":
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			for _, line := range strings.Split(string(b), "\n") {
+				if tok, _, ok := strings.Cut(line, ","); ok && tok != "" {
+					out = append(out, tok)
+				}
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// checkLogsHoldNoSecrets fails the test for every log under dir that
+// contains a credential of the environment or a private key.
+func checkLogsHoldNoSecrets(t *testing.T, dir string) {
+	t.Helper()
+	secrets, err := secretsIn(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(secrets) < 5 {
+		t.Fatalf("found %d credentials under %s, want the administrator's and every component's", len(secrets), dir)
+	}
+	logs := 0
+	err = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".log") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		logs++
+		text := string(b)
+		for _, s := range secrets {
+			if strings.Contains(text, s) {
+				t.Errorf("%s holds a bearer token (%s...)", path, s[:8])
+			}
+		}
+		if strings.Contains(text, "PRIVATE KEY") {
+			t.Errorf("%s holds a private key", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if logs < 6 {
+		t.Fatalf("scanned %d logs under %s, want every component's and the control plane's", logs, dir)
+	}
 }
