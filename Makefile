@@ -61,8 +61,7 @@ test-unit:
 	go test $(GO_TEST_FLAGS) ./...
 
 # Every validation entry point is fuzzed for FUZZ_TIME (a number of inputs,
-# which load cannot cut short) in make test; longer
-# runs: make test-fuzz FUZZ_TIME=5m.
+# which load cannot cut short) in make test; longer runs: make fuzz-long.
 FUZZ_TIME ?= 3000x
 FUZZ_TARGETS := \
 	FuzzValidateJob:./apis/batch/v1alpha1/validation \
@@ -88,6 +87,14 @@ test-fuzz:
 		echo "fuzz $$name ($$pkg, $(FUZZ_TIME))"; \
 		go test -run '^$$' -fuzz="^$$name$$" -fuzztime=$(FUZZ_TIME) $$pkg || exit 1; \
 	done
+
+## fuzz-long: fuzz every target of FUZZ_TARGETS for FUZZ_LONG_TIME (default 10m)
+## each, printing each target's executions and whether it found a crash (logs
+## in _output/fuzz/); fails if one did.
+FUZZ_LONG_TIME ?= 10m
+.PHONY: fuzz-long
+fuzz-long:
+	hack/fuzz-long.sh $(FUZZ_LONG_TIME) $(CURDIR)/_output/fuzz $(FUZZ_TARGETS)
 
 # Integration and end-to-end tests always run (-count=1): go test's cache
 # does not see the control-plane binaries they start.
