@@ -211,6 +211,20 @@ func (s *APIServer) KubeconfigWithToken(user, token, path string) error {
 	return clientcmd.WriteToFile(cfg, path)
 }
 
+// Restart kills the API server (SIGKILL, as a crash would) and starts it
+// again with the same arguments (port, certificates, tokens), waiting
+// until /readyz answers ok.
+func (s *APIServer) Restart(ctx context.Context) error {
+	p, err := s.proc.restart()
+	if err != nil {
+		return err
+	}
+	s.proc = p
+	wctx, cancel := context.WithTimeout(ctx, 120*time.Second)
+	defer cancel()
+	return waitFor(wctx, p, "kube-apiserver "+s.Name+" /readyz", s.ready)
+}
+
 // Stop stops the API server.
 func (s *APIServer) Stop() error {
 	if s == nil {

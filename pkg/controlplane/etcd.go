@@ -24,8 +24,9 @@ type EtcdOptions struct {
 // Etcd is a running single-member etcd on loopback.
 type Etcd struct {
 	// URL is the client URL, e.g. http://127.0.0.1:2379.
-	URL  string
-	proc *process
+	URL          string
+	proc         *process
+	startTimeout time.Duration
 }
 
 // StartEtcd starts etcd and waits until it reports healthy.
@@ -60,26 +61,42 @@ func StartEtcd(ctx context.Context, o EtcdOptions) (*Etcd, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Etcd{URL: clientURL, proc: p}
-	timeout := o.StartTimeout
+	e := &Etcd{URL: clientURL, proc: p, startTimeout: o.StartTimeout}
+	if err := e.waitHealthy(ctx); err != nil {
+		_ = p.stop()
+		return nil, fmt.Errorf("starting etcd: %w", err)
+	}
+	return e, nil
+}
+
+// waitHealthy waits until etcd reports healthy.
+func (e *Etcd) waitHealthy(ctx context.Context) error {
+	timeout := e.startTimeout
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	client := &http.Client{Timeout: time.Second}
-	if err := waitFor(wctx, p, "etcd health", func() bool {
-		resp, err := client.Get(clientURL + "/health")
+	return waitFor(wctx, e.proc, "etcd health", func() bool {
+		resp, err := client.Get(e.URL + "/health")
 		if err != nil {
 			return false
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
-	}); err != nil {
-		_ = p.stop()
-		return nil, fmt.Errorf("starting etcd: %w", err)
+	})
+}
+
+// Restart kills etcd (SIGKILL, as a crash would) and starts it again on
+// the same data and ports, waiting until it is healthy.
+func (e *Etcd) Restart(ctx context.Context) error {
+	p, err := e.proc.restart()
+	if err != nil {
+		return err
 	}
-	return e, nil
+	e.proc = p
+	return e.waitHealthy(ctx)
 }
 
 // Stop stops etcd. Stop the API servers that use it first.

@@ -24,6 +24,10 @@ type process struct {
 	logPath string
 	done    chan struct{}
 	waitErr error
+	// bin, args and logDir start it again.
+	bin    string
+	args   []string
+	logDir string
 }
 
 // startProcess starts bin with args, logging stdout and stderr to
@@ -50,7 +54,7 @@ func startProcess(name, bin string, args []string, logDir string) (*process, err
 		logFile.Close()
 		return nil, fmt.Errorf("starting %s (%s): %w", name, bin, err)
 	}
-	p := &process{name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	p := &process{name: name, cmd: cmd, logPath: logPath, done: make(chan struct{}), bin: bin, args: args, logDir: logDir}
 	go func() {
 		p.waitErr = cmd.Wait()
 		logFile.Close()
@@ -180,4 +184,11 @@ func (p *process) kill() {
 	}
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	<-p.done
+}
+
+// restart kills the process if it still runs and starts it again with the
+// same arguments, its output appended to the same log.
+func (p *process) restart() (*process, error) {
+	p.kill()
+	return startProcess(p.name, p.bin, p.args, p.logDir)
 }

@@ -429,6 +429,9 @@ func (e *Environment) ComponentNames() []string {
 // APIServer is the environment's API server.
 func (e *Environment) APIServer() *controlplane.APIServer { return e.cluster.APIServer }
 
+// Etcd is the environment's etcd.
+func (e *Environment) Etcd() *controlplane.Etcd { return e.etcd }
+
 // Stop stops every process the environment started and releases its lock.
 func (e *Environment) Stop() error {
 	if e == nil {

@@ -93,7 +93,21 @@ func kill(names ...string) func(ctx context.Context, e *env, rng *rand.Rand) (ti
 	}
 }
 
+// restart is a fault that kills a control-plane process with SIGKILL and
+// starts it again at once on the same data, ports and certificates.
+func restart(what func(e *env) interface{ Restart(context.Context) error }) func(ctx context.Context, e *env, rng *rand.Rand) (time.Duration, error) {
+	return func(ctx context.Context, e *env, _ *rand.Rand) (time.Duration, error) {
+		start := time.Now()
+		if err := what(e).Restart(ctx); err != nil {
+			return 0, err
+		}
+		return time.Since(start), nil
+	}
+}
+
 var faults = []fault{
+	{"kill -9 kube-apiserver", restart(func(e *env) interface{ Restart(context.Context) error } { return e.APIServer() })},
+	{"kill -9 etcd", restart(func(e *env) interface{ Restart(context.Context) error } { return e.Etcd() })},
 	{"kill -9 caldera-scheduler", kill(localenv.ComponentScheduler)},
 	{"kill -9 caldera-controller-manager", kill(localenv.ComponentControllerManager)},
 	{"kill -9 caldera-webhook", kill(localenv.ComponentWebhook)},
