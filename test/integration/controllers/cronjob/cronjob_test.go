@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -180,14 +181,18 @@ func TestCronJobRunsOnItsSchedule(t *testing.T) {
 	})
 
 	// The template's queue and tasks may change (the Job's own rules do
-	// not bind a template).
-	cj2 := &batchv1alpha1.CronJob{}
-	if err := fw.Client.Get(ctx, client.ObjectKeyFromObject(cj), cj2); err != nil {
-		t.Fatal(err)
-	}
-	cj2.Spec.JobTemplate.Spec.Queue = "other"
-	cj2.Spec.JobTemplate.Spec.Tasks = append(cj2.Spec.JobTemplate.Spec.Tasks, bt.MakeTask("x", 1).Obj())
-	if err := fw.Client.Update(ctx, cj2); err != nil {
+	// not bind a template). The controller writes the CronJob's status
+	// meanwhile, so a stale read is read again, as kubectl edit would.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cj2 := &batchv1alpha1.CronJob{}
+		if err := fw.Client.Get(ctx, client.ObjectKeyFromObject(cj), cj2); err != nil {
+			return err
+		}
+		cj2.Spec.JobTemplate.Spec.Queue = "other"
+		cj2.Spec.JobTemplate.Spec.Tasks = append(cj2.Spec.JobTemplate.Spec.Tasks, bt.MakeTask("x", 1).Obj())
+		return fw.Client.Update(ctx, cj2)
+	})
+	if err != nil {
 		t.Errorf("changing the template's queue and tasks: %v", err)
 	}
 }
