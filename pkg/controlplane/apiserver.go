@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -131,14 +130,15 @@ func StartAPIServer(ctx context.Context, etcd *Etcd, o APIServerOptions) (*APISe
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	certFile := filepath.Join(certDir, "apiserver.crt")
-	if err := waitFor(wctx, p, "kube-apiserver "+o.Name+" /readyz", func() bool {
-		if s.CAData == nil {
-			b, err := os.ReadFile(certFile)
-			if err != nil {
-				return false
-			}
-			s.CAData = b
+	if err := waitFor(wctx, p, "kube-apiserver "+o.Name+" /readyz", func() error {
+		// The server writes its self-signed certificate while starting;
+		// read it again until the server is ready, so a file caught half
+		// written is not kept.
+		ca, err := readCertificate(certFile)
+		if err != nil {
+			return err
 		}
+		s.CAData = ca
 		return s.ready()
 	}); err != nil {
 		_ = p.stop()
@@ -152,19 +152,31 @@ func StartAPIServer(ctx context.Context, etcd *Etcd, o APIServerOptions) (*APISe
 	return s, nil
 }
 
-func (s *APIServer) ready() bool {
+func (s *APIServer) ready() error {
 	cfg := s.RESTConfig()
 	cfg.Timeout = 2 * time.Second
 	client, err := rest.HTTPClientFor(cfg)
 	if err != nil {
-		return false
+		return err
 	}
-	resp, err := client.Get(s.URL + "/readyz")
+	return httpOK(client, s.URL+"/readyz?verbose")
+}
+
+// readCertificate returns the PEM file at path once it holds a whole
+// certificate.
+func readCertificate(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return false
+		return nil, err
 	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	block, _ := pem.Decode(b)
+	if block == nil || block.Type != "CERTIFICATE" {
+		return nil, fmt.Errorf("%s holds no PEM certificate yet", path)
+	}
+	if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
 }
 
 // RESTConfig returns a client configuration for an administrator.

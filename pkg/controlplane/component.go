@@ -42,14 +42,7 @@ func StartComponent(ctx context.Context, o ComponentOptions) (*Component, error)
 		wctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		client := &http.Client{Timeout: 2 * time.Second}
-		if err := waitFor(wctx, p, o.Name+" readiness", func() bool {
-			resp, err := client.Get(o.ReadyURL)
-			if err != nil {
-				return false
-			}
-			resp.Body.Close()
-			return resp.StatusCode == http.StatusOK
-		}); err != nil {
+		if err := waitFor(wctx, p, o.Name+" readiness", func() error { return httpOK(client, o.ReadyURL) }); err != nil {
 			_ = p.stop()
 			return nil, fmt.Errorf("starting %s: %w", o.Name, err)
 		}

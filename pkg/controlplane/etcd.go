@@ -78,14 +78,7 @@ func (e *Etcd) waitHealthy(ctx context.Context) error {
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	client := &http.Client{Timeout: time.Second}
-	return waitFor(wctx, e.proc, "etcd health", func() bool {
-		resp, err := client.Get(e.URL + "/health")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	return waitFor(wctx, e.proc, "etcd health", func() error { return httpOK(client, e.URL+"/health") })
 }
 
 // Restart kills etcd (SIGKILL, as a crash would) and starts it again on

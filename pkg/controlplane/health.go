@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -22,16 +24,25 @@ func waitHealthy(ctx context.Context, p *process, name, url string, timeout time
 		Timeout:   2 * time.Second,
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // loopback health probe
 	}
-	if err := waitFor(wctx, p, name+" "+url, func() bool {
-		resp, err := client.Get(url)
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}); err != nil {
+	if err := waitFor(wctx, p, name+" "+url, func() error { return httpOK(client, url) }); err != nil {
 		_ = p.stop()
 		return fmt.Errorf("starting %s: %w", name, err)
 	}
 	return nil
+}
+
+// httpOK gets url and returns nil when it answers 200, else an error with
+// the status and the start of the body (a /readyz?verbose answer names the
+// failing checks).
+func httpOK(client *http.Client, url string) error {
+	resp, err := client.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		return nil
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
+	return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(body)))
 }

@@ -121,11 +121,12 @@ func tail(path string, n int) string {
 }
 
 // waitFor polls check until it returns true, the process exits, or ctx ends.
-func waitFor(ctx context.Context, p *process, what string, check func() bool) error {
+func waitFor(ctx context.Context, p *process, what string, check func() error) error {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
+	var last error
 	for {
-		if check() {
+		if last = check(); last == nil {
 			return nil
 		}
 		if done, err := p.exited(); done {
@@ -133,7 +134,7 @@ func waitFor(ctx context.Context, p *process, what string, check func() bool) er
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w; last log lines of %s:\n%s", what, context.Cause(ctx), p.name, tail(p.logPath, 20))
+			return fmt.Errorf("waiting for %s: %w (last answer: %v); last log lines of %s:\n%s", what, context.Cause(ctx), last, p.name, tail(p.logPath, 20))
 		case <-tick.C:
 		}
 	}
