@@ -6,8 +6,9 @@
 // (one year); each is renewed once two thirds of its validity have passed.
 // A renewed CA joins the bundle next to the old one, which stays until it
 // expires, and the bundle is published (written into the webhook
-// configurations) before any certificate the new CA signs is served, so the
-// API server trusts the webhook throughout. Everything is kept in a
+// configurations) a propagation delay before any certificate the new CA
+// signs is served, so the API server trusts the webhook throughout. Rotate
+// does the same on demand. Everything is kept in a
 // directory, so a restarted webhook keeps its CA and the configurations stay
 // valid.
 //
@@ -56,6 +57,7 @@ const (
 const (
 	DefaultCAValidity   = 10 * 365 * 24 * time.Hour
 	DefaultCertValidity = 365 * 24 * time.Hour
+	DefaultPropagation  = 15 * time.Second
 )
 
 // backdate is how far before issuance a certificate becomes valid, so that
@@ -73,6 +75,11 @@ type Options struct {
 	// DefaultCertValidity.
 	CAValidity   time.Duration
 	CertValidity time.Duration
+	// Propagation is how long after publishing a bundle with a new CA the
+	// certificates that CA signs start being served: API servers learn
+	// the bundle from their watch of the webhook configurations, a moment
+	// later. 0 means DefaultPropagation.
+	Propagation time.Duration
 	// Clock defaults to the real clock.
 	Clock clock.WithTicker
 }
@@ -86,6 +93,9 @@ type SelfSigned struct {
 	caKey  crypto.Signer
 	leaf   *x509.Certificate
 	served *tls.Certificate
+	// rotate asks for a new CA before it is due; kick wakes Run for it.
+	rotate bool
+	kick   chan struct{}
 }
 
 // New loads the CA and serving certificate from o.Dir, issuing (and
@@ -104,13 +114,16 @@ func New(o Options) (*SelfSigned, error) {
 	if o.CertValidity == 0 {
 		o.CertValidity = DefaultCertValidity
 	}
+	if o.Propagation == 0 {
+		o.Propagation = DefaultPropagation
+	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
 	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("certs: %w", err)
 	}
-	s := &SelfSigned{o: o}
+	s := &SelfSigned{o: o, kick: make(chan struct{}, 1)}
 	s.load()
 	now := o.Clock.Now()
 	if len(s.cas) == 0 || due(s.cas[0], now) {
@@ -191,13 +204,28 @@ func (s *SelfSigned) RenewCA() (bool, error) {
 	older := unexpired(s.cas[1:], now)
 	pruned := len(older) != len(s.cas)-1
 	s.cas = append(s.cas[:1], older...)
-	if !due(s.cas[0], now) {
+	if !due(s.cas[0], now) && !s.rotate {
 		if pruned {
 			return true, s.writeCA()
 		}
 		return false, nil
 	}
+	s.rotate = false
 	return true, s.renewCA(now)
+}
+
+// Rotate issues a new CA and serving certificate now rather than when they
+// are due, in Run, the same way as a renewal: the old CA stays in the
+// bundle until it expires, and the new certificate is served once the
+// bundle had time to propagate.
+func (s *SelfSigned) Rotate() {
+	s.mu.Lock()
+	s.rotate = true
+	s.mu.Unlock()
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
 }
 
 // RenewServing issues a new serving certificate if the current one is due or
@@ -227,6 +255,9 @@ func (s *SelfSigned) Run(ctx context.Context, publish func(context.Context, []by
 			if err := s.publish(ctx, publish); err != nil {
 				return err
 			}
+			if s.servedByOlderCA() && !s.sleep(ctx, s.o.Propagation) {
+				return nil
+			}
 		}
 		renewed, err := s.RenewServing()
 		if err != nil {
@@ -240,8 +271,30 @@ func (s *SelfSigned) Run(ctx context.Context, publish func(context.Context, []by
 		case <-ctx.Done():
 			timer.Stop()
 			return nil
+		case <-s.kick:
+			timer.Stop()
 		case <-timer.C():
 		}
+	}
+}
+
+// servedByOlderCA reports whether the served certificate is not the
+// current CA's.
+func (s *SelfSigned) servedByOlderCA() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.leaf.CheckSignatureFrom(s.cas[0]) != nil
+}
+
+// sleep waits d on the clock; false if ctx ended first.
+func (s *SelfSigned) sleep(ctx context.Context, d time.Duration) bool {
+	timer := s.o.Clock.NewTimer(d)
+	select {
+	case <-ctx.Done():
+		timer.Stop()
+		return false
+	case <-timer.C():
+		return true
 	}
 }
 

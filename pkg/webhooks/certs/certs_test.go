@@ -233,3 +233,51 @@ func TestRunPublishesBeforeServing(t *testing.T) {
 		}
 	})
 }
+
+func TestRotateServesTheNewCAOnceTheBundlePropagated(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		o := options(t.TempDir())
+		o.Propagation = 10 * time.Second
+		s, err := certs.New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		firstCA := parse(t, s.CABundle())[0]
+		var mu sync.Mutex
+		var published [][]*x509.Certificate
+		publish := func(_ context.Context, bundle []byte) error {
+			mu.Lock()
+			defer mu.Unlock()
+			published = append(published, parse(t, bundle))
+			return nil
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error)
+		go func() { done <- s.Run(ctx, publish) }()
+		synctest.Wait()
+
+		s.Rotate()
+		synctest.Wait()
+		mu.Lock()
+		if len(published) != 1 || len(published[0]) != 2 || !published[0][1].Equal(firstCA) {
+			t.Fatalf("published %d bundles, want one with the new CA and the old", len(published))
+		}
+		newCA := published[0][0]
+		mu.Unlock()
+		if err := serving(t, s).CheckSignatureFrom(firstCA); err != nil {
+			t.Errorf("the new CA's certificate is served before the bundle propagated: %v", err)
+		}
+
+		time.Sleep(o.Propagation)
+		synctest.Wait()
+		if err := serving(t, s).CheckSignatureFrom(newCA); err != nil {
+			t.Errorf("after the propagation delay the serving certificate is not the new CA's: %v", err)
+		}
+		verify(t, s)
+
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+}

@@ -10,7 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"os/signal"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -110,6 +113,7 @@ func (s *Setup) Start(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
+	go s.rotateOnHangup(ctx)
 	return s.SelfSigned.Run(ctx, s.publish)
 }
 
@@ -160,4 +164,21 @@ func (s *Setup) Install(mgr manager.Manager, cfg *rest.Config) error {
 		return err
 	}
 	return mgr.Add(s)
+}
+
+// rotateOnHangup rotates the self-signed CA and serving certificate each
+// time the process receives SIGHUP, until ctx ends.
+func (s *Setup) rotateOnHangup(ctx context.Context) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			klog.FromContext(ctx).Info("SIGHUP: rotating the self-signed CA and serving certificate")
+			s.SelfSigned.Rotate()
+		}
+	}
 }
