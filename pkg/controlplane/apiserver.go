@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -236,6 +237,10 @@ func (s *APIServer) Restart(ctx context.Context) error {
 	defer cancel()
 	return waitFor(wctx, p, "kube-apiserver "+s.Name+" /readyz", s.ready)
 }
+
+// Signal sends sig to the API server (SIGSTOP pauses it, SIGCONT resumes
+// it).
+func (s *APIServer) Signal(sig syscall.Signal) error { return s.proc.signal(sig) }
 
 // Stop stops the API server.
 func (s *APIServer) Stop() error {

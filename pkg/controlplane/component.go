@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"syscall"
 	"time"
 )
 
@@ -90,3 +91,16 @@ func (c *Component) Kill() {
 	}
 	c.proc.kill()
 }
+
+// Signal sends sig to the component's process group.
+func (c *Component) Signal(sig syscall.Signal) error { return c.proc.signal(sig) }
+
+// Exited reports whether the component's process has ended (a component
+// that lost its leader lease exits, for one).
+func (c *Component) Exited() bool {
+	done, _ := c.proc.exited()
+	return done
+}
+
+// LogPath is the component's log file.
+func (c *Component) LogPath() string { return c.proc.logPath }

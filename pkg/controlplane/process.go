@@ -193,3 +193,15 @@ func (p *process) restart() (*process, error) {
 	p.kill()
 	return startProcess(p.name, p.bin, p.args, p.logDir)
 }
+
+// signal sends sig to the process group (SIGSTOP pauses it as a hung or
+// starved process, SIGCONT resumes it, SIGHUP asks it to reload).
+func (p *process) signal(sig syscall.Signal) error {
+	if done, _ := p.exited(); done {
+		return fmt.Errorf("%s has exited", p.name)
+	}
+	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil {
+		return fmt.Errorf("signalling %s: %w", p.name, err)
+	}
+	return nil
+}
