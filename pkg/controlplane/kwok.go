@@ -14,6 +14,11 @@ import (
 // exactly the nodes that carry it with the value "fake".
 const KwokNodeAnnotation = "kwok.x-k8s.io/node"
 
+// HoldNotReadyAnnotation on a simulated node keeps a Ready condition set to
+// False or Unknown as it is until the annotation is removed; without it
+// kwok makes the node Ready again at once.
+const HoldNotReadyAnnotation = "caldera.sh/hold-not-ready"
+
 //go:embed kwokstages/*.yaml
 var kwokStages embed.FS
 

@@ -144,6 +144,8 @@ type Environment struct {
 	// schedulerConfig and verbosity are the Options'.
 	schedulerConfig string
 	verbosity       int
+	// usageDir receives the audit log's summary on Stop (UsageDirEnv).
+	usageDir string
 }
 
 // Start brings the environment up. On error everything started is stopped.
@@ -165,7 +167,7 @@ func Start(ctx context.Context, o Options) (_ *Environment, err error) {
 			_ = env.Stop()
 		}
 	}()
-	for _, sub := range []string{"etcd-data", "local"} {
+	for _, sub := range []string{"etcd-data", "local", "audit"} {
 		if err := os.RemoveAll(filepath.Join(o.Dir, sub)); err != nil {
 			return nil, err
 		}
@@ -194,9 +196,21 @@ func Start(ctx context.Context, o Options) (_ *Environment, err error) {
 	}); err != nil {
 		return nil, err
 	}
+	var apiserverArgs []string
+	if d := os.Getenv(UsageDirEnv); d != "" {
+		auditDir := filepath.Join(o.Dir, "audit")
+		if err := os.MkdirAll(auditDir, 0o755); err != nil {
+			return nil, err
+		}
+		if apiserverArgs, err = auditArgs(auditDir); err != nil {
+			return nil, err
+		}
+		env.usageDir = d
+	}
 	if err := step(fmt.Sprintf("starting kube-apiserver and kwok, installing %d CRDs", len(crds)), func() (err error) {
 		env.cluster, err = controlplane.StartCluster(ctx, env.etcd, controlplane.ClusterOptions{
 			Name: "local", BinDir: o.BinDir, Dir: filepath.Join(o.Dir, "local"), Kwok: true, CRDs: crds, Scheme: s,
+			APIServerArgs: apiserverArgs,
 		})
 		return err
 	}); err != nil {
@@ -442,6 +456,11 @@ func (e *Environment) Stop() error {
 		errs = append(errs, e.components[i].Stop())
 	}
 	err := errors.Join(append(errs, e.ks.Stop(), e.kcm.Stop(), e.cluster.Stop(), e.etcd.Stop())...)
+	if e.usageDir != "" && e.cluster != nil {
+		if uErr := writeUsage(filepath.Join(e.Dir, "audit"), e.usageDir); uErr != nil {
+			err = errors.Join(err, fmt.Errorf("summarizing the audit log: %w", uErr))
+		}
+	}
 	if rmErr := os.Remove(e.lockPath); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
 		err = errors.Join(err, rmErr)
 	}

@@ -1,0 +1,69 @@
+//go:build rbacusage
+
+package rbacusage
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/caldera-sh/caldera/deploy"
+	"github.com/caldera-sh/caldera/pkg/localenv"
+)
+
+// TestMemberRBACIsAllUsed reads what the end-to-end and fault-injection
+// suites' environments audited (make test runs them first, with
+// CALDERA_RBAC_USAGE_DIR set) and fails on every permission of
+// deploy/member/rbac.yaml that no component used, and on every request the
+// API server refused a component.
+func TestMemberRBACIsAllUsed(t *testing.T) {
+	dir := os.Getenv(localenv.UsageDirEnv)
+	if dir == "" {
+		t.Fatalf("%s is not set: run the e2e and chaos suites with it first (make test does)", localenv.UsageDirEnv)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "usage-*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no usage summaries in %s: run the e2e and chaos suites with %s=%s first (make test does)", dir, localenv.UsageDirEnv, dir)
+	}
+	var usage []localenv.Usage
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var u []localenv.Usage
+		if err := json.Unmarshal(b, &u); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		usage = append(usage, u...)
+	}
+	grants, err := Grants(deploy.MemberRBAC)
+	if err != nil {
+		t.Fatalf("deploy/member/rbac.yaml: %v", err)
+	}
+	r := Compare(grants, usage)
+
+	var table []string
+	for k, n := range r.Uses {
+		table = append(table, fmt.Sprintf("%8d  %s", n, k))
+	}
+	sort.Strings(table)
+	t.Logf("requests allowed per grant, over %d environments:\n%s", len(files), strings.Join(table, "\n"))
+	for _, g := range r.Unused {
+		t.Errorf("%s: %s grants %s, which no component request used; remove it or exercise the path that needs it", strings.TrimPrefix(g.User, "system:serviceaccount:"), g.Rule, g)
+	}
+	for _, u := range r.Denied {
+		res := u.Resource
+		if u.Subresource != "" {
+			res += "/" + u.Subresource
+		}
+		t.Errorf("%s was refused %s %s.%s in %q %d times: a permission is missing", strings.TrimPrefix(u.User, "system:serviceaccount:"), u.Verb, res, u.APIGroup, u.Namespace, u.Denied)
+	}
+}
