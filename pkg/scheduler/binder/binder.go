@@ -5,11 +5,14 @@ package binder
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -19,15 +22,21 @@ import (
 )
 
 // PodBinder performs one bind; the Kubernetes implementation posts a
-// Binding, tests and the simulator record.
+// Binding, tests record.
 type PodBinder interface {
 	Bind(ctx context.Context, binding *corev1.Binding) error
+	// BoundNode reads the node the pod is bound to: "" when it is not
+	// bound, or is gone, or is another pod of the same name.
+	BoundNode(ctx context.Context, namespace, name string, uid types.UID) (string, error)
 }
 
 // Assumer is the part of the cache the binder drives.
 type Assumer interface {
 	Assume(task *api.TaskInfo, node string)
 	Forget(uid types.UID)
+	// Confirm records that an assumed task is bound to node, which is
+	// not the node it was assumed on.
+	Confirm(uid types.UID, node string)
 }
 
 // PreBinder prepares a pod's node before the bind, e.g. binds its volumes,
@@ -144,6 +153,18 @@ func (b *Binder) bind(ctx context.Context, req request) {
 	} else {
 		err = b.bindOne(ctx, req)
 	}
+	if err != nil && !aborted && outcomeUnknown(err) {
+		// The bind may have been applied (the answer was lost with the
+		// connection, or another bind won): until the pod says, its room
+		// stays taken, or the node could be given twice.
+		if node, ok := b.resolve(ctx, t); ok && node != "" {
+			if node != req.node {
+				b.cache.Confirm(t.UID, node)
+			}
+			klog.FromContext(ctx).V(2).Info("Bind answered with an error, but the pod is bound", "pod", klog.KRef(t.Namespace, t.Name), "node", node, "err", err)
+			err = nil
+		}
+	}
 	if err != nil {
 		if b.opts.PreBinder != nil {
 			b.opts.PreBinder.Unreserve(ctx, t)
@@ -180,4 +201,39 @@ func (b *Binder) bindOne(ctx context.Context, req request) error {
 		return fmt.Errorf("binding %s/%s to %s: %w", t.Namespace, t.Name, req.node, err)
 	}
 	return nil
+}
+
+// outcomeUnknown reports whether a failed bind may have been applied: the
+// connection failed or timed out before the answer, the server failed
+// (5xx), or the pod is already bound (409). Other refusals (403, 404, 422,
+// 429) were not applied.
+func outcomeUnknown(err error) bool {
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		code := st.Status().Code
+		return code == http.StatusConflict || code == http.StatusRequestTimeout || code >= 500 || code == 0
+	}
+	return true
+}
+
+// resolve reads where the task's pod is bound, retrying (with back-off, as
+// long as ctx lasts) while the API server cannot answer. ok is false when
+// ctx ended first.
+func (b *Binder) resolve(ctx context.Context, t *api.TaskInfo) (node string, ok bool) {
+	delay := 100 * time.Millisecond
+	for {
+		rctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
+		node, err := b.pods.BoundNode(rctx, t.Namespace, t.Name, t.UID)
+		cancel()
+		if err == nil {
+			return node, true
+		}
+		klog.FromContext(ctx).V(2).Info("Reading a pod whose bind failed; retrying", "pod", klog.KRef(t.Namespace, t.Name), "err", err, "after", delay)
+		select {
+		case <-ctx.Done():
+			return "", false
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 5*time.Second)
+	}
 }

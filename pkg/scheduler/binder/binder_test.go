@@ -10,30 +10,64 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 )
 
+// fakePods binds, or refuses the pods in fail with their error; a pod in
+// applied is bound even though its bind answers with the error (the answer
+// was lost). at is where each pod is bound; readErrs fail that many reads
+// first.
 type fakePods struct {
-	mu    sync.Mutex
-	fail  map[string]bool
-	bound []string
+	mu       sync.Mutex
+	fail     map[string]error
+	applied  map[string]bool
+	bound    []string
+	at       map[string]string
+	reads    int
+	readErrs int
 }
 
 func (f *fakePods) Bind(_ context.Context, b *corev1.Binding) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.fail[b.Name] {
-		return errors.New("conflict")
+	if f.at == nil {
+		f.at = map[string]string{}
+	}
+	if err := f.fail[b.Name]; err != nil {
+		if f.applied[b.Name] && f.at[b.Name] == "" {
+			f.at[b.Name] = b.Target.Name
+		}
+		return err
 	}
 	f.bound = append(f.bound, b.Name+"->"+b.Target.Name)
+	f.at[b.Name] = b.Target.Name
 	return nil
 }
 
+func (f *fakePods) BoundNode(_ context.Context, _, name string, _ types.UID) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads++
+	if f.readErrs > 0 {
+		f.readErrs--
+		return "", errors.New("connection refused")
+	}
+	return f.at[name], nil
+}
+
 type fakeCache struct {
-	mu              sync.Mutex
-	assumed, forgot []string
+	mu                         sync.Mutex
+	assumed, forgot, confirmed []string
+}
+
+func (f *fakeCache) Confirm(uid types.UID, node string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.confirmed = append(f.confirmed, string(uid)+"->"+node)
 }
 
 func (f *fakeCache) Assume(t *api.TaskInfo, node string) {
@@ -53,7 +87,7 @@ func task(job, name string) *api.TaskInfo {
 }
 
 func TestFailedBindDropsTheRestOfTheGang(t *testing.T) {
-	pods := &fakePods{fail: map[string]bool{"a-2": true}}
+	pods := &fakePods{fail: map[string]error{"a-2": apierrors.NewForbidden(schema.GroupResource{Resource: "pods/binding"}, "a-2", errors.New("no"))}}
 	cache := &fakeCache{}
 	var results []string
 	var mu sync.Mutex
@@ -103,5 +137,64 @@ func TestFailedBindDropsTheRestOfTheGang(t *testing.T) {
 	<-done
 	if got := pods.bound[len(pods.bound)-1]; got != "a-2->n1" {
 		t.Errorf("retry: last bound %q, want a-2->n1", got)
+	}
+}
+
+// A bind whose answer is an error may have been applied; the binder reads
+// the pod before it gives the node's room back.
+func TestBindWithLostAnswer(t *testing.T) {
+	lost := errors.New("unexpected error when reading response body")
+	unavailable := apierrors.NewServiceUnavailable("etcd leader changed")
+	conflict := apierrors.NewConflict(schema.GroupResource{Resource: "pods/binding"}, "p", errors.New("pod p is already assigned to node \"n2\""))
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "pods/binding"}, "p", errors.New("RBAC caches not ready"))
+	for _, tc := range []struct {
+		name                      string
+		err                       error
+		applied                   bool
+		boundBefore               string // a previous attempt's bind
+		readErrs                  int
+		wantErr                   bool
+		wantForgot, wantConfirmed []string
+		wantReads                 int
+	}{
+		{name: "lost answer, applied", err: lost, applied: true, wantReads: 1},
+		{name: "lost answer, not applied", err: lost, wantErr: true, wantForgot: []string{"p"}, wantReads: 1},
+		{name: "server error, applied, reads retried until the server answers", err: unavailable, applied: true, readErrs: 3, wantReads: 4},
+		{name: "already bound by an earlier attempt on another node", err: conflict, boundBefore: "n2", wantConfirmed: []string{"p->n2"}, wantReads: 1},
+		{name: "refused: not applied, no read", err: forbidden, wantErr: true, wantForgot: []string{"p"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pods := &fakePods{fail: map[string]error{"p": tc.err}, applied: map[string]bool{"p": tc.applied}, readErrs: tc.readErrs, at: map[string]string{}}
+			if tc.boundBefore != "" {
+				pods.at["p"] = tc.boundBefore
+			}
+			cache := &fakeCache{}
+			var got []Result
+			var mu sync.Mutex
+			b := New(pods, cache, Options{Concurrency: 1, OnResult: func(r Result) {
+				mu.Lock()
+				defer mu.Unlock()
+				got = append(got, r)
+			}})
+			b.Bind(task("j", "p"), "n1")
+			ctx, cancel := context.WithCancel(t.Context())
+			done := make(chan struct{})
+			go func() { b.Run(ctx); close(done) }()
+			b.Wait()
+			cancel()
+			<-done
+			if len(got) != 1 || (got[0].Err != nil) != tc.wantErr {
+				t.Fatalf("results %+v, want one with error %v", got, tc.wantErr)
+			}
+			if diff := cmp.Diff(tc.wantForgot, cache.forgot); diff != "" {
+				t.Errorf("forgotten (-want,+got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantConfirmed, cache.confirmed); diff != "" {
+				t.Errorf("confirmed (-want,+got):\n%s", diff)
+			}
+			if pods.reads != tc.wantReads {
+				t.Errorf("read the pod %d times, want %d", pods.reads, tc.wantReads)
+			}
+		})
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -16,4 +18,20 @@ type KubeBinder struct {
 // Bind posts the binding to the pod's binding subresource.
 func (k KubeBinder) Bind(ctx context.Context, b *corev1.Binding) error {
 	return k.Client.CoreV1().Pods(b.Namespace).Bind(ctx, b, metav1.CreateOptions{})
+}
+
+// BoundNode reads the pod from the API server (not a cache, which may
+// trail).
+func (k KubeBinder) BoundNode(ctx context.Context, namespace, name string, uid types.UID) (string, error) {
+	p, err := k.Client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if p.UID != uid {
+		return "", nil
+	}
+	return p.Spec.NodeName, nil
 }

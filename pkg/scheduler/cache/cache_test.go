@@ -121,6 +121,40 @@ func TestAssumedTaskHoldsItsNodeUntilConfirmedOrForgotten(t *testing.T) {
 	}
 }
 
+func TestConfirmMovesAnAssumedTaskToTheNodeItIsBoundTo(t *testing.T) {
+	c := newCache()
+	c.UpdateNode(st.MakeNode("a").Alloc("cpu", "4").Obj())
+	c.UpdateNode(st.MakeNode("b").Alloc("cpu", "4").Obj())
+	pod := st.MakePod("ns", "p").Req("cpu", "1").Obj()
+	c.UpdatePod(pod)
+	job := api.JobIDOfPod(pod)
+	c.Assume(c.Snapshot().Jobs[job].Tasks[pod.UID], "a")
+
+	// An earlier bind, whose answer was lost, put the pod on b.
+	c.Confirm(pod.UID, "b")
+	snap := c.Snapshot()
+	if a, b := snap.Nodes["a"].Idle.MilliCPU, snap.Nodes["b"].Idle.MilliCPU; a != 4000 || b != 3000 {
+		t.Errorf("idle a=%dm b=%dm, want 4000m and 3000m", a, b)
+	}
+	if got := snap.Jobs[job].Tasks[pod.UID]; got.NodeName != "b" || got.Status != api.Binding {
+		t.Errorf("task on %q %s, want on b, Binding", got.NodeName, got.Status)
+	}
+	// A stale update does not release it; the bound pod settles it.
+	c.UpdatePod(pod.DeepCopy())
+	if got := c.Snapshot().Nodes["b"].Idle.MilliCPU; got != 3000 {
+		t.Errorf("idle on b after a stale update = %dm, want 3000m", got)
+	}
+	bound := pod.DeepCopy()
+	bound.Spec.NodeName = "b"
+	c.UpdatePod(bound)
+	if got := c.AssumedOn("b"); len(got) != 0 {
+		t.Errorf("assumed after the bound pod arrived: %v", got)
+	}
+	if got := c.Snapshot().Nodes["b"].Idle.MilliCPU; got != 3000 {
+		t.Errorf("idle on b = %dm, want 3000m", got)
+	}
+}
+
 func TestForeignPodsUseNodesButAreNotScheduled(t *testing.T) {
 	c := newCache()
 	c.UpdateNode(st.MakeNode("a").Alloc("cpu", "4").Obj())

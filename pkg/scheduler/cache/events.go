@@ -474,6 +474,39 @@ func (c *Cache) Forget(uid types.UID) {
 	}
 }
 
+// Confirm moves an assumed task to the node its pod is bound to, when a bind
+// whose answer was lost turns out to have been applied on another node (an
+// earlier attempt's): the room it takes is counted where it is taken.
+func (c *Cache) Confirm(uid types.UID, node string) {
+	c.mu.Lock()
+	was, ok := c.assumed[uid]
+	if !ok || was == node {
+		c.mu.Unlock()
+		return
+	}
+	id, ok := c.taskJob[uid]
+	e := c.jobs[id]
+	if !ok || e == nil || e.info.Tasks[uid] == nil {
+		c.mu.Unlock()
+		return
+	}
+	t := e.info.Tasks[uid]
+	c.removeFromNodeLocked(was, uid)
+	e.info.RemoveTask(t)
+	moved := t.Clone()
+	moved.NodeName = node
+	// The cards were chosen on the other node.
+	moved.GPUIndex = nil
+	e.info.AddTask(moved)
+	c.nodeLocked(node).info.AddTask(moved)
+	c.assumed[uid] = node
+	c.touchJob(id)
+	c.touchNode(was)
+	c.touchNode(node)
+	c.mu.Unlock()
+	c.signal()
+}
+
 // Nominate records that a pending task waits for room being freed for it
 // on node: from now on it holds a claim there, as a pipelined task. It
 // reports whether this changed the task's nomination.
