@@ -155,10 +155,13 @@ func (s *Scheduler) Run(ctx context.Context) {
 const statusInterval = 200 * time.Millisecond
 
 // syncStatus writes the status of jobs that changed while there was nothing
-// to schedule (pods starting, finishing, being deleted).
+// to schedule (pods starting, finishing, being deleted), and of queues
+// whenever a Queue changed (their status is compared again with what the
+// API server now shows).
 func (s *Scheduler) syncStatus(ctx context.Context) {
 	dirty := s.cache.TakeStatusDirty()
-	if len(dirty) == 0 || s.opts.Status == nil {
+	queues := s.cache.TakeQueuesDirty()
+	if (len(dirty) == 0 && !queues) || s.opts.Status == nil {
 		return
 	}
 	s.opts.Status.Apply(s.cache.Snapshot(), nil, dirty, metav1.NewTime(s.opts.Clock.Now()))
@@ -193,6 +196,8 @@ func (s *Scheduler) RunCycle(ctx context.Context) CycleStats {
 	for id := range s.cache.TakeStatusDirty() {
 		jobs[id] = true
 	}
+	// Apply below compares every queue.
+	s.cache.TakeQueuesDirty()
 	for id, o := range ssn.Outcomes() {
 		if o.Enqueued {
 			s.cache.MarkEnqueued(id)

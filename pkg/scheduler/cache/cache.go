@@ -104,6 +104,9 @@ type Cache struct {
 	jobShares    map[api.JobID]*api.JobShare
 	// statusDirty are jobs changed since their status was last synced.
 	statusDirty sets.Set[api.JobID]
+	// queuesDirty: a Queue changed (its status among others) since queue
+	// statuses were last synced.
+	queuesDirty bool
 	// withWork are jobs that had work pending when last looked at;
 	// recheck are jobs changed since. PendingWork looks at these only.
 	withWork sets.Set[api.JobID]
@@ -178,6 +181,18 @@ func (c *Cache) TakeStatusDirty() map[api.JobID]bool {
 	}
 	c.statusDirty.Clear()
 	return out
+}
+
+// TakeQueuesDirty reports whether a Queue changed since the last call: its
+// status as the API server shows it may differ from what the scheduler
+// computes (a write the informer had not shown yet when the status was
+// last compared), and must be compared again.
+func (c *Cache) TakeQueuesDirty() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := c.queuesDirty
+	c.queuesDirty = false
+	return d
 }
 
 // ours reports whether this scheduler places the pod.

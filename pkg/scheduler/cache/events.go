@@ -338,6 +338,7 @@ func (c *Cache) DeletePodGroup(pg *schedulingv1beta1.PodGroup) {
 func (c *Cache) UpdateQueue(q *schedulingv1beta1.Queue) {
 	c.mu.Lock()
 	c.queues[api.QueueID(q.Name)] = api.NewQueueInfo(q)
+	c.queuesDirty = true
 	c.mu.Unlock()
 	c.signal()
 }
