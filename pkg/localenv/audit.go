@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/caldera-sh/caldera/pkg/controlplane"
 )
 
 // UsageDirEnv names a directory: when it is set, every local environment
@@ -62,24 +64,6 @@ func auditArgs(dir string) ([]string, error) {
 	}, nil
 }
 
-// auditEvent holds the fields of an audit.k8s.io/v1 Event that Usage needs.
-type auditEvent struct {
-	Verb string `json:"verb"`
-	User struct {
-		Username string `json:"username"`
-	} `json:"user"`
-	ObjectRef *struct {
-		Resource    string `json:"resource"`
-		Namespace   string `json:"namespace"`
-		Name        string `json:"name"`
-		APIGroup    string `json:"apiGroup"`
-		Subresource string `json:"subresource"`
-	} `json:"objectRef"`
-	ResponseStatus *struct {
-		Code int `json:"code"`
-	} `json:"responseStatus"`
-}
-
 // SummarizeAudit reads a JSON audit log and returns its resource requests
 // as Usage, sorted. Requests without a resource (discovery, /healthz) are
 // left out.
@@ -93,7 +77,7 @@ func SummarizeAudit(path string) ([]Usage, error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for line := 1; sc.Scan(); line++ {
-		var ev auditEvent
+		var ev controlplane.AuditEvent
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}

@@ -10,26 +10,8 @@ import (
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"github.com/caldera-sh/caldera/pkg/controlplane"
 )
-
-// auditEvent is the part of an audit.k8s.io/v1 Event the benchmark reads.
-type auditEvent struct {
-	Verb      string `json:"verb"`
-	UserAgent string `json:"userAgent"`
-	ObjectRef *struct {
-		Resource    string `json:"resource"`
-		Namespace   string `json:"namespace"`
-		Name        string `json:"name"`
-		APIGroup    string `json:"apiGroup"`
-		Subresource string `json:"subresource"`
-	} `json:"objectRef"`
-	ResponseStatus *struct {
-		Code int `json:"code"`
-	} `json:"responseStatus"`
-	// StageTimestamp is when the API server completed the request.
-	StageTimestamp metav1.MicroTime `json:"stageTimestamp"`
-}
 
 // WriteCounts are the write requests one client made, from the audit log.
 type WriteCounts struct {
@@ -82,7 +64,7 @@ func countWrites(path string, offset int64, userAgentPrefix string) (WriteCounts
 		if err != nil {
 			return wc, err
 		}
-		var ev auditEvent
+		var ev controlplane.AuditEvent
 		if err := json.Unmarshal(line, &ev); err != nil {
 			return wc, fmt.Errorf("audit log %s: %w", path, err)
 		}
