@@ -66,7 +66,12 @@ func startEnv(t *testing.T, ctx context.Context) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir := *keepDir
+	if dir == "" {
+		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	e, err := localenv.Start(ctx, localenv.Options{
 		BinDir: binDir, Dir: dir, Nodes: nodes(), SchedulerConfig: string(conf), Verbosity: *verbosity,
 		Components: []string{localenv.ComponentKubeControllerManager, localenv.ComponentWebhook, localenv.ComponentScheduler,

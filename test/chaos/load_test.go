@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
+	busv1alpha1 "github.com/caldera-sh/caldera/apis/bus/v1alpha1"
 )
 
 // RunDurationAnnotation makes kwok finish a pod after that long running
@@ -47,6 +50,9 @@ type load struct {
 	mu        sync.Mutex
 	submitted []string
 	refused   int
+	// untrusted are refusals because the API server did not trust the
+	// webhook's certificate: each breaks certificate rotation.
+	untrusted []string
 	done      map[string]bool
 }
 
@@ -75,6 +81,9 @@ func (l *load) run(ctx context.Context) {
 			}
 			l.mu.Lock()
 			l.refused++
+			if strings.Contains(err.Error(), "x509") {
+				l.untrusted = append(l.untrusted, err.Error())
+			}
 			l.mu.Unlock()
 			select {
 			case <-ctx.Done():
@@ -87,6 +96,14 @@ func (l *load) run(ctx context.Context) {
 			l.mu.Unlock()
 		}
 	}
+}
+
+// Untrusted returns the creates refused because the API server did not
+// trust the webhook's certificate.
+func (l *load) Untrusted() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.untrusted)
 }
 
 // inFlight counts the submitted jobs not yet seen finished.
@@ -138,13 +155,19 @@ func (l *load) job(i int) *batchv1alpha1.Job {
 		kind, replicas, minAvailable = fmt.Sprintf("gang%d", n), n, n
 	}
 	run := time.Duration(8+l.rng.IntN(15)) * time.Second
+	var policies []batchv1alpha1.LifecyclePolicy
+	if strings.HasPrefix(kind, "gang") {
+		// As a distributed training job is: a gang that loses a member
+		// (its node gone, its pod evicted) starts again whole.
+		policies = []batchv1alpha1.LifecyclePolicy{{Events: []batchv1alpha1.Event{batchv1alpha1.PodEvictedEvent, batchv1alpha1.PodFailedEvent}, Action: busv1alpha1.RestartJobAction}}
+	}
 	return &batchv1alpha1.Job{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("load-%04d-%s", i, kind), Labels: map[string]string{loadLabel: kind}},
 		Spec: batchv1alpha1.JobSpec{
 			SchedulerName: "volcano", Queue: queue, MinAvailable: minAvailable, PriorityClassName: priority,
 			// Preemption and reclaim restart jobs; the load's jobs must
 			// finish however often that happens.
-			MaxRetry: 1000,
+			MaxRetry: 1000, Policies: policies,
 			Tasks: []batchv1alpha1.TaskSpec{{
 				Name: "worker", Replicas: replicas, MinAvailable: taskMin,
 				Template: corev1.PodTemplateSpec{

@@ -31,7 +31,6 @@ type observer struct {
 	grace   time.Duration
 	mu      sync.Mutex
 	node    map[types.UID]string
-	boundAt map[string]time.Time
 	bound   int
 	partial map[string]time.Time
 	// violations are what broke an invariant, each once.
@@ -40,7 +39,7 @@ type observer struct {
 }
 
 func startObserver(ctx context.Context, e *env, gangGrace time.Duration) (*observer, error) {
-	o := &observer{c: e.client, grace: gangGrace, node: map[types.UID]string{}, boundAt: map[string]time.Time{}, partial: map[string]time.Time{}, seen: map[string]bool{}}
+	o := &observer{c: e.client, grace: gangGrace, node: map[types.UID]string{}, partial: map[string]time.Time{}, seen: map[string]bool{}}
 	f := informers.NewSharedInformerFactory(e.clientset, 0)
 	inf := f.Core().V1().Pods().Informer()
 	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
@@ -72,7 +71,6 @@ func (o *observer) pod(obj any) {
 	switch {
 	case !known:
 		o.node[p.UID] = p.Spec.NodeName
-		o.boundAt[p.Namespace+"/"+p.Name] = time.Now()
 		o.bound++
 	case was != p.Spec.NodeName:
 		o.violate(fmt.Sprintf("pod %s/%s bound to %s, then to %s", p.Namespace, p.Name, was, p.Spec.NodeName))
@@ -91,14 +89,6 @@ func (o *observer) Violations() []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return slices.Clone(o.violations)
-}
-
-// BoundAt is when the observer first saw the pod of that name bound.
-func (o *observer) BoundAt(namespace, name string) (time.Time, bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	t, ok := o.boundAt[namespace+"/"+name]
-	return t, ok
 }
 
 // Bound is how many pods were bound since the start.
@@ -237,7 +227,7 @@ func (o *observer) queueAccounting(ctx context.Context) (string, error) {
 			continue
 		}
 		if got != want[q.Name] {
-			diffs = append(diffs, fmt.Sprintf("%s allocated %dm, its bound pods request %dm", q.Name, got, want[q.Name]))
+			diffs = append(diffs, fmt.Sprintf("%s allocated %dm, its bound pods request %dm (its pods: %s)", q.Name, got, want[q.Name], o.podStates(q.Name, queueOf)))
 		}
 	}
 	sort.Strings(diffs)
@@ -251,4 +241,30 @@ func isParent(name string, qs []schedulingv1beta1.Queue) bool {
 		}
 	}
 	return false
+}
+
+// podStates counts a queue's pods by phase, whether bound and whether being
+// deleted, for a report.
+func (o *observer) podStates(queue string, queueOf map[string]string) string {
+	count := map[string]int{}
+	for _, obj := range o.pods.List() {
+		p := obj.(*corev1.Pod)
+		if queueOf[p.Namespace+"/"+p.Annotations[schedulingv1beta1.KubeGroupNameAnnotation]] != queue {
+			continue
+		}
+		k := string(p.Status.Phase)
+		if p.Spec.NodeName != "" {
+			k += "/bound"
+		}
+		if p.DeletionTimestamp != nil {
+			k += "/deleting"
+		}
+		count[k]++
+	}
+	var out []string
+	for k, n := range count {
+		out = append(out, fmt.Sprintf("%s %d", k, n))
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
 }
