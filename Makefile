@@ -50,11 +50,12 @@ verify: $(CONTROLLER_GEN) lint
 .PHONY: lint
 lint:
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
-	go vet -tags integration,e2e,perf,chaos ./...
+	go vet -tags integration,e2e,perf,chaos,rbacusage ./...
 
-## test: verify, then unit, fuzz (briefly), integration, end-to-end and fault-injection tests.
+## test: verify, then unit, fuzz (briefly), integration, end-to-end and fault-injection tests,
+## and the check that the components use every permission they are granted.
 .PHONY: test
-test: verify test-unit test-fuzz test-integration test-e2e test-chaos
+test: verify test-unit test-fuzz test-integration test-e2e test-chaos test-rbac
 
 .PHONY: test-unit
 test-unit:
@@ -102,14 +103,27 @@ fuzz-long:
 test-integration: control-plane build
 	go test $(GO_TEST_FLAGS) -count=1 -tags integration -timeout 20m ./test/integration/...
 
+# The e2e and chaos suites' environments audit what each component's
+# service account asks of the API server into RBAC_USAGE_DIR (test-e2e
+# starts it afresh); test-rbac then fails on any permission of
+# deploy/member/rbac.yaml none of them used.
+RBAC_USAGE_DIR ?= $(CURDIR)/_output/rbac-usage
+
 .PHONY: test-e2e
 test-e2e: control-plane build
-	go test $(GO_TEST_FLAGS) -count=1 -tags e2e -timeout 20m ./test/e2e/...
+	rm -rf $(RBAC_USAGE_DIR)
+	CALDERA_RBAC_USAGE_DIR=$(RBAC_USAGE_DIR) go test $(GO_TEST_FLAGS) -count=1 -tags e2e -timeout 20m ./test/e2e/...
 
 ## test-chaos: faults injected under load, each once (docs/reliability.md).
 .PHONY: test-chaos
 test-chaos: control-plane build
-	go test $(GO_TEST_FLAGS) -count=1 -tags chaos -timeout 15m ./test/chaos/
+	CALDERA_RBAC_USAGE_DIR=$(RBAC_USAGE_DIR) go test $(GO_TEST_FLAGS) -count=1 -tags chaos -timeout 15m ./test/chaos/
+
+## test-rbac: fail on any permission of deploy/member/rbac.yaml that no component
+## used in the e2e and chaos suites run before it, or any request refused.
+.PHONY: test-rbac
+test-rbac:
+	CALDERA_RBAC_USAGE_DIR=$(RBAC_USAGE_DIR) go test $(GO_TEST_FLAGS) -count=1 -tags rbacusage -v -run '^TestMemberRBACIsAllUsed$$' ./test/rbacusage/
 
 ## chaos-long: every fault CHAOS_REPEAT times; the figures go to _output/chaos.md.
 CHAOS_REPEAT ?= 20

@@ -156,7 +156,12 @@ func Compare(grants []Grant, usage []localenv.Usage) Report {
 			resource += "/" + u.Subresource
 		}
 		for i, g := range grants {
-			if g.User != u.User || g.Verb != u.Verb || g.APIGroup != u.APIGroup || g.Resource != resource {
+			// An informer lists, then watches; a server that streams the
+			// initial list in the watch is asked only watch. A used watch
+			// counts for list too: the same informer lists against a
+			// server that does not stream.
+			verb := g.Verb == u.Verb || (g.Verb == "list" && u.Verb == "watch")
+			if g.User != u.User || !verb || g.APIGroup != u.APIGroup || g.Resource != resource {
 				continue
 			}
 			if g.Namespace != "" && g.Namespace != u.Namespace {
@@ -174,6 +179,33 @@ func Compare(grants []Grant, usage []localenv.Usage) Report {
 			r.Unused = append(r.Unused, g)
 		}
 	}
-	sort.Slice(r.Unused, func(i, j int) bool { return r.Unused[i].User+r.Unused[i].String() < r.Unused[j].User+r.Unused[j].String() })
+	sort.Slice(r.Unused, func(i, j int) bool {
+		return r.Unused[i].User+r.Unused[i].String() < r.Unused[j].User+r.Unused[j].String()
+	})
 	return r
+}
+
+// Unexercised parses the list of grants the suites are not required to use
+// ("<service account> <grant> | <why>" per line, # comments): service
+// account and grant (as Grant.String writes it) to the reason.
+func Unexercised(text string) (map[string]string, error) {
+	out := map[string]string{}
+	for i, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		key, why, ok := strings.Cut(line, "|")
+		key, why = strings.TrimSpace(key), strings.TrimSpace(why)
+		if !ok || why == "" || !strings.Contains(key, " ") {
+			return nil, fmt.Errorf("line %d: want \"<service account> <grant> | <why>\", got %q", i+1, line)
+		}
+		out[key] = why
+	}
+	return out, nil
+}
+
+// Key names a grant as Unexercised does: "<service account> <grant>".
+func (g Grant) Key() string {
+	return strings.TrimPrefix(g.User, "system:serviceaccount:"+localenv.SystemNamespace+":") + " " + g.String()
 }

@@ -59,10 +59,10 @@ func TestCompare(t *testing.T) {
 		wantDenied int
 	}{
 		{
-			name: "all used",
+			name: "all used (a watch counts for list)",
 			usage: []localenv.Usage{
 				{User: sched, Verb: "get", Resource: "pods", Namespace: "a", Allowed: 3},
-				{User: sched, Verb: "list", Resource: "pods", Allowed: 1},
+				{User: sched, Verb: "watch", Resource: "pods", Allowed: 1},
 				{User: sched, Verb: "create", Resource: "pods", Subresource: "binding", Namespace: "a", Allowed: 9},
 				{User: sched, Verb: "update", APIGroup: "coordination.k8s.io", Resource: "leases", Namespace: "caldera-system", Names: []string{"sched"}, Allowed: 2},
 			},
@@ -117,5 +117,25 @@ subjects: [{kind: ServiceAccount, name: x, namespace: caldera-system}]
 `))
 	if err == nil {
 		t.Fatal("a wildcard verb was accepted")
+	}
+}
+
+func TestUnexercised(t *testing.T) {
+	got, err := Unexercised("# comment\n\ncaldera-agent create pods/eviction | evicts under pressure\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{"caldera-agent create pods/eviction": "evicts under pressure"}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if _, err := Unexercised("caldera-agent create pods/eviction\n"); err == nil {
+		t.Error("a line without a reason was accepted")
+	}
+	grants, err := Grants([]byte(manifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := grants[len(grants)-1].Key(); got != "sched update leases.coordination.k8s.io in caldera-system named sched" {
+		t.Errorf("Key = %q", got)
 	}
 }
