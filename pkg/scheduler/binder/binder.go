@@ -25,9 +25,10 @@ import (
 // Binding, tests record.
 type PodBinder interface {
 	Bind(ctx context.Context, binding *corev1.Binding) error
-	// BoundNode reads the node the pod is bound to: "" when it is not
-	// bound, or is gone, or is another pod of the same name.
-	BoundNode(ctx context.Context, namespace, name string, uid types.UID) (string, error)
+	// BoundNode reads the node the pod is bound to ("" when it is not
+	// bound); exists is false when the pod is gone (deleted, or replaced by
+	// another pod of the same name).
+	BoundNode(ctx context.Context, namespace, name string, uid types.UID) (node string, exists bool, err error)
 }
 
 // Assumer is the part of the cache the binder drives.
@@ -37,6 +38,9 @@ type Assumer interface {
 	// Confirm records that an assumed task is bound to node, which is
 	// not the node it was assumed on.
 	Confirm(uid types.UID, node string)
+	// Gone drops a task whose pod the API server no longer has, which the
+	// pod informer has not shown yet: binding it again could only fail.
+	Gone(uid types.UID)
 }
 
 // PreBinder prepares a pod's node before the bind, e.g. binds its volumes,
@@ -153,11 +157,17 @@ func (b *Binder) bind(ctx context.Context, req request) {
 	} else {
 		err = b.bindOne(ctx, req)
 	}
-	if err != nil && !aborted && outcomeUnknown(err) {
+	gone := false
+	if err != nil && !aborted && (outcomeUnknown(err) || apierrors.IsNotFound(err)) {
 		// The bind may have been applied (the answer was lost with the
 		// connection, or another bind won): until the pod says, its room
-		// stays taken, or the node could be given twice.
-		if node, ok := b.resolve(ctx, t); ok && node != "" {
+		// stays taken, or the node could be given twice. Or the pod is gone
+		// (409 on its UID, 404), and the cache must stop offering it.
+		node, exists, ok := b.resolve(ctx, t)
+		switch {
+		case ok && !exists:
+			gone = true
+		case ok && node != "":
 			if node != req.node {
 				b.cache.Confirm(t.UID, node)
 			}
@@ -170,6 +180,9 @@ func (b *Binder) bind(ctx context.Context, req request) {
 			b.opts.PreBinder.Unreserve(ctx, t)
 		}
 		b.cache.Forget(t.UID)
+		if gone {
+			b.cache.Gone(t.UID)
+		}
 		if !aborted {
 			b.mu.Lock()
 			b.epochs[t.Job]++
@@ -216,22 +229,22 @@ func outcomeUnknown(err error) bool {
 	return true
 }
 
-// resolve reads where the task's pod is bound, retrying (with back-off, as
-// long as ctx lasts) while the API server cannot answer. ok is false when
-// ctx ended first.
-func (b *Binder) resolve(ctx context.Context, t *api.TaskInfo) (node string, ok bool) {
+// resolve reads where the task's pod is bound and whether it still exists,
+// retrying (with back-off, as long as ctx lasts) while the API server cannot
+// answer. ok is false when ctx ended first.
+func (b *Binder) resolve(ctx context.Context, t *api.TaskInfo) (node string, exists, ok bool) {
 	delay := 100 * time.Millisecond
 	for {
 		rctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
-		node, err := b.pods.BoundNode(rctx, t.Namespace, t.Name, t.UID)
+		node, exists, err := b.pods.BoundNode(rctx, t.Namespace, t.Name, t.UID)
 		cancel()
 		if err == nil {
-			return node, true
+			return node, exists, true
 		}
 		klog.FromContext(ctx).V(2).Info("Reading a pod whose bind failed; retrying", "pod", klog.KRef(t.Namespace, t.Name), "err", err, "after", delay)
 		select {
 		case <-ctx.Done():
-			return "", false
+			return "", false, false
 		case <-time.After(delay):
 		}
 		delay = min(2*delay, 5*time.Second)

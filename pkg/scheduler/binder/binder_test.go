@@ -29,6 +29,8 @@ type fakePods struct {
 	at       map[string]string
 	reads    int
 	readErrs int
+	// gone are pods the API server no longer has (deleted or replaced).
+	gone map[string]bool
 }
 
 func (f *fakePods) Bind(_ context.Context, b *corev1.Binding) error {
@@ -48,20 +50,29 @@ func (f *fakePods) Bind(_ context.Context, b *corev1.Binding) error {
 	return nil
 }
 
-func (f *fakePods) BoundNode(_ context.Context, _, name string, _ types.UID) (string, error) {
+func (f *fakePods) BoundNode(_ context.Context, _, name string, _ types.UID) (string, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reads++
 	if f.readErrs > 0 {
 		f.readErrs--
-		return "", errors.New("connection refused")
+		return "", false, errors.New("connection refused")
 	}
-	return f.at[name], nil
+	if f.gone[name] {
+		return "", false, nil
+	}
+	return f.at[name], true, nil
 }
 
 type fakeCache struct {
-	mu                         sync.Mutex
-	assumed, forgot, confirmed []string
+	mu                               sync.Mutex
+	assumed, forgot, confirmed, gone []string
+}
+
+func (f *fakeCache) Gone(uid types.UID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.gone = append(f.gone, string(uid))
 }
 
 func (f *fakeCache) Confirm(uid types.UID, node string) {
@@ -146,6 +157,7 @@ func TestBindWithLostAnswer(t *testing.T) {
 	lost := errors.New("unexpected error when reading response body")
 	unavailable := apierrors.NewServiceUnavailable("etcd leader changed")
 	conflict := apierrors.NewConflict(schema.GroupResource{Resource: "pods/binding"}, "p", errors.New("pod p is already assigned to node \"n2\""))
+	notFound := apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, "p")
 	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "pods/binding"}, "p", errors.New("RBAC caches not ready"))
 	for _, tc := range []struct {
 		name                      string
@@ -155,6 +167,8 @@ func TestBindWithLostAnswer(t *testing.T) {
 		readErrs                  int
 		wantErr                   bool
 		wantForgot, wantConfirmed []string
+		podGone                   bool
+		wantGone                  []string
 		wantReads                 int
 	}{
 		{name: "lost answer, applied", err: lost, applied: true, wantReads: 1},
@@ -162,9 +176,11 @@ func TestBindWithLostAnswer(t *testing.T) {
 		{name: "server error, applied, reads retried until the server answers", err: unavailable, applied: true, readErrs: 3, wantReads: 4},
 		{name: "already bound by an earlier attempt on another node", err: conflict, boundBefore: "n2", wantConfirmed: []string{"p->n2"}, wantReads: 1},
 		{name: "refused: not applied, no read", err: forbidden, wantErr: true, wantForgot: []string{"p"}},
+		{name: "the pod was replaced (409 on its UID): dropped from the cache", err: conflict, podGone: true, wantErr: true, wantForgot: []string{"p"}, wantGone: []string{"p"}, wantReads: 1},
+		{name: "the pod was deleted (404): dropped from the cache", err: notFound, podGone: true, wantErr: true, wantForgot: []string{"p"}, wantGone: []string{"p"}, wantReads: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pods := &fakePods{fail: map[string]error{"p": tc.err}, applied: map[string]bool{"p": tc.applied}, readErrs: tc.readErrs, at: map[string]string{}}
+			pods := &fakePods{fail: map[string]error{"p": tc.err}, applied: map[string]bool{"p": tc.applied}, readErrs: tc.readErrs, at: map[string]string{}, gone: map[string]bool{"p": tc.podGone}}
 			if tc.boundBefore != "" {
 				pods.at["p"] = tc.boundBefore
 			}
@@ -191,6 +207,9 @@ func TestBindWithLostAnswer(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.wantConfirmed, cache.confirmed); diff != "" {
 				t.Errorf("confirmed (-want,+got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantGone, cache.gone); diff != "" {
+				t.Errorf("gone (-want,+got):\n%s", diff)
 			}
 			if pods.reads != tc.wantReads {
 				t.Errorf("read the pod %d times, want %d", pods.reads, tc.wantReads)

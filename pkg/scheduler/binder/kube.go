@@ -22,16 +22,16 @@ func (k KubeBinder) Bind(ctx context.Context, b *corev1.Binding) error {
 
 // BoundNode reads the pod from the API server (not a cache, which may
 // trail).
-func (k KubeBinder) BoundNode(ctx context.Context, namespace, name string, uid types.UID) (string, error) {
+func (k KubeBinder) BoundNode(ctx context.Context, namespace, name string, uid types.UID) (string, bool, error) {
 	p, err := k.Client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return "", nil
+		return "", false, nil
 	}
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if p.UID != uid {
-		return "", nil
+		return "", false, nil
 	}
-	return p.Spec.NodeName, nil
+	return p.Spec.NodeName, true, nil
 }

@@ -315,3 +315,19 @@ func TestTopologyFollowsHyperNodesAndNodeLabels(t *testing.T) {
 		t.Errorf("the topology still has HyperNodes after the last was deleted")
 	}
 }
+
+func TestGoneDropsAPodTheInformerStillShows(t *testing.T) {
+	c := newCache()
+	pod := st.MakePod("ns", "p").Req("cpu", "1").Obj()
+	c.UpdatePod(pod)
+	job := api.JobIDOfPod(pod)
+	if c.Snapshot().Jobs[job].Tasks[pod.UID] == nil {
+		t.Fatal("the pod is not in the cache")
+	}
+	c.Gone(pod.UID)
+	if j := c.Snapshot().Jobs[job]; j != nil && j.Tasks[pod.UID] != nil {
+		t.Errorf("the pod is still offered after Gone")
+	}
+	// The informer's delete, arriving later, finds nothing to do.
+	c.DeletePod(pod)
+}

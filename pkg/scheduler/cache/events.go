@@ -27,13 +27,18 @@ func (c *Cache) UpdatePod(pod *corev1.Pod) {
 }
 
 // DeletePod forgets a pod.
-func (c *Cache) DeletePod(pod *corev1.Pod) {
+func (c *Cache) DeletePod(pod *corev1.Pod) { c.Gone(pod.UID) }
+
+// Gone forgets the pod of that UID: deleted, as its informer shows, or
+// found gone by a bind before the informer shows it (the informer's delete
+// then finds nothing to do).
+func (c *Cache) Gone(uid types.UID) {
 	c.mu.Lock()
-	c.removePodLocked(pod.UID)
-	delete(c.assumed, pod.UID)
-	delete(c.nominated, pod.UID)
-	c.evicting.Delete(pod.UID)
-	delete(c.evictRefused, pod.UID)
+	c.removePodLocked(uid)
+	delete(c.assumed, uid)
+	delete(c.nominated, uid)
+	c.evicting.Delete(uid)
+	delete(c.evictRefused, uid)
 	c.mu.Unlock()
 	c.signal()
 }
