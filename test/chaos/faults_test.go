@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -19,6 +20,8 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -175,6 +178,13 @@ func watchTooOld(ctx context.Context, e *env, rng *rand.Rand) (time.Duration, er
 	if err == nil {
 		_, err = e.Etcd().Compact(ctx)
 	}
+	if err == nil {
+		// A restarted API server refuses everything for a moment after
+		// /readyz, until its RBAC caches fill; a watch refused then makes
+		// the informer list afresh instead of resuming. Resume the
+		// component once its own identity is served.
+		err = e.waitAuthorized(ctx, name)
+	}
 	if err := c.Signal(syscall.SIGCONT); err != nil && !c.Exited() {
 		return 0, err
 	}
@@ -203,13 +213,30 @@ func watchTooOld(ctx context.Context, e *env, rng *rand.Rand) (time.Duration, er
 				return false, "log shorter than before"
 			}
 			since := string(b[logged.Size():])
-			return strings.Contains(since, "too old"), "no watch answered \"too old resource version\" since the fault; what it logged of watches: " + linesWith(since, "atch", 8)
+			return strings.Contains(since, "too old"), "no watch answered \"too old resource version\" since the fault; what its informers logged: " + linesWith(since, "reflector", 8)
 		})
 		if err != nil {
 			return 0, err
 		}
 	}
 	return ready, nil
+}
+
+// waitAuthorized waits until the API server serves the component's service
+// account (a list of one pod).
+func (e *env) waitAuthorized(ctx context.Context, component string) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(e.Dir, "identities", component+".kubeconfig"))
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	return poll.Until(ctx, recoveryTimeout, component+"'s identity served", func() (bool, string) {
+		_, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{Limit: 1})
+		return err == nil, fmt.Sprint(err)
+	})
 }
 
 // rotateWebhookCertificate asks caldera-webhook (SIGHUP) for a new CA and
