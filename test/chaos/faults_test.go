@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -205,14 +206,10 @@ func watchTooOld(ctx context.Context, e *env, rng *rand.Rand) (time.Duration, er
 	// fault happened, not only that the component survived a restart.
 	if *verbosity >= 4 {
 		err := poll.Until(ctx, recoveryTimeout, name+" told its watch was too old", func() (bool, string) {
-			b, err := os.ReadFile(c.LogPath())
+			since, err := readFrom(c.LogPath(), logged.Size())
 			if err != nil {
 				return false, err.Error()
 			}
-			if int64(len(b)) < logged.Size() {
-				return false, "log shorter than before"
-			}
-			since := string(b[logged.Size():])
 			return strings.Contains(since, "too old"), "no watch answered \"too old resource version\" since the fault; what its informers logged: " + linesWith(since, "reflector", 8)
 		})
 		if err != nil {
@@ -512,4 +509,18 @@ func linesWith(text, sub string, n int) string {
 		out = out[len(out)-n:]
 	}
 	return strings.Join(out, "\n")
+}
+
+// readFrom returns what the file holds from offset on.
+func readFrom(path string, offset int64) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(f)
+	return string(b), err
 }

@@ -93,6 +93,17 @@ func (f *fakeCache) Forget(uid types.UID) {
 	f.forgot = append(f.forgot, string(uid))
 }
 
+// drain runs the binder's workers until every queued bind is done.
+func drain(t *testing.T, b *Binder) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { b.Run(ctx); close(done) }()
+	b.Wait()
+	cancel()
+	<-done
+}
+
 func task(job, name string) *api.TaskInfo {
 	return &api.TaskInfo{UID: types.UID(name), Name: name, Namespace: "ns", Job: api.JobID("ns/" + job)}
 }
@@ -118,12 +129,7 @@ func TestFailedBindDropsTheRestOfTheGang(t *testing.T) {
 		b.Bind(task("a", fmt.Sprintf("a-%d", i)), "n1")
 	}
 	b.Bind(task("b", "b-0"), "n2")
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() { b.Run(ctx); close(done) }()
-	b.Wait()
-	cancel()
-	<-done
+	drain(t, b)
 
 	want := []string{"a-0 bound", "a-1 bound", "a-2 failed", "a-3 aborted", "a-4 aborted", "b-0 bound"}
 	if diff := cmp.Diff(want, results); diff != "" {
@@ -140,12 +146,7 @@ func TestFailedBindDropsTheRestOfTheGang(t *testing.T) {
 	// The next attempt of the job binds again.
 	pods.fail = nil
 	b.Bind(task("a", "a-2"), "n1")
-	ctx, cancel = context.WithCancel(t.Context())
-	done = make(chan struct{})
-	go func() { b.Run(ctx); close(done) }()
-	b.Wait()
-	cancel()
-	<-done
+	drain(t, b)
 	if got := pods.bound[len(pods.bound)-1]; got != "a-2->n1" {
 		t.Errorf("retry: last bound %q, want a-2->n1", got)
 	}
@@ -193,12 +194,7 @@ func TestBindWithLostAnswer(t *testing.T) {
 				got = append(got, r)
 			}})
 			b.Bind(task("j", "p"), "n1")
-			ctx, cancel := context.WithCancel(t.Context())
-			done := make(chan struct{})
-			go func() { b.Run(ctx); close(done) }()
-			b.Wait()
-			cancel()
-			<-done
+			drain(t, b)
 			if len(got) != 1 || (got[0].Err != nil) != tc.wantErr {
 				t.Fatalf("results %+v, want one with error %v", got, tc.wantErr)
 			}
