@@ -47,12 +47,74 @@ func installIdentities(ctx context.Context, c client.Client) error {
 	if err != nil {
 		return fmt.Errorf("deploy/member/rbac.yaml: %w", err)
 	}
-	for _, o := range objs {
+	reader, err := DecodeManifests([]byte(metricsReader))
+	if err != nil {
+		return fmt.Errorf("the metrics reader: %w", err)
+	}
+	for _, o := range append(objs, reader...) {
 		if err := c.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating %s %s: %w", o.GetKind(), o.GetName(), err)
 		}
 	}
 	return nil
+}
+
+// MetricsReader is the service account in SystemNamespace that may read
+// the components' metrics (ClusterRole caldera-metrics-reader) and the
+// scheduler's explanations: what a cluster's Prometheus would be.
+const MetricsReader = "caldera-metrics-reader"
+
+// metricsReader is MetricsReader's service account and bindings.
+const metricsReader = `apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: ` + MetricsReader + `
+  namespace: ` + SystemNamespace + `
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: ` + MetricsReader + `
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: caldera-metrics-reader
+subjects:
+  - kind: ServiceAccount
+    name: ` + MetricsReader + `
+    namespace: ` + SystemNamespace + `
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: caldera-explanations-reader
+rules:
+  - nonResourceURLs: [/debug/jobs/, /debug/jobs/*]
+    verbs: [get]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: caldera-explanations-reader
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: caldera-explanations-reader
+subjects:
+  - kind: ServiceAccount
+    name: ` + MetricsReader + `
+    namespace: ` + SystemNamespace + `
+`
+
+// MetricsToken returns a bearer token of MetricsReader, good for an hour,
+// for the components' metrics endpoints and ExplainURL.
+func (e *Environment) MetricsToken(ctx context.Context) (string, error) {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: SystemNamespace, Name: MetricsReader}}
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: new(int64(3600))}}
+	if err := e.cluster.Client.SubResource("token").Create(ctx, sa, tr); err != nil {
+		return "", fmt.Errorf("requesting a token of service account %s/%s: %w", SystemNamespace, MetricsReader, err)
+	}
+	return tr.Status.Token, nil
 }
 
 // DecodeManifests splits a multi-document YAML file into its objects.

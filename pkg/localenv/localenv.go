@@ -132,15 +132,20 @@ type Environment struct {
 	Kubeconfig string
 	Nodes      []controlplane.NodeSpec
 	// ExplainURL is where the scheduler serves what keeps each pending job
-	// from being placed; "" when the scheduler is not started.
+	// from being placed; "" when the scheduler is not started. Like every
+	// metrics endpoint it is HTTPS and answers a bearer token of
+	// MetricsReader (see MetricsToken).
 	ExplainURL string
-	etcd       *controlplane.Etcd
-	cluster    *controlplane.Cluster
-	kcm        *controlplane.KubeControllerManager
-	ks         *controlplane.KubeScheduler
-	components []*controlplane.Component
-	byName     map[string]*controlplane.Component
-	lockPath   string
+	// MetricsURLs are the components' metrics endpoints (HTTPS), by
+	// component name (an agent's is caldera-agent-<node>).
+	MetricsURLs map[string]string
+	etcd        *controlplane.Etcd
+	cluster     *controlplane.Cluster
+	kcm         *controlplane.KubeControllerManager
+	ks          *controlplane.KubeScheduler
+	components  []*controlplane.Component
+	byName      map[string]*controlplane.Component
+	lockPath    string
 	// schedulerConfig and verbosity are the Options'.
 	schedulerConfig string
 	verbosity       int
@@ -157,7 +162,7 @@ func Start(ctx context.Context, o Options) (_ *Environment, err error) {
 	if o.Nodes == nil {
 		o.Nodes = DefaultNodes()
 	}
-	env := &Environment{Dir: o.Dir, Nodes: o.Nodes, lockPath: filepath.Join(o.Dir, "pid"), byName: map[string]*controlplane.Component{},
+	env := &Environment{Dir: o.Dir, Nodes: o.Nodes, lockPath: filepath.Join(o.Dir, "pid"), byName: map[string]*controlplane.Component{}, MetricsURLs: map[string]string{},
 		schedulerConfig: o.SchedulerConfig, verbosity: o.Verbosity}
 	if err := env.lock(); err != nil {
 		return nil, err
@@ -323,6 +328,11 @@ func (e *Environment) startAgent(ctx context.Context, binDir string, n controlpl
 		return err
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	healthPort, err := controlplane.FreePort()
+	if err != nil {
+		return err
+	}
+	health := fmt.Sprintf("127.0.0.1:%d", healthPort)
 	kubeconfig, err := e.kubeconfigOf(ctx, ComponentAgent)
 	if err != nil {
 		return err
@@ -338,14 +348,16 @@ func (e *Environment) startAgent(ctx context.Context, binDir string, n controlpl
 			"--cgroup-driver=cgroupfs",
 			"--meminfo=" + meminfo,
 			"--metrics-bind-address=" + addr,
+			"--health-probe-bind-address=" + health,
 		},
 		Dir:      e.Dir,
-		ReadyURL: "http://" + addr + "/healthz",
+		ReadyURL: "http://" + health + "/healthz",
 	})
 	if err != nil {
 		return err
 	}
 	e.add(c)
+	e.MetricsURLs[c.Name()] = "https://" + addr + "/metrics"
 	return nil
 }
 
@@ -355,6 +367,10 @@ func (e *Environment) startComponent(ctx context.Context, binDir, name string) e
 		return err
 	}
 	health := fmt.Sprintf("127.0.0.1:%d", port)
+	if port, err = controlplane.FreePort(); err != nil {
+		return err
+	}
+	metrics := fmt.Sprintf("127.0.0.1:%d", port)
 	kubeconfig, err := e.kubeconfigOf(ctx, name)
 	if err != nil {
 		return err
@@ -373,6 +389,7 @@ func (e *Environment) startComponent(ctx context.Context, binDir, name string) e
 			fmt.Sprintf("--url-base=https://127.0.0.1:%d", port),
 			"--cert-dir=" + filepath.Join(e.Dir, "webhook-certs"),
 			"--health-probe-bind-address=" + health,
+			"--metrics-bind-address=" + metrics,
 		}
 	case ComponentScheduler:
 		conf := filepath.Join(e.Dir, "scheduler.conf")
@@ -388,9 +405,9 @@ func (e *Environment) startComponent(ctx context.Context, binDir, name string) e
 			"--config=" + conf,
 			"--leader-elect=false",
 			"--healthz-bind-address=" + health,
-			"--metrics-bind-address=" + health,
+			"--metrics-bind-address=" + metrics,
 		}
-		e.ExplainURL = "http://" + health + "/debug/jobs/"
+		e.ExplainURL = "https://" + metrics + "/debug/jobs/"
 	case ComponentControllerManager:
 		conf := filepath.Join(e.Dir, "hypernode-discovery.conf")
 		if err := os.WriteFile(conf, []byte(HyperNodeDiscovery), 0o644); err != nil {
@@ -401,7 +418,7 @@ func (e *Environment) startComponent(ctx context.Context, binDir, name string) e
 			"--hypernode-discovery-config=" + conf,
 			"--leader-elect=false",
 			"--health-probe-bind-address=" + health,
-			"--metrics-bind-address=0",
+			"--metrics-bind-address=" + metrics,
 		}
 	default:
 		return fmt.Errorf("unknown component %q", name)
@@ -417,6 +434,7 @@ func (e *Environment) startComponent(ctx context.Context, binDir, name string) e
 		return err
 	}
 	e.add(c)
+	e.MetricsURLs[name] = "https://" + metrics + "/metrics"
 	return nil
 }
 

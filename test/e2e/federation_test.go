@@ -5,6 +5,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"maps"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -184,8 +186,9 @@ type federation struct {
 	// memberEnvs are the members' local environments.
 	memberEnvs map[string]*localenv.Environment
 	plane      karmadaPlane
-	// globalMetrics is the address of caldera-global's metrics.
-	globalMetrics string
+	// globalMetrics is the address of caldera-global's metrics (HTTPS),
+	// and metricsToken a bearer token that may read them.
+	globalMetrics, metricsToken string
 }
 
 // karmadaPlane is what does Karmada's part of a federation: the stand-in
@@ -332,7 +335,8 @@ func startFederationWith(t *testing.T, ctx context.Context, o federationOptions,
 	go standIn.run(sctx)
 	metrics := startGlobal(t, ctx, kp.APIServer.Kubeconfig, filepath.Join(dir, "global-certs"), change)
 
-	return &federation{karmada: kc, cluster: kp, members: members, memberEnvs: envs, plane: standIn, globalMetrics: metrics}
+	return &federation{karmada: kc, cluster: kp, members: members, memberEnvs: envs, plane: standIn,
+		globalMetrics: metrics, metricsToken: metricsReaderToken(t, ctx, kc)}
 }
 
 // testDir is where a test's control planes keep their files and logs: a
@@ -427,7 +431,9 @@ func (f *federation) decisions(ctx context.Context) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	req.Header.Set("Authorization", "Bearer "+f.metricsToken)
+	// caldera-global's metrics certificate is self-signed.
+	resp, err := (&http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}).Do(req)
 	if err != nil {
 		return 0, err
 	}
@@ -557,7 +563,30 @@ func startGlobal(t *testing.T, ctx context.Context, kubeconfig, certDir string, 
 			return nil
 		}
 	})
-	return fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
+	return fmt.Sprintf("https://127.0.0.1:%d/metrics", metricsPort)
+}
+
+// metricsReaderToken returns a token of a service account of the Karmada
+// API server that may get /metrics, as Prometheus's would be: caldera-global
+// asks that API server who a caller of its metrics is.
+func metricsReaderToken(t *testing.T, ctx context.Context, c client.Client) string {
+	t.Helper()
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "metrics-reader"}}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "metrics-reader"},
+		Rules: []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "metrics-reader"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name}}}
+	for _, o := range []client.Object{sa, role, binding} {
+		if err := c.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	tr := &authenticationv1.TokenRequest{}
+	if err := c.SubResource("token").Create(ctx, sa, tr); err != nil {
+		t.Fatal(err)
+	}
+	return tr.Status.Token
 }
 
 // waitForSuspension waits until the Karmada API server suspends a new

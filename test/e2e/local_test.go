@@ -136,6 +136,25 @@ func TestLocalUpAndDown(t *testing.T) {
 		}
 	}
 
+	// The command local up prints for the scheduler's explanations, run
+	// as printed: a token of the metrics reader, over HTTPS.
+	var explain string
+	for _, line := range strings.Split(logText(), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "curl ") {
+			explain = strings.TrimSpace(line)
+		}
+	}
+	if explain == "" {
+		t.Errorf("local up printed no curl command:\n%s", logText())
+	} else {
+		c := exec.CommandContext(ctx, "bash", "-c", explain)
+		c.Dir = "../.."
+		c.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+		if out, err := c.CombinedOutput(); err != nil || !strings.HasPrefix(strings.TrimSpace(string(out)), "[") {
+			t.Errorf("%s: %v\n%s", explain, err, out)
+		}
+	}
+
 	server := apiServerAddress(t, kubeconfig)
 	pids := descendants(cmd.Process.Pid)
 	if len(pids) < 12 {

@@ -437,7 +437,8 @@ func startRealFederation(t *testing.T, ctx context.Context, karmadaBin, binDir, 
 	metrics := startGlobalProcess(t, ctx, binDir, globalConfig, k.kas.Kubeconfig, filepath.Join(dir, "global"), change)
 
 	cluster := &controlplane.Cluster{Name: "karmada", APIServer: k.kas, Client: kc}
-	return &federation{karmada: kc, cluster: cluster, members: members, memberEnvs: envs, plane: k, globalMetrics: metrics}
+	return &federation{karmada: kc, cluster: cluster, members: members, memberEnvs: envs, plane: k,
+		globalMetrics: metrics, metricsToken: metricsReaderToken(t, ctx, kc)}
 }
 
 // enables says whether the Cluster's status lists the kind.
@@ -521,7 +522,7 @@ func startGlobalProcess(t *testing.T, ctx context.Context, binDir, kubeconfig, a
 		t.Fatal(err)
 	}
 	waitForSuspension(t, ctx, admin)
-	return fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
+	return fmt.Sprintf("https://127.0.0.1:%d/metrics", metricsPort)
 }
 
 // memberProxy passes TCP connections to a member's API server while open;

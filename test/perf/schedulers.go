@@ -93,9 +93,11 @@ func startCaldera(ctx context.Context, env *Environment, dir string, o startOpti
 		return nil, err
 	}
 	c, err := controlplane.StartComponent(ctx, controlplane.ComponentOptions{
-		Name:     "caldera-scheduler",
-		Binary:   filepath.Join(env.BinDir, "caldera-scheduler"),
-		Args:     []string{"--config=" + cfgPath},
+		Name:   "caldera-scheduler",
+		Binary: filepath.Join(env.BinDir, "caldera-scheduler"),
+		// One plain loopback listener for health and the CPU profiles the
+		// harness fetches; a cluster's scheduler serves metrics over HTTPS.
+		Args:     []string{"--config=" + cfgPath, "--metrics-secure=false"},
 		Dir:      dir,
 		ReadyURL: "http://" + addr + "/readyz",
 	})

@@ -4,11 +4,8 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -21,13 +18,13 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/caldera-sh/caldera/cmd/caldera-agent/app/options"
 	"github.com/caldera-sh/caldera/pkg/agent"
 	"github.com/caldera-sh/caldera/pkg/agent/metrics"
 	"github.com/caldera-sh/caldera/pkg/component"
+	"github.com/caldera-sh/caldera/pkg/component/metricsserving"
 )
 
 // NewAgentCommand returns the caldera-agent command.
@@ -38,7 +35,6 @@ func NewAgentCommand(ctx context.Context) *cobra.Command {
 
 // Run runs the agent until ctx ends.
 func Run(ctx context.Context, c *options.Config) error {
-	logger := klog.FromContext(ctx)
 	cfg, err := restConfig(c.Kubeconfig)
 	if err != nil {
 		return err
@@ -56,22 +52,23 @@ func Run(ctx context.Context, c *options.Config) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := metrics.New(reg)
-	if c.MetricsBindAddress != "0" {
-		ln, err := net.Listen("tcp", c.MetricsBindAddress)
+	if !metricsserving.Off(c.MetricsBindAddress) {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		srv, err := metricsserving.Serve(ctx, c.MetricsBindAddress, c.Metrics, cfg, mux)
 		if err != nil {
 			return fmt.Errorf("--metrics-bind-address: %w", err)
 		}
+		defer srv.Stop()
+	}
+	if !metricsserving.Off(c.HealthProbeBindAddress) {
 		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go func() {
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				logger.Error(err, "Serving metrics failed")
-			}
-		}()
-		defer func() { _ = srv.Close() }()
-		logger.Info("Serving metrics", "address", ln.Addr().String())
+		srv, err := metricsserving.Serve(ctx, c.HealthProbeBindAddress, metricsserving.Options{}, cfg, mux)
+		if err != nil {
+			return fmt.Errorf("--health-probe-bind-address: %w", err)
+		}
+		defer srv.Stop()
 	}
 
 	a := agent.New(client, recorder, m, clock.RealClock{}, c.Agent)

@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	apischeme "github.com/caldera-sh/caldera/apis/scheme"
 	"github.com/caldera-sh/caldera/cmd/caldera-controller-manager/app/options"
@@ -47,7 +46,7 @@ func Run(ctx context.Context, c *options.Config) error {
 		LeaderElectionNamespace:       c.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 		HealthProbeBindAddress:        c.HealthProbeBindAddress,
-		Metrics:                       metricsserver.Options{BindAddress: c.MetricsBindAddress},
+		Metrics:                       c.Metrics.Manager(c.MetricsBindAddress),
 		GracefulShutdownTimeout:       &c.GracefulShutdown,
 		Controller:                    config.Controller{MaxConcurrentReconciles: c.Workers},
 	})

@@ -25,7 +25,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	ddv1alpha1 "github.com/caldera-sh/caldera/apis/datadependency/v1alpha1"
@@ -114,7 +113,7 @@ func Run(ctx context.Context, c *options.Config) error {
 		Scheme:                  scheme,
 		WebhookServer:           s.Server,
 		HealthProbeBindAddress:  c.HealthProbeBindAddress,
-		Metrics:                 metricsserver.Options{BindAddress: c.MetricsBindAddress},
+		Metrics:                 c.Metrics.Manager(c.MetricsBindAddress),
 		Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 		LeaderElection:          c.LeaderElect,
 		LeaderElectionID:        "caldera-global",

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/pprof"
 	"os"
@@ -38,6 +37,7 @@ import (
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	"github.com/caldera-sh/caldera/cmd/caldera-scheduler/app/options"
 	"github.com/caldera-sh/caldera/pkg/component"
+	"github.com/caldera-sh/caldera/pkg/component/metricsserving"
 	"github.com/caldera-sh/caldera/pkg/scheduler"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/binder"
@@ -89,6 +89,8 @@ type Server struct {
 	writer      *writeback.Writer
 	broadcaster events.EventBroadcaster
 	registry    *prometheus.Registry
+	restConfig  *rest.Config
+	metrics     metricsserving.Options
 	closers     []func()
 }
 
@@ -98,7 +100,7 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 	ctrl.SetLogger(klog.NewKlogr())
 	logger := klog.FromContext(ctx)
 	cfg := config.Configuration
-	srv := &Server{cfg: cfg}
+	srv := &Server{cfg: cfg, metrics: config.Metrics}
 	defer func() {
 		if err != nil {
 			srv.Close()
@@ -108,6 +110,7 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	srv.restConfig = rest.CopyConfig(restCfg)
 	// Built-in types travel as protobuf (or as configured); custom
 	// resources only exist as JSON.
 	coreCfg := rest.CopyConfig(restCfg)
@@ -247,7 +250,7 @@ func (s *Server) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	cfg, sched, factory, crdCache, c, b, ev, writer, broadcaster := s.cfg, s.sched, s.factory, s.crdCache, s.cache, s.binder, s.evictor, s.writer, s.broadcaster
 	var ready atomic.Bool
-	servers, err := startServers(ctx, cfg, s.registry, sched.ExplainHandler(), &ready)
+	servers, err := s.startServers(ctx, sched.ExplainHandler(), &ready)
 	if err != nil {
 		return err
 	}
@@ -434,9 +437,12 @@ func unwrap[T any](obj any) (T, bool) {
 	return zero, false
 }
 
-// startServers serves /healthz and /readyz, and /metrics (with pprof when
-// enabled); it returns a function that stops them.
-func startServers(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, reg *prometheus.Registry, explain http.Handler, ready *atomic.Bool) (func(), error) {
+// startServers serves /healthz and /readyz over plain HTTP, for probes,
+// and /metrics, the explanations (and pprof when profiling is on) as
+// s.metrics says: over HTTPS to reviewed callers, or, insecurely, on the
+// health listener when the two addresses are the same.
+func (s *Server) startServers(ctx context.Context, explain http.Handler, ready *atomic.Bool) (func(), error) {
+	cfg := s.cfg
 	health := http.NewServeMux()
 	health.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	health.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
@@ -447,7 +453,7 @@ func startServers(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguratio
 		_, _ = w.Write([]byte("ok"))
 	})
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	// What keeps each pending job from being placed, for calderactl.
 	mux.Handle(scheduler.ExplainPath, explain)
 	if cfg.EnableProfiling != nil && *cfg.EnableProfiling {
@@ -457,40 +463,39 @@ func startServers(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguratio
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
-	var servers []*http.Server
-	serve := func(addr string, h http.Handler) error {
-		if addr == "" || addr == "0" {
+	var stops []func()
+	stop := func() {
+		for _, f := range stops {
+			f()
+		}
+	}
+	serve := func(flag, addr string, o metricsserving.Options, h http.Handler) error {
+		if metricsserving.Off(addr) {
 			return nil
 		}
-		l, err := net.Listen("tcp", addr)
+		srv, err := metricsserving.Serve(ctx, addr, o, s.restConfig, h)
 		if err != nil {
-			return fmt.Errorf("listening on %s: %w", addr, err)
+			return fmt.Errorf("%s: %w", flag, err)
 		}
-		s := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-		servers = append(servers, s)
-		go func() { _ = s.Serve(l) }()
+		stops = append(stops, srv.Stop)
 		return nil
 	}
-	if cfg.HealthzBindAddress == cfg.MetricsBindAddress {
+	plain := metricsserving.Options{}
+	if cfg.HealthzBindAddress == cfg.MetricsBindAddress && !s.metrics.Secure {
 		health.Handle("/", mux)
-		if err := serve(cfg.HealthzBindAddress, health); err != nil {
+		if err := serve("healthzBindAddress", cfg.HealthzBindAddress, plain, health); err != nil {
 			return nil, err
 		}
-	} else {
-		if err := serve(cfg.HealthzBindAddress, health); err != nil {
-			return nil, err
-		}
-		if err := serve(cfg.MetricsBindAddress, mux); err != nil {
-			return nil, err
-		}
+		return stop, nil
 	}
-	return func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		for _, s := range servers {
-			_ = s.Shutdown(sctx)
-		}
-	}, nil
+	if err := serve("healthzBindAddress", cfg.HealthzBindAddress, plain, health); err != nil {
+		return nil, err
+	}
+	if err := serve("metricsBindAddress", cfg.MetricsBindAddress, s.metrics, mux); err != nil {
+		stop()
+		return nil, err
+	}
+	return stop, nil
 }
 
 // lead runs run while this replica holds the lease.

@@ -18,7 +18,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
@@ -58,7 +57,7 @@ func Run(ctx context.Context, c *options.Config) error {
 		Scheme:                 scheme,
 		WebhookServer:          s.Server,
 		HealthProbeBindAddress: c.HealthProbeBindAddress,
-		Metrics:                metricsserver.Options{BindAddress: c.MetricsBindAddress},
+		Metrics:                c.Metrics.Manager(c.MetricsBindAddress),
 		Cache:                  cacheOptions(),
 	})
 	if err != nil {

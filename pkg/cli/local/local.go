@@ -174,11 +174,13 @@ Try:
   %s explain job sleeper
   bin/kubectl get nodes -L nvidia.com/gpu.product,network.caldera.sh/leaf
   bin/kubectl apply --server-side -f examples/ --recursive
-  curl -s %s    # what keeps each pending job waiting
+  # what keeps each pending job waiting, as the scheduler last concluded
+  # (its metrics endpoint: HTTPS, for a token the API server vouches for)
+  curl -sk -H "Authorization: Bearer $(bin/kubectl -n %s create token %s)" %s
 
 Stop it with Ctrl-C, or from another shell: %s local down
 `, time.Since(start).Round(100*time.Millisecond), env.Kubeconfig, len(env.Nodes), localenv.DemoJob, o.dir, env.Kubeconfig,
-		ctl, ctl, localenv.DemoJob, ctl, ctl, ctl, env.ExplainURL, ctl)
+		ctl, ctl, localenv.DemoJob, ctl, ctl, ctl, localenv.SystemNamespace, localenv.MetricsReader, env.ExplainURL, ctl)
 	<-ctx.Done()
 	fmt.Fprintln(out, "\nstopping ...")
 	if err := env.Stop(); err != nil {

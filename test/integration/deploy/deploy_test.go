@@ -214,7 +214,7 @@ func TestMemberRBAC(t *testing.T) {
 	ao.Kubeconfig = impersonating(t, "caldera-agent")
 	ao.NodeName, ao.Namespace = node.Name, ns
 	ao.CgroupRoot, ao.CgroupDriver, ao.MemInfo = root, "cgroupfs", meminfo
-	ao.Interval, ao.MetricsBindAddress = 500*time.Millisecond, "0"
+	ao.Interval, ao.MetricsBindAddress, ao.HealthProbeBindAddress = 500*time.Millisecond, "0", "0"
 	ac, err := component.Configure(ao)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/caldera-sh/caldera/pkg/agent"
 	"github.com/caldera-sh/caldera/pkg/agent/cgroup"
+	"github.com/caldera-sh/caldera/pkg/component/metricsserving"
 )
 
 // DefaultNamespace holds the colocation ConfigMap when neither --namespace
@@ -37,6 +38,11 @@ type Options struct {
 	Resync   time.Duration
 	// MetricsBindAddress serves /metrics; "0" turns it off.
 	MetricsBindAddress string
+	// Metrics say how it is served.
+	Metrics metricsserving.Options
+	// HealthProbeBindAddress serves /healthz over plain HTTP; "0" turns
+	// it off.
+	HealthProbeBindAddress string
 
 	// flags are those AddFlags registered, for Complete to tell a flag
 	// given from its default.
@@ -49,6 +55,10 @@ type Config struct {
 	Kubeconfig string
 	// MetricsBindAddress serves /metrics; "0" turns it off.
 	MetricsBindAddress string
+	// Metrics say how it is served.
+	Metrics metricsserving.Options
+	// HealthProbeBindAddress serves /healthz; "0" turns it off.
+	HealthProbeBindAddress string
 	// Agent is the agent's loop on its node.
 	Agent agent.Options
 }
@@ -56,13 +66,15 @@ type Config struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		Namespace:          DefaultNamespace,
-		CgroupRoot:         "/sys/fs/cgroup",
-		CgroupDriver:       string(cgroup.Systemd),
-		MemInfo:            "/proc/meminfo",
-		Interval:           10 * time.Second,
-		Resync:             time.Minute,
-		MetricsBindAddress: ":8090",
+		Namespace:              DefaultNamespace,
+		CgroupRoot:             "/sys/fs/cgroup",
+		CgroupDriver:           string(cgroup.Systemd),
+		MemInfo:                "/proc/meminfo",
+		Interval:               10 * time.Second,
+		Resync:                 time.Minute,
+		MetricsBindAddress:     ":8090",
+		Metrics:                metricsserving.NewOptions(),
+		HealthProbeBindAddress: ":8091",
 	}
 }
 
@@ -79,6 +91,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Interval, "interval", o.Interval, "time between readings of the node")
 	fs.DurationVar(&o.Resync, "resync", o.Resync, "how often batch resources are published even when they moved by less than a tenth")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "address /metrics is served on; 0 turns it off")
+	o.Metrics.AddFlags(fs)
+	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "address /healthz is served on, over plain HTTP; 0 turns it off")
 }
 
 // Complete takes the node and the namespace from the pod's environment
@@ -112,6 +126,12 @@ func (o *Options) Validate() field.ErrorList {
 	if o.Resync < 0 {
 		errs = append(errs, field.Invalid(field.NewPath("--resync"), o.Resync.String(), "must not be negative"))
 	}
+	errs = append(errs, o.Metrics.Validate(o.MetricsBindAddress)...)
+	if !metricsserving.Off(o.HealthProbeBindAddress) {
+		if o.HealthProbeBindAddress == o.MetricsBindAddress {
+			errs = append(errs, field.Invalid(field.NewPath("--health-probe-bind-address"), o.HealthProbeBindAddress, "must differ from --metrics-bind-address"))
+		}
+	}
 	return errs
 }
 
@@ -122,8 +142,10 @@ func (o *Options) Config() (*Config, error) {
 		return nil, fmt.Errorf("--cgroup-driver: %w", err)
 	}
 	return &Config{
-		Kubeconfig:         o.Kubeconfig,
-		MetricsBindAddress: o.MetricsBindAddress,
+		Kubeconfig:             o.Kubeconfig,
+		MetricsBindAddress:     o.MetricsBindAddress,
+		Metrics:                o.Metrics,
+		HealthProbeBindAddress: o.HealthProbeBindAddress,
 		Agent: agent.Options{
 			NodeName:  o.NodeName,
 			Namespace: o.Namespace,

@@ -108,7 +108,7 @@ func TestConfig(t *testing.T) {
 	o := NewOptions()
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	o.AddFlags(fs)
-	if err := fs.Parse([]string{"--node-name=n", "--cgroup-driver=cgroupfs", "--kubelet-cgroup-root=/kubepods", "--kubeconfig=/k", "--metrics-bind-address=0"}); err != nil {
+	if err := fs.Parse([]string{"--node-name=n", "--cgroup-driver=cgroupfs", "--kubelet-cgroup-root=/kubepods", "--kubeconfig=/k", "--metrics-bind-address=0", "--metrics-secure=false", "--health-probe-bind-address=:9"}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := o.Config()
@@ -116,8 +116,9 @@ func TestConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Config{
-		Kubeconfig:         "/k",
-		MetricsBindAddress: "0",
+		Kubeconfig:             "/k",
+		MetricsBindAddress:     "0",
+		HealthProbeBindAddress: ":9",
 		Agent: agent.Options{
 			NodeName:  "n",
 			Namespace: "caldera-system",

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/caldera-sh/caldera/pkg/component/metricsserving"
 	"github.com/caldera-sh/caldera/pkg/controllers/hypernode"
 )
 
@@ -26,6 +27,8 @@ type Options struct {
 	LeaderElectionNamespace string
 	HealthProbeBindAddress  string
 	MetricsBindAddress      string
+	// Metrics say how MetricsBindAddress is served.
+	Metrics metricsserving.Options
 	// Workers is the number of concurrent reconciles per controller.
 	Workers int
 	// SchedulerNames are the schedulers whose pods get PodGroups.
@@ -61,6 +64,8 @@ type Config struct {
 	// /readyz, and /metrics; "0" turns them off.
 	HealthProbeBindAddress string
 	MetricsBindAddress     string
+	// Metrics say how MetricsBindAddress is served.
+	Metrics metricsserving.Options
 	// GracefulShutdown bounds how long running reconciles may take to end.
 	GracefulShutdown time.Duration
 	// Workers is the number of concurrent reconciles per controller.
@@ -83,6 +88,7 @@ func NewOptions(known []string) *Options {
 		LeaderElectionNamespace: "kube-system",
 		HealthProbeBindAddress:  ":11252",
 		MetricsBindAddress:      ":8081",
+		Metrics:                 metricsserving.NewOptions(),
 		// A reconcile waits on the API server; under a burst of Jobs,
 		// 32 of them in flight create pods about a third faster than 8
 		// (docs/performance.md).
@@ -107,6 +113,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election Lease")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "address of /healthz and /readyz; 0 turns them off")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "address of /metrics; 0 turns it off")
+	o.Metrics.AddFlags(fs)
 	fs.IntVar(&o.Workers, "workers", o.Workers, "concurrent reconciles per controller")
 	fs.StringSliceVar(&o.SchedulerNames, "scheduler-name", o.SchedulerNames, "schedulers whose pods get PodGroups (repeatable)")
 	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "queries per second to the API server")
@@ -148,6 +155,7 @@ func (o *Options) Validate() field.ErrorList {
 	if len(o.SchedulerNames) == 0 {
 		errs = append(errs, field.Required(field.NewPath("--scheduler-name"), "at least one"))
 	}
+	errs = append(errs, o.Metrics.Validate(o.MetricsBindAddress)...)
 	return errs
 }
 
@@ -171,6 +179,7 @@ func (o *Options) Config() (*Config, error) {
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
 		HealthProbeBindAddress:  o.HealthProbeBindAddress,
 		MetricsBindAddress:      o.MetricsBindAddress,
+		Metrics:                 o.Metrics,
 		GracefulShutdown:        o.GracefulShutdown,
 		Workers:                 o.Workers,
 		SchedulerNames:          o.SchedulerNames,

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/pflag"
+
+	"github.com/caldera-sh/caldera/pkg/component/metricsserving"
 )
 
 var known = []string{"job", "podgroup", "queue", "hypernode"}
@@ -171,7 +173,7 @@ func TestConfigNeedsComplete(t *testing.T) {
 func TestConfig(t *testing.T) {
 	o, err := parse(t, "--kubeconfig=/k", "--master=https://api:6443", "--kube-api-qps=10", "--kube-api-burst=20",
 		"--leader-elect=false", "--leader-election-namespace=caldera-system", "--health-probe-bind-address=0",
-		"--metrics-bind-address=:9090", "--graceful-shutdown-timeout=5s", "--workers=4", "--scheduler-name=caldera")
+		"--metrics-bind-address=:9090", "--metrics-cert-dir=/certs", "--graceful-shutdown-timeout=5s", "--workers=4", "--scheduler-name=caldera")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,6 +184,7 @@ func TestConfig(t *testing.T) {
 	want := &Config{
 		Kubeconfig: "/k", Master: "https://api:6443", QPS: 10, Burst: 20,
 		LeaderElectionNamespace: "caldera-system", HealthProbeBindAddress: "0", MetricsBindAddress: ":9090",
+		Metrics:          metricsserving.Options{Secure: true, CertDir: "/certs"},
 		GracefulShutdown: 5 * time.Second, Workers: 4, SchedulerNames: []string{"caldera"}, Controllers: known,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

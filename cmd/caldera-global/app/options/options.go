@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/caldera-sh/caldera/pkg/component/metricsserving"
 	dispatchcontroller "github.com/caldera-sh/caldera/pkg/federation/dispatch/controller"
 	"github.com/caldera-sh/caldera/pkg/webhooks/serving"
 )
@@ -66,6 +67,8 @@ type Options struct {
 	LeaderElectionNamespace string
 	HealthProbeBindAddress  string
 	MetricsBindAddress      string
+	// Metrics say how MetricsBindAddress is served.
+	Metrics metricsserving.Options
 
 	// dataProviders are DataProviders parsed by Complete, system → URL.
 	dataProviders map[string]string
@@ -107,6 +110,8 @@ type Config struct {
 	// /readyz, and /metrics; "0" turns them off.
 	HealthProbeBindAddress string
 	MetricsBindAddress     string
+	// Metrics say how MetricsBindAddress is served.
+	Metrics metricsserving.Options
 }
 
 // Cluster inventories.
@@ -132,6 +137,7 @@ func NewOptions() *Options {
 		LeaderElectionNamespace: "caldera-system",
 		HealthProbeBindAddress:  ":11256",
 		MetricsBindAddress:      "0",
+		Metrics:                 metricsserving.NewOptions(),
 	}
 }
 
@@ -155,6 +161,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election Lease")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "address of /healthz and /readyz; 0 turns them off")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "address of /metrics; 0 turns it off")
+	o.Metrics.AddFlags(fs)
 }
 
 // Complete fills in the server's flags that depend on others and parses
@@ -216,6 +223,7 @@ func (o *Options) Validate() field.ErrorList {
 			errs = append(errs, field.Invalid(field.NewPath("--leader-election-namespace"), o.LeaderElectionNamespace, msg))
 		}
 	}
+	errs = append(errs, o.Metrics.Validate(o.MetricsBindAddress)...)
 	return errs
 }
 
@@ -245,6 +253,7 @@ func (o *Options) Config() (*Config, error) {
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
 		HealthProbeBindAddress:  o.HealthProbeBindAddress,
 		MetricsBindAddress:      o.MetricsBindAddress,
+		Metrics:                 o.Metrics,
 	}, nil
 }
 

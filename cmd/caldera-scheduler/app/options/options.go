@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/caldera-sh/caldera/pkg/component/metricsserving"
 	"github.com/caldera-sh/caldera/pkg/scheduler/config"
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/config/v1alpha1"
 )
@@ -29,6 +30,8 @@ type Options struct {
 	LeaderElectionNamespace string
 	HealthzBindAddress      string
 	MetricsBindAddress      string
+	// Metrics say how the metrics address is served.
+	Metrics metricsserving.Options
 
 	// plugins are the plugins and actions the configuration may name.
 	plugins configv1alpha1.Registry
@@ -47,12 +50,14 @@ type Config struct {
 	Configuration *configv1alpha1.SchedulerConfiguration
 	// Master, when set, overrides the kubeconfig's API server address.
 	Master string
+	// Metrics say how the metrics address is served.
+	Metrics metricsserving.Options
 }
 
 // NewOptions returns the defaults for a scheduler whose configuration may
 // name the plugins and actions in plugins.
 func NewOptions(plugins configv1alpha1.Registry) *Options {
-	return &Options{LeaderElect: true, plugins: plugins}
+	return &Options{LeaderElect: true, Metrics: metricsserving.NewOptions(), plugins: plugins}
 }
 
 // AddFlags registers the flags.
@@ -65,7 +70,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect a leader among replicas before scheduling; overrides the configuration when given")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election Lease; overrides the configuration's leaderElection.resourceNamespace (default kube-system)")
 	fs.StringVar(&o.HealthzBindAddress, "healthz-bind-address", o.HealthzBindAddress, "address of /healthz and /readyz; overrides the configuration")
-	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "address of /metrics (and /debug/pprof when profiling is on); overrides the configuration")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "address of /metrics, /debug/jobs/ and /debug/pprof (when profiling is on); overrides the configuration")
+	o.Metrics.AddFlags(fs)
 }
 
 // Complete loads the configuration file (or the defaults) and applies the
@@ -119,6 +125,14 @@ func (o *Options) Validate() field.ErrorList {
 			}
 		}
 	}
+	cfg := o.configuration
+	if !metricsserving.Off(cfg.MetricsBindAddress) {
+		errs = append(errs, o.Metrics.ValidateCertificate()...)
+		if o.Metrics.Secure && cfg.MetricsBindAddress == cfg.HealthzBindAddress {
+			errs = append(errs, field.Invalid(field.NewPath("--metrics-secure"), true,
+				"metricsBindAddress equals healthzBindAddress ("+cfg.MetricsBindAddress+"): probes need plain HTTP and metrics are served over HTTPS, so give them different addresses (or --metrics-secure=false)"))
+		}
+	}
 	return errs
 }
 
@@ -156,5 +170,5 @@ func (o *Options) Config() (*Config, error) {
 	if o.configuration == nil {
 		return nil, errNotLoaded
 	}
-	return &Config{Configuration: o.configuration, Master: o.Master}, nil
+	return &Config{Configuration: o.configuration, Master: o.Master, Metrics: o.Metrics}, nil
 }

@@ -162,6 +162,17 @@ func TestValidateNamesFlags(t *testing.T) {
 			args: []string{"--leader-election-namespace=Caldera"},
 			want: []string{`--leader-election-namespace: Invalid value: "Caldera": a lowercase RFC 1123 label`},
 		},
+		"one address for probes and secure metrics": {
+			args: []string{"--healthz-bind-address=:8080", "--metrics-bind-address=:8080"},
+			want: []string{`--metrics-secure: Invalid value: true: metricsBindAddress equals healthzBindAddress (:8080): probes need plain HTTP`},
+		},
+		"one address for probes and plain metrics": {
+			args: []string{"--healthz-bind-address=:8080", "--metrics-bind-address=:8080", "--metrics-secure=false"},
+		},
+		"a certificate directory for plain metrics": {
+			args: []string{"--metrics-secure=false", "--metrics-cert-dir=/certs"},
+			want: []string{`--metrics-cert-dir: Invalid value: "/certs": needs --metrics-secure`},
+		},
 		"bind addresses without a port": {
 			args: []string{"--healthz-bind-address=localhost", "--metrics-bind-address=:http"},
 			want: []string{

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/caldera-sh/caldera/pkg/component/metricsserving"
 	"github.com/caldera-sh/caldera/pkg/webhooks/serving"
 )
 
@@ -18,6 +19,8 @@ type Options struct {
 	SchedulerNames         []string
 	HealthProbeBindAddress string
 	MetricsBindAddress     string
+	// Metrics say how MetricsBindAddress is served.
+	Metrics metricsserving.Options
 }
 
 // Config is what the webhook runs with.
@@ -32,6 +35,8 @@ type Config struct {
 	// /readyz, and /metrics; "0" turns them off.
 	HealthProbeBindAddress string
 	MetricsBindAddress     string
+	// Metrics say how MetricsBindAddress is served.
+	Metrics metricsserving.Options
 }
 
 // NewOptions returns the defaults.
@@ -41,6 +46,7 @@ func NewOptions() *Options {
 		SchedulerNames:         []string{"volcano"},
 		HealthProbeBindAddress: ":11254",
 		MetricsBindAddress:     "0",
+		Metrics:                metricsserving.NewOptions(),
 	}
 }
 
@@ -51,6 +57,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.SchedulerNames, "scheduler-name", o.SchedulerNames, "schedulers whose pods are checked (repeatable)")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "address of /healthz and /readyz; 0 turns them off")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "address of /metrics (request counts and latencies per webhook); 0 turns it off")
+	o.Metrics.AddFlags(fs)
 }
 
 // Complete fills in the server's flags that depend on others.
@@ -65,6 +72,7 @@ func (o *Options) Validate() field.ErrorList {
 	if len(o.SchedulerNames) == 0 {
 		errs = append(errs, field.Required(field.NewPath("--scheduler-name"), "at least one"))
 	}
+	errs = append(errs, o.Metrics.Validate(o.MetricsBindAddress)...)
 	return errs
 }
 
@@ -76,5 +84,6 @@ func (o *Options) Config() (*Config, error) {
 		SchedulerNames:         o.SchedulerNames,
 		HealthProbeBindAddress: o.HealthProbeBindAddress,
 		MetricsBindAddress:     o.MetricsBindAddress,
+		Metrics:                o.Metrics,
 	}, nil
 }

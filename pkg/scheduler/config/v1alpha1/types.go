@@ -73,10 +73,13 @@ type SchedulerConfiguration struct {
 	// +optional
 	HealthzBindAddress string `json:"healthzBindAddress,omitempty"`
 
-	// MetricsBindAddress is the host:port serving /metrics (and /debug/pprof
-	// when EnableProfiling is set) over plain HTTP. Default ":8080",
-	// Volcano's metrics port. It may equal HealthzBindAddress, in which case
-	// one listener serves both. Set "0" to disable.
+	// MetricsBindAddress is the host:port serving /metrics, the scheduler's
+	// explanations (/debug/jobs/) and /debug/pprof (when EnableProfiling
+	// is set), over HTTPS to callers the API server authenticates and
+	// authorizes unless the scheduler runs with --metrics-secure=false.
+	// Default ":8080", Volcano's metrics port. Served insecurely, it may
+	// equal HealthzBindAddress, and then one listener serves both. Set "0"
+	// to disable.
 	// +optional
 	MetricsBindAddress string `json:"metricsBindAddress,omitempty"`
 
