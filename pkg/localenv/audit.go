@@ -21,15 +21,18 @@ import (
 const UsageDirEnv = "CALDERA_RBAC_USAGE_DIR"
 
 // auditPolicy records, once each request is answered, who asked what of
-// which resource: the components' service accounts only.
-var auditPolicy = `apiVersion: audit.k8s.io/v1
-kind: Policy
-omitStages: [RequestReceived, ResponseStarted]
-rules:
-- level: Metadata
-  userGroups: ["system:serviceaccounts:` + SystemNamespace + `"]
-- level: None
-`
+// which resource: the users named and the members of the groups named
+// only.
+func auditPolicy(users, groups []string) string {
+	p := "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived, ResponseStarted]\nrules:\n"
+	if len(users) > 0 {
+		p += "- level: Metadata\n  users: [\"" + strings.Join(users, `", "`) + "\"]\n"
+	}
+	if len(groups) > 0 {
+		p += "- level: Metadata\n  userGroups: [\"" + strings.Join(groups, `", "`) + "\"]\n"
+	}
+	return p + "- level: None\n"
+}
 
 // maxNames bounds how many object names a Usage keeps: enough for the
 // rules that name objects (a leader election Lease, a ConfigMap).
@@ -50,10 +53,12 @@ type Usage struct {
 	Denied  int      `json:"denied"`
 }
 
-// auditArgs are the kube-apiserver flags that write the audit log to path.
-func auditArgs(dir string) ([]string, error) {
+// AuditArgs are the kube-apiserver flags that write, in dir, an audit log
+// of what the users and the members of the groups ask of it; WriteUsage
+// summarizes it.
+func AuditArgs(dir string, users, groups []string) ([]string, error) {
 	policy := filepath.Join(dir, "audit-policy.yaml")
-	if err := os.WriteFile(policy, []byte(auditPolicy), 0o644); err != nil {
+	if err := os.WriteFile(policy, []byte(auditPolicy(users, groups)), 0o644); err != nil {
 		return nil, fmt.Errorf("writing the audit policy: %w", err)
 	}
 	return []string{
@@ -113,9 +118,9 @@ func SummarizeAudit(path string) ([]Usage, error) {
 	return out, nil
 }
 
-// writeUsage summarizes the audit log under dir into a new file of
+// WriteUsage summarizes the audit log under dir into a new file of
 // usageDir.
-func writeUsage(dir, usageDir string) error {
+func WriteUsage(dir, usageDir string) error {
 	usage, err := SummarizeAudit(filepath.Join(dir, "audit.log"))
 	if err != nil {
 		return err

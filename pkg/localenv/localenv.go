@@ -207,7 +207,7 @@ func Start(ctx context.Context, o Options) (_ *Environment, err error) {
 		if err := os.MkdirAll(auditDir, 0o755); err != nil {
 			return nil, err
 		}
-		if apiserverArgs, err = auditArgs(auditDir); err != nil {
+		if apiserverArgs, err = AuditArgs(auditDir, nil, []string{"system:serviceaccounts:" + SystemNamespace}); err != nil {
 			return nil, err
 		}
 		env.usageDir = d
@@ -475,7 +475,7 @@ func (e *Environment) Stop() error {
 	}
 	err := errors.Join(append(errs, e.ks.Stop(), e.kcm.Stop(), e.cluster.Stop(), e.etcd.Stop())...)
 	if e.usageDir != "" && e.cluster != nil {
-		if uErr := writeUsage(filepath.Join(e.Dir, "audit"), e.usageDir); uErr != nil {
+		if uErr := WriteUsage(filepath.Join(e.Dir, "audit"), e.usageDir); uErr != nil {
 			err = errors.Join(err, fmt.Errorf("summarizing the audit log: %w", uErr))
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,6 +34,7 @@ import (
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app"
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app/options"
 	"github.com/caldera-sh/caldera/deploy"
+	"github.com/caldera-sh/caldera/deploy/global"
 	"github.com/caldera-sh/caldera/pkg/component"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/pkg/federation/karmada"
@@ -314,15 +316,60 @@ func startFederationWith(t *testing.T, ctx context.Context, o federationOptions,
 	if err != nil {
 		t.Fatal(err)
 	}
+	// caldera-global runs as the user caldera-global with the permissions
+	// of deploy/global/karmada/karmada-rbac.yaml and no others; with
+	// CALDERA_RBAC_USAGE_DIR set, what it asks is audited for make
+	// test-rbac.
+	var auditArgs []string
+	auditDir := filepath.Join(dir, "karmada-audit")
+	usageDir := os.Getenv(localenv.UsageDirEnv)
+	if usageDir != "" {
+		if err := os.MkdirAll(auditDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if auditArgs, err = localenv.AuditArgs(auditDir, []string{"caldera-global"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
 	kp, err := controlplane.StartCluster(ctx, etcd, controlplane.ClusterOptions{
 		Name: "karmada", BinDir: binDir, Dir: filepath.Join(dir, "karmada"), CRDs: append(crds, more...), Scheme: scheme,
+		Users: []string{"caldera-global"}, APIServerArgs: auditArgs,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = kp.Stop() })
+	if usageDir != "" {
+		// Runs before the API server stops, after caldera-global did.
+		t.Cleanup(func() {
+			if err := localenv.WriteUsage(auditDir, usageDir); err != nil {
+				t.Errorf("summarizing the Karmada API server's audit log: %v", err)
+			}
+		})
+	}
 	kc := kp.Client
 	if err := kc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "karmada-cluster"}}); err != nil {
+		t.Fatal(err)
+	}
+	var objs []*unstructured.Unstructured
+	for _, f := range []string{"karmada/namespaces.yaml", "karmada/karmada-rbac.yaml"} {
+		raw, err := global.Manifests.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		more, err := localenv.DecodeManifests(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, more...)
+	}
+	for _, obj := range objs {
+		if err := kc.Create(ctx, obj); err != nil {
+			t.Fatalf("deploy/global/karmada: %s %s: %v", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	globalConfig := filepath.Join(dir, "caldera-global.kubeconfig")
+	if err := kp.APIServer.KubeconfigFor("caldera-global", globalConfig); err != nil {
 		t.Fatal(err)
 	}
 
@@ -333,7 +380,7 @@ func startFederationWith(t *testing.T, ctx context.Context, o federationOptions,
 	sctx, stopStandIn := context.WithCancel(ctx)
 	t.Cleanup(stopStandIn)
 	go standIn.run(sctx)
-	metrics := startGlobal(t, ctx, kp.APIServer.Kubeconfig, filepath.Join(dir, "global-certs"), change)
+	metrics := startGlobal(t, ctx, globalConfig, kp.APIServer.Kubeconfig, filepath.Join(dir, "global-certs"), change)
 
 	return &federation{karmada: kc, cluster: kp, members: members, memberEnvs: envs, plane: standIn,
 		globalMetrics: metrics, metricsToken: metricsReaderToken(t, ctx, kc)}
@@ -510,9 +557,10 @@ func trainingJob(ns, name, queue string, pods int32) *batchv1alpha1.Job {
 }
 
 // startGlobal runs caldera-global in this process against the control
-// plane until the test ends, and returns once its webhook answers, with
-// the address of its metrics.
-func startGlobal(t *testing.T, ctx context.Context, kubeconfig, certDir string, change func(*options.Options)) (metricsURL string) {
+// plane, with the kubeconfig's identity, until the test ends, and returns
+// once its webhook answers (asked as the administrator), with the address
+// of its metrics.
+func startGlobal(t *testing.T, ctx context.Context, kubeconfig, adminKubeconfig, certDir string, change func(*options.Options)) (metricsURL string) {
 	t.Helper()
 	port, err := controlplane.FreePort()
 	if err != nil {
@@ -530,7 +578,8 @@ func startGlobal(t *testing.T, ctx context.Context, kubeconfig, certDir string, 
 	o.ExtraSANs = []string{"127.0.0.1"}
 	o.HealthProbeBindAddress = "0"
 	o.MetricsBindAddress = fmt.Sprintf("127.0.0.1:%d", metricsPort)
-	o.LeaderElect = false
+	// Leader-elected, as deployed (the Lease in caldera-system).
+	o.LeaderElect = true
 	o.Heartbeat = time.Second
 	// The stand-in refreshes member summaries every 200 ms.
 	o.ReportGrace = time.Second
@@ -550,7 +599,7 @@ func startGlobal(t *testing.T, ctx context.Context, kubeconfig, certDir string, 
 			<-done
 		}
 	})
-	c, err := clientFor(kubeconfig)
+	c, err := clientFor(adminKubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}

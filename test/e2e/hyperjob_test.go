@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +20,7 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
+	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/hyperjob/lifecycle"
 	"github.com/caldera-sh/caldera/test/poll"
 )
@@ -137,6 +139,33 @@ func TestFederationHyperJob(t *testing.T) {
 		}
 		rs := got.Status.ReplicatedJobsStatus[0]
 		return rs.Running == 32 && len(rs.JobStates) == 2, fmt.Sprintf("running %d, states %v", rs.Running, rs.JobStates)
+	})
+
+	// Deleting the HyperJob takes its children and their policies with it
+	// (caldera-global holds it with a finalizer until they are gone).
+	if err := kc.Delete(ctx, hj); err != nil {
+		t.Fatal(err)
+	}
+	poll.Eventually(t, ctx, 2*time.Minute, "the HyperJob, its child Jobs and their PropagationPolicies gone", func() (bool, string) {
+		var left []string
+		if err := kc.Get(ctx, client.ObjectKeyFromObject(hj), &trainingv1alpha1.HyperJob{}); !apierrors.IsNotFound(err) {
+			left = append(left, fmt.Sprintf("the HyperJob (%v)", err))
+		}
+		var jobs batchv1alpha1.JobList
+		if err := kc.List(ctx, &jobs, client.InNamespace(ns)); err != nil {
+			return false, err.Error()
+		}
+		for _, j := range jobs.Items {
+			left = append(left, "job "+j.Name)
+		}
+		var policies policyv1alpha1.PropagationPolicyList
+		if err := kc.List(ctx, &policies, client.InNamespace(ns)); err != nil {
+			return false, err.Error()
+		}
+		for _, p := range policies.Items {
+			left = append(left, "policy "+p.Name)
+		}
+		return len(left) == 0, strings.Join(left, ", ")
 	})
 }
 

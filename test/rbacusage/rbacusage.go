@@ -1,8 +1,10 @@
-// Package rbacusage compares the permissions deploy/member/rbac.yaml grants
-// each component's service account with what the components were seen to
-// ask of the API server (the audit summaries pkg/localenv writes when
-// CALDERA_RBAC_USAGE_DIR is set): a grant never used, or a request the API
-// server refused, is reported.
+// Package rbacusage compares the permissions an RBAC manifest grants each
+// component's identity (deploy/member/rbac.yaml: the member components'
+// service accounts; deploy/global/karmada/karmada-rbac.yaml: the user
+// caldera-global on the Karmada API server) with what the components were
+// seen to ask of the API server (the audit summaries pkg/localenv and the
+// federation tests write when CALDERA_RBAC_USAGE_DIR is set): a grant never
+// used, or a request the API server refused, is reported.
 package rbacusage
 
 import (
@@ -91,10 +93,15 @@ func Grants(manifest []byte) ([]Grant, error) {
 			return nil, fmt.Errorf("binding to %s %s, which the manifest does not define", b.ref.Kind, b.ref.Name)
 		}
 		for _, s := range b.subjects {
-			if s.Kind != "ServiceAccount" {
-				return nil, fmt.Errorf("binding to %s %s has a %s subject; components are service accounts", b.ref.Kind, b.ref.Name, s.Kind)
+			var user string
+			switch s.Kind {
+			case "ServiceAccount":
+				user = "system:serviceaccount:" + s.Namespace + ":" + s.Name
+			case "User":
+				user = s.Name
+			default:
+				return nil, fmt.Errorf("binding to %s %s has a %s subject; components are service accounts or users", b.ref.Kind, b.ref.Name, s.Kind)
 			}
-			user := "system:serviceaccount:" + s.Namespace + ":" + s.Name
 			for _, r := range rs {
 				if len(r.NonResourceURLs) > 0 {
 					continue
@@ -134,12 +141,16 @@ type Report struct {
 }
 
 // Compare matches every allowed request of a component with the grants
-// that allow it.
+// that allow it. Only the identities the grants name are compared.
 func Compare(grants []Grant, usage []localenv.Usage) Report {
 	r := Report{Uses: map[string]int{}}
 	used := make([]int, len(grants))
+	granted := map[string]bool{}
+	for _, g := range grants {
+		granted[g.User] = true
+	}
 	for _, u := range usage {
-		if !strings.HasPrefix(u.User, "system:serviceaccount:"+localenv.SystemNamespace+":") {
+		if !granted[u.User] {
 			continue
 		}
 		// An API server that has just started refuses everything until its

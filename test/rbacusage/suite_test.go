@@ -5,6 +5,7 @@ package rbacusage
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/caldera-sh/caldera/deploy"
+	"github.com/caldera-sh/caldera/deploy/global"
 	"github.com/caldera-sh/caldera/pkg/localenv"
 )
 
@@ -21,6 +23,24 @@ import (
 // deploy/member/rbac.yaml that no component used, and on every request the
 // API server refused a component.
 func TestMemberRBACIsAllUsed(t *testing.T) {
+	checkAllUsed(t, "deploy/member/rbac.yaml", deploy.MemberRBAC, "unexercised.txt")
+}
+
+// TestGlobalRBACIsAllUsed does the same for caldera-global's permissions
+// on the Karmada API server, audited by the end-to-end federation tests,
+// which run it as the user caldera-global with exactly these.
+func TestGlobalRBACIsAllUsed(t *testing.T) {
+	manifest, err := fs.ReadFile(global.Manifests, "karmada/karmada-rbac.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAllUsed(t, "deploy/global/karmada/karmada-rbac.yaml", manifest, "unexercised-global.txt")
+}
+
+// checkAllUsed compares the grants of the manifest named name with the
+// audited usage; unexercised names the file of grants the suites need
+// not use.
+func checkAllUsed(t *testing.T, name string, manifest []byte, unexercised string) {
 	dir := os.Getenv(localenv.UsageDirEnv)
 	if dir == "" {
 		t.Fatalf("%s is not set: run the e2e and chaos suites with it first (make test does)", localenv.UsageDirEnv)
@@ -44,9 +64,9 @@ func TestMemberRBACIsAllUsed(t *testing.T) {
 		}
 		usage = append(usage, u...)
 	}
-	grants, err := Grants(deploy.MemberRBAC)
+	grants, err := Grants(manifest)
 	if err != nil {
-		t.Fatalf("deploy/member/rbac.yaml: %v", err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	r := Compare(grants, usage)
 
@@ -56,13 +76,13 @@ func TestMemberRBACIsAllUsed(t *testing.T) {
 	}
 	sort.Strings(table)
 	t.Logf("requests allowed per grant, over %d environments:\n%s", len(files), strings.Join(table, "\n"))
-	text, err := os.ReadFile("unexercised.txt")
+	text, err := os.ReadFile(unexercised)
 	if err != nil {
 		t.Fatal(err)
 	}
 	allowed, err := Unexercised(string(text))
 	if err != nil {
-		t.Fatalf("unexercised.txt: %v", err)
+		t.Fatalf("%s: %v", unexercised, err)
 	}
 	known := map[string]bool{}
 	for _, g := range grants {
@@ -70,15 +90,15 @@ func TestMemberRBACIsAllUsed(t *testing.T) {
 	}
 	for k := range allowed {
 		if !known[k] {
-			t.Errorf("unexercised.txt lists %q, which deploy/member/rbac.yaml does not grant", k)
+			t.Errorf("%s lists %q, which %s does not grant", unexercised, k, name)
 		}
 	}
 	for _, g := range r.Unused {
 		if why, ok := allowed[g.Key()]; ok {
-			t.Logf("not used in this run, as unexercised.txt allows: %s (%s)", g.Key(), why)
+			t.Logf("not used in this run, as %s allows: %s (%s)", unexercised, g.Key(), why)
 			continue
 		}
-		t.Errorf("%s: %s grants %s, which no component request used; remove it, exercise the path that needs it, or say in unexercised.txt why the suites cannot", strings.TrimPrefix(g.User, "system:serviceaccount:"), g.Rule, g)
+		t.Errorf("%s: %s grants %s, which no component request used; remove it, exercise the path that needs it, or say in %s why the suites cannot", strings.TrimPrefix(g.User, "system:serviceaccount:"), g.Rule, g, unexercised)
 	}
 	for _, u := range r.Denied {
 		res := u.Resource

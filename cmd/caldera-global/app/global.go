@@ -118,6 +118,9 @@ func Run(ctx context.Context, c *options.Config) error {
 		LeaderElection:          c.LeaderElect,
 		LeaderElectionID:        "caldera-global",
 		LeaderElectionNamespace: c.LeaderElectionNamespace,
+		// A replica that stops (SIGTERM, a rollout) hands the Lease over at
+		// once instead of leaving the others to wait for it to expire.
+		LeaderElectionReleaseOnCancel: true,
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
