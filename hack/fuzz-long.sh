@@ -9,7 +9,8 @@
 # when any target crashed, could not run or does not exist. go test writes
 # a crashing input to <package>/testdata/fuzz/<FuzzName>/, where plain
 # go test then replays it; each target's whole output is kept in
-# <log dir>/<FuzzName>.log.
+# <log dir>/<FuzzName>.log. $FUZZ_PARALLEL, when set, is go test's -parallel
+# (fuzzing workers per target; default GOMAXPROCS).
 set -euo pipefail
 if [[ $# -lt 3 ]]; then
   echo "usage: $0 <fuzztime> <log dir> <FuzzName:package>..." >&2
@@ -28,7 +29,7 @@ for target in "$@"; do
   log="${logs}/${name}.log"
   echo "fuzz ${name} (${pkg}, ${fuzztime})"
   rc=0
-  go test -run '^$' -fuzz="^${name}\$" -fuzztime="${fuzztime}" "${pkg}" 2>&1 | tee "${log}" || rc=$?
+  go test -run '^$' -fuzz="^${name}\$" -fuzztime="${fuzztime}" ${FUZZ_PARALLEL:+-parallel="${FUZZ_PARALLEL}"} "${pkg}" 2>&1 | tee "${log}" || rc=$?
 
   # go test reports "fuzz: elapsed: 3s, execs: 12345 (4115/sec), ..." every
   # few seconds and once at the end; the last count is the total.
