@@ -96,11 +96,12 @@ func (p *process) stop() error {
 
 // failure describes an unexpected exit with the tail of the log.
 func (p *process) failure(err error) error {
-	return fmt.Errorf("%s exited: %v; last log lines:\n%s", p.name, err, tail(p.logPath, 20))
+	return fmt.Errorf("%s exited: %v; last log lines:\n%s", p.name, err, Tail(p.logPath, 20))
 }
 
-// tail returns the last n lines of a file, for error messages.
-func tail(path string, n int) string {
+// Tail returns the last n lines of a file (a component's log, say), for
+// error messages.
+func Tail(path string, n int) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "(no log: " + err.Error() + ")"
@@ -134,7 +135,7 @@ func waitFor(ctx context.Context, p *process, what string, check func() error) e
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w (last answer: %v); last log lines of %s:\n%s", what, context.Cause(ctx), last, p.name, tail(p.logPath, 20))
+			return fmt.Errorf("waiting for %s: %w (last answer: %v); last log lines of %s:\n%s", what, context.Cause(ctx), last, p.name, Tail(p.logPath, 20))
 		case <-tick.C:
 		}
 	}

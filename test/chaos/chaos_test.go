@@ -11,6 +11,7 @@ package chaos
 
 import (
 	"context"
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -176,7 +177,7 @@ func TestChaos(t *testing.T) {
 	})
 	checkInvariants(t, ctx, e, obs, l, "the end")
 	checkOneGroupPerJob(t, ctx, e)
-	checkLogsHoldNoSecrets(t, e.Dir)
+	checkLogsHoldNoSecrets(t, e.Dir, e.readerTokens...)
 	elapsed := time.Since(started)
 
 	md := render(got, obs.Violations(), len(submitted), refused, obs.Bound(), elapsed, s, *profile)
@@ -268,6 +269,29 @@ func checkInvariants(t *testing.T, ctx context.Context, e *env, obs *observer, l
 		if resp.StatusCode != http.StatusOK {
 			t.Errorf("after %s: %s not ready: %s", after, name, resp.Status)
 		}
+	}
+	// Each metrics endpoint serves the metrics reader again over HTTPS
+	// (its reviews go through the API server, which may still be warming
+	// up after a restart).
+	token, err := e.metricsToken(ctx)
+	if err != nil {
+		t.Errorf("after %s: a metrics reader token: %v", after, err)
+	}
+	tc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	for name, u := range e.MetricsURLs {
+		poll.Eventually(t, ctx, 30*time.Second, "after "+after+": "+name+" serving its metrics to the reader", func() (bool, string) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+			if err != nil {
+				return false, err.Error()
+			}
+			req.Header.Set("Authorization", "Bearer "+token)
+			resp, err := tc.Do(req)
+			if err != nil {
+				return false, err.Error()
+			}
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK, resp.Status
+		})
 	}
 	if err := obs.checkCapacity(ctx); err != nil {
 		t.Fatal(err)

@@ -46,6 +46,19 @@ type env struct {
 	*localenv.Environment
 	client    client.Client
 	clientset kubernetes.Interface
+	// readerTokens are the metrics reader's tokens the run used: no log
+	// may hold them either.
+	readerTokens []string
+}
+
+// metricsToken returns a new token of the metrics reader, remembered for
+// the logs' scan.
+func (e *env) metricsToken(ctx context.Context) (string, error) {
+	token, err := e.MetricsToken(ctx)
+	if err == nil {
+		e.readerTokens = append(e.readerTokens, token)
+	}
+	return token, err
 }
 
 // startEnv brings the environment up with the queues and priority classes
@@ -87,7 +100,7 @@ func startEnv(t *testing.T, ctx context.Context) *env {
 		}
 		if t.Failed() {
 			for _, name := range e.ComponentNames() {
-				t.Logf("%s log (tail):\n%s", name, tail(filepath.Join(dir, name+".log"), 30))
+				t.Logf("%s log (tail):\n%s", name, controlplane.Tail(filepath.Join(dir, name+".log"), 30))
 			}
 		}
 	})
@@ -135,18 +148,6 @@ func (e *env) apply(ctx context.Context, path string) error {
 	return nil
 }
 
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
 // secretsIn returns the credentials of the environment: every bearer token
 // a kubeconfig under dir holds (the administrator's and each component's
 // service account token) and the API server's token file's.
@@ -184,8 +185,9 @@ func secretsIn(dir string) ([]string, error) {
 }
 
 // checkLogsHoldNoSecrets fails the test for every log under dir that
-// contains a credential of the environment or a private key.
-func checkLogsHoldNoSecrets(t *testing.T, dir string) {
+// contains a credential of the environment (those under dir, and the
+// others given) or a private key.
+func checkLogsHoldNoSecrets(t *testing.T, dir string, others ...string) {
 	t.Helper()
 	secrets, err := secretsIn(dir)
 	if err != nil {
@@ -194,6 +196,7 @@ func checkLogsHoldNoSecrets(t *testing.T, dir string) {
 	if len(secrets) < 5 {
 		t.Fatalf("found %d credentials under %s, want the administrator's and every component's", len(secrets), dir)
 	}
+	secrets = append(secrets, others...)
 	logs := 0
 	err = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".log") {

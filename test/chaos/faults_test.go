@@ -469,7 +469,7 @@ func (e *env) waitReady(ctx context.Context, c *controlplane.Component) (exited 
 	hc := &http.Client{Timeout: 2 * time.Second}
 	err = poll.Until(ctx, recoveryTimeout, c.Name()+" ready", func() (bool, string) {
 		if c.Exited() {
-			exited = tail(c.LogPath(), 20)
+			exited = controlplane.Tail(c.LogPath(), 20)
 			if err := c.Restart(ctx); err != nil {
 				return false, err.Error()
 			}

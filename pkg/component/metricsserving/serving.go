@@ -152,7 +152,7 @@ func (s *Server) Stop() {
 // config reaches the API server that reviews callers when o.Secure. It
 // returns once it listens.
 func Serve(ctx context.Context, addr string, o Options, config *rest.Config, h http.Handler) (*Server, error) {
-	logger := klog.FromContext(ctx).WithName("metrics")
+	logger := klog.FromContext(ctx).WithName("http")
 	var tlsConfig *tls.Config
 	if o.Secure {
 		client, err := kubernetes.NewForConfig(config)
@@ -180,7 +180,7 @@ func Serve(ctx context.Context, addr string, o Options, config *rest.Config, h h
 	go func() {
 		defer close(s.done)
 		if err := s.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Error(err, "Serving metrics failed")
+			logger.Error(err, "Serving HTTP failed", "address", s.addr.String())
 		}
 	}()
 	go func() {
@@ -190,7 +190,7 @@ func Serve(ctx context.Context, addr string, o Options, config *rest.Config, h h
 		case <-s.done:
 		}
 	}()
-	logger.Info("Serving metrics", "address", s.addr.String(), "secure", o.Secure)
+	logger.Info("Serving HTTP", "address", s.addr.String(), "tls", o.Secure)
 	return s, nil
 }
 
