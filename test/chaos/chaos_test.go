@@ -10,6 +10,7 @@
 package chaos
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"flag"
@@ -32,6 +33,7 @@ import (
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/pkg/localenv"
 	"github.com/caldera-sh/caldera/test/poll"
 )
 
@@ -149,6 +151,10 @@ func TestChaos(t *testing.T) {
 		checkInvariants(t, ctx, e, obs, l, f.name)
 	}
 
+	if token, err := e.metricsToken(ctx); err == nil {
+		t.Logf("the scheduler's count of queue allocations after the faults: %s", schedulerAllocations(ctx, e, token))
+	}
+
 	// The load stops; every job it submitted finishes.
 	stopLoad()
 	<-loadDone
@@ -248,6 +254,37 @@ func probe(ctx context.Context, e *env, name string, since time.Time) (time.Dura
 	return max(bound.Sub(since), 0), nil
 }
 
+// schedulerAllocations returns the scheduler's own count of each queue's
+// allocated CPU, from its metrics, as "queue=millicores ...".
+func schedulerAllocations(ctx context.Context, e *env, token string) string {
+	u := e.MetricsURLs[localenv.ComponentScheduler]
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err.Error()
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return resp.Status
+	}
+	var out []string
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if m := allocatedCPU.FindStringSubmatch(sc.Text()); m != nil {
+			out = append(out, m[1]+"="+m[2]+"m")
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+var allocatedCPU = regexp.MustCompile(`^volcano_queue_allocated_milli_cpu\{queue_name="([^"]+)"\} (\S+)$`)
+
 // checkInvariants fails the test on any broken invariant after a fault:
 // every component ready, no node overcommitted, every queue's allocation
 // that of its bound pods (within the grace), and nothing the observer saw
@@ -301,7 +338,13 @@ func checkInvariants(t *testing.T, ctx context.Context, e *env, obs *observer, l
 		if err != nil {
 			return false, err.Error()
 		}
-		return diff == "", diff
+		if diff == "" {
+			return true, ""
+		}
+		// What the scheduler itself counts tells a stale cache (its count
+		// differs from the pods too) from a status not written (its count
+		// is right).
+		return false, diff + "\nthe scheduler counts (volcano_queue_allocated_milli_cpu): " + schedulerAllocations(ctx, e, token)
 	})
 	for _, v := range obs.Violations() {
 		t.Errorf("after %s: invariant broken: %s", after, v)
