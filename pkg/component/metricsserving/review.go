@@ -147,7 +147,8 @@ func (r *Reviewer) authenticate(ctx context.Context, token string) (*authenticat
 
 // authorize says whether user may verb path.
 func (r *Reviewer) authorize(ctx context.Context, user *authenticationv1.UserInfo, verb, path string) (bool, error) {
-	key := accessKey{user: user.UID + "/" + user.Username, verb: verb, path: path}
+	// The groups are part of who asks: a grant may be to a group.
+	key := accessKey{user: user.UID + "/" + user.Username + "/" + strings.Join(user.Groups, ","), verb: verb, path: path}
 	r.mu.Lock()
 	c, ok := r.access[key]
 	r.mu.Unlock()
