@@ -119,11 +119,12 @@ test-e2e: control-plane build
 test-chaos: control-plane build
 	CALDERA_RBAC_USAGE_DIR=$(RBAC_USAGE_DIR) go test $(GO_TEST_FLAGS) -count=1 -tags chaos -timeout 15m ./test/chaos/
 
-## test-rbac: fail on any permission of deploy/member/rbac.yaml that no component
-## used in the e2e and chaos suites run before it, or any request refused.
+## test-rbac: fail on any permission of deploy/member/rbac.yaml or of
+## deploy/global/karmada/karmada-rbac.yaml that no component used in the e2e and
+## chaos suites run before it, or any request refused.
 .PHONY: test-rbac
 test-rbac:
-	CALDERA_RBAC_USAGE_DIR=$(RBAC_USAGE_DIR) go test $(GO_TEST_FLAGS) -count=1 -tags rbacusage -v -run '^TestMemberRBACIsAllUsed$$' ./test/rbacusage/
+	CALDERA_RBAC_USAGE_DIR=$(RBAC_USAGE_DIR) go test $(GO_TEST_FLAGS) -count=1 -tags rbacusage -v -run '^Test(Member|Global)RBACIsAllUsed$$' ./test/rbacusage/
 
 ## chaos-long: every fault CHAOS_REPEAT times; the figures go to _output/chaos.md.
 CHAOS_REPEAT ?= 20
