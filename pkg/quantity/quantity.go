@@ -5,6 +5,7 @@
 package quantity
 
 import (
+	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -47,4 +48,36 @@ func Milli(name corev1.ResourceName, milli int64) *resource.Quantity {
 	default:
 		return resource.NewQuantity(milli/1000, resource.DecimalSI)
 	}
+}
+
+// MaxExponent bounds the decimal exponent Parse takes (1e100 and 1e-100):
+// far past any real amount, and far from the exponents that make
+// apimachinery's ParseQuantity compute without end (beyond an int32 it
+// truncates them, and near the truncated bounds it builds ever larger
+// numbers).
+const MaxExponent = 100
+
+// Parse reads a quantity a person typed, as resource.ParseQuantity does,
+// but refuses a decimal exponent (1e3, 5E-2) beyond MaxExponent instead of
+// handing it on.
+func Parse(s string) (resource.Quantity, error) {
+	if i := strings.IndexAny(s, "eE"); i > 0 {
+		exp := strings.TrimLeft(s[i+1:], "+-")
+		if exp != "" && strings.Trim(exp, "0123456789") == "" {
+			digits := strings.TrimLeft(exp, "0")
+			if len(digits) > 3 || (digits != "" && atoi(digits) > MaxExponent) {
+				return resource.Quantity{}, fmt.Errorf("quantity %q: the exponent is beyond %d", s, MaxExponent)
+			}
+		}
+	}
+	return resource.ParseQuantity(s)
+}
+
+// atoi reads at most three decimal digits.
+func atoi(digits string) int {
+	n := 0
+	for _, c := range digits {
+		n = n*10 + int(c-'0')
+	}
+	return n
 }

@@ -1,6 +1,7 @@
 package quantity_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -33,5 +34,36 @@ func TestMilli(t *testing.T) {
 				t.Errorf("Milli(%s, %d) (-want,+got):\n%s", tc.name, tc.milli, diff)
 			}
 		})
+	}
+}
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		in, want, err string
+	}{
+		{in: "4", want: "4"},
+		{in: "16Gi", want: "16Gi"},
+		{in: "2E", want: "2E"}, // exa, not an exponent
+		{in: "1e3", want: "1e3"},
+		{in: "5E-2", want: "50e-3"},
+		{in: "1e100", want: "10e99"},
+		{in: "1e0100", want: "10e99"},
+		{in: "1e101", err: `quantity "1e101": the exponent is beyond 100`},
+		{in: "1e-101", err: `quantity "1e-101": the exponent is beyond 100`},
+		// ParseQuantity would compute without end on this one.
+		{in: "6E1000000000000", err: `quantity "6E1000000000000": the exponent is beyond 100`},
+		{in: "x", err: "quantities must match the regular expression"},
+	} {
+		q, err := quantity.Parse(tc.in)
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("Parse(%q) = %v, %v; want an error containing %q", tc.in, q.String(), err, tc.err)
+			}
+		case err != nil:
+			t.Errorf("Parse(%q): %v", tc.in, err)
+		case q.String() != tc.want:
+			t.Errorf("Parse(%q) = %s, want %s", tc.in, q.String(), tc.want)
+		}
 	}
 }

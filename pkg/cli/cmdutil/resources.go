@@ -6,7 +6,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/caldera-sh/caldera/pkg/quantity"
 )
 
 // ParseResources reads "cpu=4,memory=16Gi,nvidia.com/gpu=8" as the flag
@@ -21,7 +22,7 @@ func ParseResources(flag, s string) (corev1.ResourceList, error) {
 		if !ok || name == "" {
 			return nil, fmt.Errorf("--%s %q: %q is not name=quantity", flag, s, kv)
 		}
-		q, err := resource.ParseQuantity(value)
+		q, err := quantity.Parse(value)
 		if err != nil {
 			return nil, fmt.Errorf("--%s %q: %s: %v", flag, s, name, err)
 		}

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/pkg/quantity"
 	"github.com/caldera-sh/caldera/pkg/webhooks/pod"
 )
 
@@ -94,8 +94,11 @@ func FuzzValidateGPURequests(f *testing.F) {
 	}
 	path := field.NewPath("spec")
 	f.Fuzz(func(t *testing.T, memory, number string, memoryInLimits, numberInFirst bool) {
-		memQ, memErr := resource.ParseQuantity(memory)
-		numQ, numErr := resource.ParseQuantity(number)
+		// quantity.Parse, not resource.ParseQuantity: the latter computes
+		// without end on some exponents (6E1000000000000), which the API
+		// server would not get past either.
+		memQ, memErr := quantity.Parse(memory)
+		numQ, numErr := quantity.Parse(number)
 		spec := &corev1.PodSpec{Containers: []corev1.Container{{Name: "a"}, {Name: "b"}}}
 		if memErr == nil {
 			rl := corev1.ResourceList{schedulingv1beta1.GPUMemoryResource: memQ}
