@@ -254,17 +254,24 @@ func probe(ctx context.Context, e *env, name string, since time.Time) (time.Dura
 	return max(bound.Sub(since), 0), nil
 }
 
+// readerClient reads the components' metrics endpoints, whose
+// certificates are self-signed.
+var readerClient = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+
+// readerGet GETs a metrics endpoint with the metrics reader's token.
+func readerGet(ctx context.Context, u, token string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	return readerClient.Do(req)
+}
+
 // schedulerAllocations returns the scheduler's own count of each queue's
 // allocated CPU, from its metrics, as "queue=millicores ...".
 func schedulerAllocations(ctx context.Context, e *env, token string) string {
-	u := e.MetricsURLs[localenv.ComponentScheduler]
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return err.Error()
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	resp, err := c.Do(req)
+	resp, err := readerGet(ctx, e.MetricsURLs[localenv.ComponentScheduler], token)
 	if err != nil {
 		return err.Error()
 	}
@@ -314,15 +321,9 @@ func checkInvariants(t *testing.T, ctx context.Context, e *env, obs *observer, l
 	if err != nil {
 		t.Errorf("after %s: a metrics reader token: %v", after, err)
 	}
-	tc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	for name, u := range e.MetricsURLs {
 		poll.Eventually(t, ctx, 30*time.Second, "after "+after+": "+name+" serving its metrics to the reader", func() (bool, string) {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-			if err != nil {
-				return false, err.Error()
-			}
-			req.Header.Set("Authorization", "Bearer "+token)
-			resp, err := tc.Do(req)
+			resp, err := readerGet(ctx, u, token)
 			if err != nil {
 				return false, err.Error()
 			}
