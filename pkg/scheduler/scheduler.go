@@ -85,6 +85,8 @@ type Scheduler struct {
 	// startNode rotates node searches across cycles.
 	startNode int
 	explained explanations
+	// queuesSynced is when queue statuses were last compared.
+	queuesSynced time.Time
 }
 
 // New returns a scheduler over c. Wire c's Notify to Scheduler.Notify.
@@ -154,15 +156,23 @@ func (s *Scheduler) Run(ctx context.Context) {
 // statusInterval is the shortest time between two idle status syncs.
 const statusInterval = 200 * time.Millisecond
 
+// queueResync is how often an idle scheduler compares every queue's status
+// with what the API server shows even when no Queue changed, so that a
+// status another writer changed is put right (writeback.ResendAfter).
+const queueResync = time.Minute
+
 // syncStatus writes the status of jobs that changed while there was nothing
 // to schedule (pods starting, finishing, being deleted), and of queues
 // whenever a Queue changed (their status is compared again with what the
-// API server now shows).
+// API server now shows) or queueResync passed.
 func (s *Scheduler) syncStatus(ctx context.Context) {
 	dirty := s.cache.TakeStatusDirty()
-	queues := s.cache.TakeQueuesDirty()
+	queues := s.cache.TakeQueuesDirty() || s.opts.Clock.Since(s.queuesSynced) >= queueResync
 	if (len(dirty) == 0 && !queues) || s.opts.Status == nil {
 		return
+	}
+	if queues {
+		s.queuesSynced = s.opts.Clock.Now()
 	}
 	s.opts.Status.Apply(s.cache.Snapshot(), nil, dirty, metav1.NewTime(s.opts.Clock.Now()))
 }
@@ -198,6 +208,7 @@ func (s *Scheduler) RunCycle(ctx context.Context) CycleStats {
 	}
 	// Apply below compares every queue.
 	s.cache.TakeQueuesDirty()
+	s.queuesSynced = start
 	for id, o := range ssn.Outcomes() {
 		if o.Enqueued {
 			s.cache.MarkEnqueued(id)

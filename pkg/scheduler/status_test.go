@@ -2,8 +2,10 @@ package scheduler
 
 import (
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	testingclock "k8s.io/utils/clock/testing"
 
 	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
@@ -24,7 +26,8 @@ func (s *countingSink) Apply(*api.Snapshot, map[api.JobID]*framework.JobOutcome,
 func TestQueueChangeSyncsQueueStatus(t *testing.T) {
 	c := cache.New(cache.Options{})
 	sink := &countingSink{}
-	s := New(c, Options{Status: sink})
+	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
+	s := New(c, Options{Status: sink, Clock: clk})
 	c.UpdateQueue(schedtesting.MakeQueue("q").Obj())
 	s.syncStatus(t.Context())
 	if sink.applied != 1 {
@@ -38,5 +41,28 @@ func TestQueueChangeSyncsQueueStatus(t *testing.T) {
 	s.syncStatus(t.Context())
 	if sink.applied != 2 {
 		t.Errorf("after the Queue changed again: %d status syncs, want 2", sink.applied)
+	}
+}
+
+// An idle scheduler compares queue statuses every queueResync even when no
+// Queue changed, so that one another writer changed is put right.
+func TestIdleSchedulerResyncsQueueStatus(t *testing.T) {
+	c := cache.New(cache.Options{})
+	sink := &countingSink{}
+	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
+	s := New(c, Options{Status: sink, Clock: clk})
+	s.syncStatus(t.Context())
+	if sink.applied != 1 {
+		t.Fatalf("first sync: %d status syncs, want 1", sink.applied)
+	}
+	clk.Step(queueResync - time.Second)
+	s.syncStatus(t.Context())
+	if sink.applied != 1 {
+		t.Errorf("%s later with nothing changed: %d status syncs, want still 1", queueResync-time.Second, sink.applied)
+	}
+	clk.Step(time.Second)
+	s.syncStatus(t.Context())
+	if sink.applied != 2 {
+		t.Errorf("%s later: %d status syncs, want 2", queueResync, sink.applied)
 	}
 }

@@ -124,11 +124,16 @@ func (w *Writer) processNext(ctx context.Context) bool {
 	return true
 }
 
+// ResendAfter is how long a status written (or queued) is trusted to reach
+// the informer: an object still shown differently after it was written is
+// written again, since another writer changed it or the write was lost.
+const ResendAfter = 30 * time.Second
+
 // enqueue schedules a write of desired for key unless it was the last
-// desired value written or queued.
+// desired value written or queued, less than ResendAfter ago.
 func (w *Writer) enqueue(key string, desired any, write func(context.Context) error) {
 	w.mu.Lock()
-	if last, ok := w.written[key]; ok && equality.Semantic.DeepEqual(last, desired) {
+	if last, ok := w.written[key]; ok && equality.Semantic.DeepEqual(last, desired) && w.now().Sub(w.writtenAt[key]) < ResendAfter {
 		w.mu.Unlock()
 		return
 	}
@@ -201,9 +206,9 @@ func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.Job
 		if q == nil || q.Queue == nil || queueStatusEqual(q.Queue.Status, desired) {
 			continue
 		}
-		name, patch := q.Name, queueStatusPatch(q.Queue.Status.Allocated, desired)
+		name, cur := q.Name, q.Queue.Status.Allocated
 		w.enqueue("queue/"+name, desired, func(ctx context.Context) error {
-			return w.patchStatus(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: name}}, patch)
+			return w.writeQueueStatus(ctx, name, cur, desired)
 		})
 	}
 }
@@ -315,6 +320,44 @@ func podGroupStatusPatch(st schedulingv1beta1.PodGroupStatus) map[string]any {
 		"succeeded":  st.Succeeded,
 		"failed":     st.Failed,
 	}
+}
+
+// writeQueueStatus replaces the status fields of queue name that the
+// scheduler owns with d. A JSON patch replaces status.allocated whole, so
+// that a resource the API server shows and the informer did not yet (a
+// write still on its way to the watch when d was computed) is removed too;
+// a merge patch removes only the names it lists. A Queue with no status at
+// all has no path to replace under: it gets a merge patch from cur.
+func (w *Writer) writeQueueStatus(ctx context.Context, name string, cur corev1.ResourceList, d QueueStatus) error {
+	q := &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	allocated := map[string]string{}
+	for res, v := range d.Allocated {
+		allocated[string(res)] = v.String()
+	}
+	ops := []jsonPatchOp{
+		{Op: "add", Path: "/status/allocated", Value: allocated},
+		{Op: "add", Path: "/status/pending", Value: d.Pending},
+		{Op: "add", Path: "/status/inqueue", Value: d.Inqueue},
+		{Op: "add", Path: "/status/running", Value: d.Running},
+		{Op: "add", Path: "/status/unknown", Value: d.Unknown},
+		{Op: "add", Path: "/status/completed", Value: d.Completed},
+	}
+	data, err := json.Marshal(ops)
+	if err != nil {
+		return fmt.Errorf("encoding status of queue %s: %w", name, err)
+	}
+	err = w.client.Status().Patch(ctx, q, client.RawPatch(types.JSONPatchType, data))
+	if err == nil || !(apierrors.IsInvalid(err) || apierrors.IsBadRequest(err)) {
+		return err
+	}
+	return w.patchStatus(ctx, q, queueStatusPatch(cur, d))
+}
+
+// jsonPatchOp is one operation of an RFC 6902 JSON patch.
+type jsonPatchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value"`
 }
 
 // queueStatusPatch is a merge patch from cur to d; resources no longer

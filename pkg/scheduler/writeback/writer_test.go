@@ -129,3 +129,37 @@ func TestGangsShortOfPodsAreGivenTimeForThem(t *testing.T) {
 		t.Errorf("short of pods and over its share: condition %q, %d events; want QueueOverused and 3", c, n)
 	}
 }
+
+// TestStatusShownDifferentlyIsWrittenAgain: a status written is not
+// written again while the informer may still be catching up, but one the
+// API server still shows differently ResendAfter later (another writer
+// changed it, or the write was lost) is.
+func TestStatusShownDifferentlyIsWrittenAgain(t *testing.T) {
+	w := NewWriter(nil, nil)
+	now := time.Unix(1000, 0)
+	w.now = func() time.Time { return now }
+	q := &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "q"}}
+	q.Status.Pending = 3 // shown by the API server; the snapshot has no jobs
+	snap := api.Build(api.Objects{Queues: []*schedulingv1beta1.Queue{q}})
+	queued := func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		_, ok := w.pending["queue/q"]
+		delete(w.pending, "queue/q") // the write was made
+		return ok
+	}
+	w.Apply(snap, nil, nil, metav1.NewTime(now))
+	if !queued() {
+		t.Fatal("a queue shown with a status other than computed was not written")
+	}
+	now = now.Add(ResendAfter - time.Second)
+	w.Apply(snap, nil, nil, metav1.NewTime(now))
+	if queued() {
+		t.Errorf("written again %s after the first write, before the informer could be expected to show it", ResendAfter-time.Second)
+	}
+	now = now.Add(time.Second)
+	w.Apply(snap, nil, nil, metav1.NewTime(now))
+	if !queued() {
+		t.Errorf("still shown differently %s after it was written, and not written again", ResendAfter)
+	}
+}

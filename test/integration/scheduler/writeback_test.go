@@ -1,0 +1,67 @@
+//go:build integration
+
+package scheduler
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/pkg/scheduler/writeback"
+	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
+	"github.com/caldera-sh/caldera/test/poll"
+)
+
+// TestQueueStatusWriteReplacesAllocated: the scheduler computes a queue's
+// status from its informer, which may not yet show the scheduler's own
+// last write. A resource that write allocated is removed by the next one
+// even when the informer's copy of the Queue does not list it; a Queue
+// with no status at all is written too.
+func TestQueueStatusWriteReplacesAllocated(t *testing.T) {
+	const ns, name = "writeback", "writeback-stale"
+	q := queue(name, 1, nil)
+	createQueue(t, q)
+	w := writeback.NewWriter(fw.Client, nil)
+	go w.Run(t.Context(), 1)
+	served := func() (schedulingv1beta1.QueueStatus, error) {
+		got := &schedulingv1beta1.Queue{}
+		err := fw.Client.Get(t.Context(), client.ObjectKey{Name: name}, got)
+		return got.Status, err
+	}
+
+	// A running one-pod job in the queue; the informer shows no status.
+	pg := schedtesting.MakePodGroup("pg", ns).Queue(name).MinMember(1).Phase(schedulingv1beta1.PodGroupRunning).Obj()
+	pod := st.MakePod(ns, "p").Group("pg").Req("cpu", "500m").Node("n1").Phase(corev1.PodRunning).Obj()
+	pod.Annotations = map[string]string{schedulingv1beta1.QueueNameAnnotation: name}
+	running := api.Build(api.Objects{Pods: []*corev1.Pod{pod}, PodGroups: []*schedulingv1beta1.PodGroup{pg}, Queues: []*schedulingv1beta1.Queue{q.DeepCopy()}})
+	w.Apply(running, nil, nil, metav1.Now())
+	poll.Eventually(t, t.Context(), 30*time.Second, "500m allocated in the served status", func() (bool, string) {
+		st, err := served()
+		if err != nil {
+			return false, err.Error()
+		}
+		cpu := st.Allocated[corev1.ResourceCPU]
+		return cpu.MilliValue() == 500 && st.Pending+st.Running == 1, fmt.Sprintf("%+v", st)
+	})
+
+	// The job is gone. The informer's copy shows the job counted from an
+	// older write but not the allocation: the next write must still remove it.
+	stale := q.DeepCopy()
+	stale.Status = schedulingv1beta1.QueueStatus{Pending: 1}
+	idle := api.Build(api.Objects{Queues: []*schedulingv1beta1.Queue{stale}})
+	w.Apply(idle, nil, nil, metav1.Now())
+	poll.Eventually(t, t.Context(), 30*time.Second, "nothing allocated in the served status", func() (bool, string) {
+		st, err := served()
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(st.Allocated) == 0 && st.Pending+st.Running == 0, fmt.Sprintf("%+v", st)
+	})
+}
