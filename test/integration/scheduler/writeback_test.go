@@ -14,8 +14,8 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
-	"github.com/caldera-sh/caldera/pkg/scheduler/writeback"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
+	"github.com/caldera-sh/caldera/pkg/scheduler/writeback"
 	"github.com/caldera-sh/caldera/test/poll"
 )
 
