@@ -78,7 +78,7 @@ func TestFederationDataDependency(t *testing.T) {
 	// Karmada's controllers restart (their detector re-applies the
 	// policy, whose placement allows both members): the reader stays
 	// placed where its data is.
-	if err := f.plane.restartControllers(ctx); err != nil {
+	if err := f.plane.RestartControllers(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// It was held for its data, saying so, before the timeout let it go.

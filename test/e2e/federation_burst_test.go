@@ -76,7 +76,7 @@ func TestFederationBurst(t *testing.T) {
 		n := w.count(small, func(j *burstJob) bool { return !j.applied.IsZero() })
 		return n == len(small), fmt.Sprintf("%d applied", n)
 	})
-	t.Logf("burst numbers (%s): 40 small jobs: %s", f.plane.name(), w.speed(small))
+	t.Logf("burst numbers (%s): 40 small jobs: %s", f.plane.Name(), w.speed(small))
 
 	// Phase 2: little room, a restart halfway.
 	rng := rand.New(rand.NewPCG(21, 1))
@@ -100,7 +100,7 @@ func TestFederationBurst(t *testing.T) {
 		if !restarted && done >= len(mixed)/3 {
 			restarted = true
 			t.Logf("restarting Karmada's controllers with %d of %d jobs completed", done, len(mixed))
-			if err := f.plane.restartControllers(ctx); err != nil {
+			if err := f.plane.RestartControllers(ctx); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -114,7 +114,7 @@ func TestFederationBurst(t *testing.T) {
 	for _, v := range w.violations() {
 		t.Error(v)
 	}
-	t.Logf("burst numbers (%s): 50 mixed jobs over 16 CPUs: %s; longest wait in a member %v", f.plane.name(), w.speed(mixed), w.longestMemberWait(mixed))
+	t.Logf("burst numbers (%s): 50 mixed jobs over 16 CPUs: %s; longest wait in a member %v", f.plane.Name(), w.speed(mixed), w.longestMemberWait(mixed))
 }
 
 // burstJob is what the watch saw of one Job.

@@ -103,7 +103,7 @@ func TestFederationPriority(t *testing.T) {
 	// Everything Karmada propagates is accepted by the members: the
 	// Queues, and not the members' own default Queue or system
 	// PriorityClasses (nor "high", made in each by hand).
-	unapplied, err := f.plane.unapplied(ctx)
+	unapplied, err := f.plane.Unapplied(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

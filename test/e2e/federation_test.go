@@ -17,32 +17,24 @@ import (
 	"testing"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
-	apischeme "github.com/caldera-sh/caldera/apis/scheme"
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app"
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app/options"
-	"github.com/caldera-sh/caldera/deploy"
-	"github.com/caldera-sh/caldera/deploy/global"
 	"github.com/caldera-sh/caldera/pkg/component"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
-	"github.com/caldera-sh/caldera/pkg/federation/karmada"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
 	"github.com/caldera-sh/caldera/pkg/localenv"
-	karmadacrds "github.com/caldera-sh/caldera/test/crds/karmada"
+	"github.com/caldera-sh/caldera/test/fedenv"
 	"github.com/caldera-sh/caldera/test/poll"
 )
 
@@ -197,16 +189,16 @@ type federation struct {
 // (test/e2e, in make test), or a real Karmada built from its source (the
 // opt-in tier, make test-karmada).
 type karmadaPlane interface {
-	name() string
-	// setReady makes Karmada report the member Ready or NotReady.
-	setReady(ctx context.Context, member string, ready bool) error
-	// restartControllers restarts Karmada's controllers; their detector
+	Name() string
+	// SetReady makes Karmada report the member Ready or NotReady.
+	SetReady(ctx context.Context, member string, ready bool) error
+	// RestartControllers restarts Karmada's controllers; their detector
 	// re-applies every policy as it starts.
-	restartControllers(ctx context.Context) error
-	// unapplied lists what Karmada propagates but its members refuse
+	RestartControllers(ctx context.Context) error
+	// Unapplied lists what Karmada propagates but its members refuse
 	// (kind/name in member: message); nil for the stand-in, which
 	// propagates Jobs only.
-	unapplied(ctx context.Context) ([]string, error)
+	Unapplied(ctx context.Context) ([]string, error)
 }
 
 // federationOptions shape a federation.
@@ -243,10 +235,15 @@ func startFederationWith(t *testing.T, ctx context.Context, o federationOptions,
 	}
 	dir := testDir(t)
 
-	// The members.
+	// The members. With a real Karmada, Queues reach members from the
+	// Karmada API server (deploy/global/karmada propagates them).
+	memberQueues := queues
+	if realKarmadaDir() != "" {
+		memberQueues = nil
+	}
 	members := map[string]client.Client{}
 	envs := map[string]*localenv.Environment{}
-	access := map[string]memberAccess{}
+	access := map[string]fedenv.MemberAccess{}
 	for _, name := range []string{"member-a", "member-b"} {
 		var nodes []controlplane.NodeSpec
 		for i := range 2 {
@@ -254,33 +251,11 @@ func startFederationWith(t *testing.T, ctx context.Context, o federationOptions,
 				corev1.ResourceCPU: cpus(4), corev1.ResourceMemory: cpus(64 << 30), corev1.ResourcePods: cpus(110), gpu: cpus(64),
 			}})
 		}
-		env, err := localenv.Start(ctx, localenv.Options{
+		m := fedenv.StartMember(t, ctx, localenv.Options{
 			BinDir: binDir, Dir: filepath.Join(dir, name), Nodes: nodes,
 			Components: []string{localenv.ComponentScheduler, localenv.ComponentControllerManager},
-		})
-		if err != nil {
-			t.Fatalf("starting %s: %v", name, err)
-		}
-		t.Cleanup(func() { _ = env.Stop() })
-		c, err := clientFor(env.Kubeconfig)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// With a real Karmada, Queues reach members from the Karmada API
-		// server (deploy/global/karmada propagates them).
-		for _, q := range queues {
-			if realKarmadaDir() != "" {
-				break
-			}
-			if err := c.Create(ctx, &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: q}, Spec: schedulingv1beta1.QueueSpec{Weight: 1}}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		members[name] = c
-		envs[name] = env
-		if access[name], err = grantAccess(ctx, env.Kubeconfig); err != nil {
-			t.Fatalf("access to %s: %v", name, err)
-		}
+		}, memberQueues)
+		members[name], envs[name], access[name] = m.Client, m.Env, m.Access
 	}
 
 	change := func(g *options.Options) {
@@ -296,94 +271,19 @@ func startFederationWith(t *testing.T, ctx context.Context, o federationOptions,
 	}
 
 	// The Karmada control plane, played by the stand-in.
-	etcd, err := controlplane.StartEtcd(ctx, controlplane.EtcdOptions{BinDir: binDir, Dir: filepath.Join(dir, "karmada-etcd")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = etcd.Stop() })
-	scheme, err := apischeme.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := karmada.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	crds, err := controlplane.ReadCRDs(deploy.CRDs, deploy.CRDDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	more, err := controlplane.ReadCRDs(karmadacrds.CRDs, karmadacrds.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// caldera-global runs as the user caldera-global with the permissions
-	// of deploy/global/karmada/karmada-rbac.yaml and no others; with
-	// CALDERA_RBAC_USAGE_DIR set, what it asks is audited for make
-	// test-rbac.
-	var auditArgs []string
-	auditDir := filepath.Join(dir, "karmada-audit")
-	usageDir := os.Getenv(localenv.UsageDirEnv)
-	if usageDir != "" {
-		if err := os.MkdirAll(auditDir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if auditArgs, err = localenv.AuditArgs(auditDir, []string{"caldera-global"}, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	kp, err := controlplane.StartCluster(ctx, etcd, controlplane.ClusterOptions{
-		Name: "karmada", BinDir: binDir, Dir: filepath.Join(dir, "karmada"), CRDs: append(crds, more...), Scheme: scheme,
-		Users: []string{"caldera-global"}, APIServerArgs: auditArgs,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = kp.Stop() })
-	if usageDir != "" {
-		// Runs before the API server stops, after caldera-global did.
-		t.Cleanup(func() {
-			if err := localenv.WriteUsage(auditDir, usageDir); err != nil {
-				t.Errorf("summarizing the Karmada API server's audit log: %v", err)
-			}
-		})
-	}
-	kc := kp.Client
-	if err := kc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "karmada-cluster"}}); err != nil {
-		t.Fatal(err)
-	}
-	var objs []*unstructured.Unstructured
-	for _, f := range []string{"karmada/namespaces.yaml", "karmada/karmada-rbac.yaml"} {
-		raw, err := global.Manifests.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		more, err := localenv.DecodeManifests(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		objs = append(objs, more...)
-	}
-	for _, obj := range objs {
-		if err := kc.Create(ctx, obj); err != nil {
-			t.Fatalf("deploy/global/karmada: %s %s: %v", obj.GetKind(), obj.GetName(), err)
-		}
-	}
-	globalConfig := filepath.Join(dir, "caldera-global.kubeconfig")
-	if err := kp.APIServer.KubeconfigFor("caldera-global", globalConfig); err != nil {
-		t.Fatal(err)
-	}
-
-	standIn, err := newStandIn(kc, members, access, o.components)
+	k := fedenv.StartKarmada(t, ctx, binDir, dir)
+	kp, kc := k.Cluster, k.Cluster.Client
+	standIn, err := fedenv.NewStandIn(kc, members, access, o.components)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sctx, stopStandIn := context.WithCancel(ctx)
 	t.Cleanup(stopStandIn)
-	go standIn.run(sctx)
-	metrics := startGlobal(t, ctx, globalConfig, kp.APIServer.Kubeconfig, filepath.Join(dir, "global-certs"), change)
+	go standIn.Run(sctx)
+	metrics := startGlobal(t, ctx, k.GlobalKubeconfig, kp.APIServer.Kubeconfig, filepath.Join(dir, "global-certs"), change)
 
 	return &federation{karmada: kc, cluster: kp, members: members, memberEnvs: envs, plane: standIn,
-		globalMetrics: metrics, metricsToken: metricsReaderToken(t, ctx, kc)}
+		globalMetrics: metrics, metricsToken: fedenv.MetricsReaderToken(t, ctx, kc)}
 }
 
 // testDir is where a test's control planes keep their files and logs: a
@@ -413,7 +313,7 @@ func setReady(t *testing.T, ctx context.Context, f *federation, ready bool, name
 		names = slices.Sorted(maps.Keys(f.members))
 	}
 	for _, m := range names {
-		if err := f.plane.setReady(ctx, m, ready); err != nil {
+		if err := f.plane.SetReady(ctx, m, ready); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -599,11 +499,11 @@ func startGlobal(t *testing.T, ctx context.Context, kubeconfig, adminKubeconfig,
 			<-done
 		}
 	})
-	c, err := clientFor(adminKubeconfig)
+	c, err := fedenv.ClientFor(adminKubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitForSuspension(t, ctx, c, func() error {
+	fedenv.WaitForSuspension(t, ctx, c, func() error {
 		select {
 		case err := <-done:
 			exited = true
@@ -615,107 +515,5 @@ func startGlobal(t *testing.T, ctx context.Context, kubeconfig, adminKubeconfig,
 	return fmt.Sprintf("https://127.0.0.1:%d/metrics", metricsPort)
 }
 
-// metricsReaderToken returns a token of a service account of the Karmada
-// API server that may get /metrics, as Prometheus's would be: caldera-global
-// asks that API server who a caller of its metrics is.
-func metricsReaderToken(t *testing.T, ctx context.Context, c client.Client) string {
-	t.Helper()
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "metrics-reader"}}
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "metrics-reader"},
-		Rules: []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}}
-	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "metrics-reader"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name}}}
-	for _, o := range []client.Object{sa, role, binding} {
-		if err := c.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
-		}
-	}
-	tr := &authenticationv1.TokenRequest{}
-	if err := c.SubResource("token").Create(ctx, sa, tr); err != nil {
-		t.Fatal(err)
-	}
-	return tr.Status.Token
-}
-
-// waitForSuspension waits until the Karmada API server suspends a new
-// binding of a Volcano Job: caldera-global's webhook answers. alive, when
-// given, says why waiting is pointless.
-func waitForSuspension(t *testing.T, ctx context.Context, c client.Client, alive ...func() error) {
-	t.Helper()
-	poll.Eventually(t, ctx, 2*time.Minute, "caldera-global", func() (bool, string) {
-		for _, a := range alive {
-			if err := a(); err != nil {
-				t.Fatalf("waiting for caldera-global: %v", err)
-			}
-		}
-		probe := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "probe-job"},
-			Spec: workv1alpha2.ResourceBindingSpec{Resource: workv1alpha2.ObjectReference{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job", Namespace: "default", Name: "probe"}}}
-		if err := c.Create(ctx, probe, client.DryRunAll); err != nil {
-			return false, err.Error()
-		}
-		return probe.Spec.SchedulingSuspended(), "a new binding not suspended"
-	})
-}
-
-// clientFor is a client of the kubeconfig's API server knowing Caldera's
-// and the Karmada mirror's kinds.
-func clientFor(kubeconfig string) (client.Client, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	scheme, err := apischeme.New()
-	if err != nil {
-		return nil, err
-	}
-	if err := karmada.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	return client.New(cfg, client.Options{Scheme: scheme})
-}
-
-// memberAccess is how Karmada reaches a Push-mode member.
-type memberAccess struct {
-	endpoint string
-	token    string
-	ca       []byte
-}
-
-// grantAccess makes, in the member, the service account caldera-global
-// reaches it as (allowed to list and watch nodes and pods), and returns
-// its token and the member's address.
-func grantAccess(ctx context.Context, kubeconfig string) (memberAccess, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return memberAccess{}, err
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return memberAccess{}, err
-	}
-	const ns, name = "kube-system", "karmada-member"
-	if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, metav1.CreateOptions{}); err != nil {
-		return memberAccess{}, err
-	}
-	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes", "pods"}, Verbs: []string{"list", "watch"}}}}, metav1.CreateOptions{}); err != nil {
-		return memberAccess{}, err
-	}
-	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}}}, metav1.CreateOptions{}); err != nil {
-		return memberAccess{}, err
-	}
-	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: new(int64(3600))}}, metav1.CreateOptions{})
-	if err != nil {
-		return memberAccess{}, err
-	}
-	ca := cfg.CAData
-	if len(ca) == 0 && cfg.CAFile != "" {
-		if ca, err = os.ReadFile(cfg.CAFile); err != nil {
-			return memberAccess{}, err
-		}
-	}
-	return memberAccess{endpoint: cfg.Host, token: tr.Status.Token, ca: ca}, nil
-}
+// cpus is a quantity of whole CPUs.
+func cpus(n int64) resource.Quantity { return *resource.NewQuantity(n, resource.DecimalSI) }

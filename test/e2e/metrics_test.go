@@ -19,6 +19,7 @@ import (
 
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/pkg/localenv"
+	"github.com/caldera-sh/caldera/test/fedenv"
 	"github.com/caldera-sh/caldera/test/poll"
 )
 
@@ -52,7 +53,7 @@ func TestMetricsEndpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A service account the API server knows, with no grant.
-	c, err := clientFor(env.Kubeconfig)
+	c, err := fedenv.ClientFor(env.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,7 @@ import (
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/localenv"
 	"github.com/caldera-sh/caldera/pkg/webhooks/certs"
+	"github.com/caldera-sh/caldera/test/fedenv"
 	"github.com/caldera-sh/caldera/test/poll"
 )
 
@@ -72,9 +73,9 @@ type realKarmada struct {
 	scheduler   *controlplane.Component
 }
 
-func (k *realKarmada) name() string { return "karmada" }
+func (k *realKarmada) Name() string { return "karmada" }
 
-func (k *realKarmada) setReady(_ context.Context, member string, ready bool) error {
+func (k *realKarmada) SetReady(_ context.Context, member string, ready bool) error {
 	p := k.proxies[member]
 	if p == nil {
 		return fmt.Errorf("no member %s", member)
@@ -86,7 +87,7 @@ func (k *realKarmada) setReady(_ context.Context, member string, ready bool) err
 // restartControllers kills karmada-controller-manager and
 // karmada-scheduler, as a crash would, and starts them again: the
 // detector re-applies every policy, the scheduler reads every binding.
-func (k *realKarmada) restartControllers(ctx context.Context) error {
+func (k *realKarmada) RestartControllers(ctx context.Context) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.controllers.Kill()
@@ -101,8 +102,8 @@ func (k *realKarmada) restartControllers(ctx context.Context) error {
 
 // unapplied lists the Works a member refused: their Applied condition is
 // not True.
-func (k *realKarmada) unapplied(ctx context.Context) ([]string, error) {
-	c, err := clientFor(k.kas.Kubeconfig)
+func (k *realKarmada) Unapplied(ctx context.Context) ([]string, error) {
+	c, err := fedenv.ClientFor(k.kas.Kubeconfig)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +239,7 @@ func startRealFederation(t *testing.T, ctx context.Context, karmadaBin, binDir, 
 		t.Fatal(err)
 	}
 	stop(k.kas)
-	kc, err := clientFor(k.kas.Kubeconfig)
+	kc, err := fedenv.ClientFor(k.kas.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,11 +435,12 @@ func startRealFederation(t *testing.T, ctx context.Context, karmadaBin, binDir, 
 	if err := k.kas.KubeconfigFor("caldera-global", globalConfig); err != nil {
 		t.Fatal(err)
 	}
-	metrics := startGlobalProcess(t, ctx, binDir, globalConfig, k.kas.Kubeconfig, filepath.Join(dir, "global"), change)
+	_, metrics := fedenv.StartGlobalProcess(t, ctx, fedenv.GlobalProcess{BinDir: binDir, Kubeconfig: globalConfig, AdminKubeconfig: k.kas.Kubeconfig,
+		Dir: filepath.Join(dir, "global"), Verbosity: 2, Change: change}) // --v=2: every decision and release in the log
 
 	cluster := &controlplane.Cluster{Name: "karmada", APIServer: k.kas, Client: kc}
 	return &federation{karmada: kc, cluster: cluster, members: members, memberEnvs: envs, plane: k,
-		globalMetrics: metrics, metricsToken: metricsReaderToken(t, ctx, kc)}
+		globalMetrics: metrics, metricsToken: fedenv.MetricsReaderToken(t, ctx, kc)}
 }
 
 // enables says whether the Cluster's status lists the kind.
@@ -472,57 +474,6 @@ func repoRoot(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return filepath.Join(wd, "..", "..")
-}
-
-// startGlobalProcess runs the caldera-global binary against the Karmada
-// API server until the test ends, with its defaults but for loopback
-// addresses, and waits until it answers; it returns the address of its
-// metrics.
-func startGlobalProcess(t *testing.T, ctx context.Context, binDir, kubeconfig, adminKubeconfig, dir string, change func(*options.Options)) (metricsURL string) {
-	t.Helper()
-	port, err := controlplane.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	health, err := controlplane.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	metricsPort, err := controlplane.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := options.NewOptions()
-	change(o)
-	args := []string{
-		"--kubeconfig=" + kubeconfig,
-		"--bind-address=127.0.0.1", fmt.Sprintf("--port=%d", port),
-		fmt.Sprintf("--url-base=https://127.0.0.1:%d", port), "--extra-sans=127.0.0.1",
-		"--cert-dir=" + filepath.Join(dir, "certs"),
-		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", health),
-		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metricsPort),
-		"--starvation-wait=" + o.StarvationWait.String(),
-		"--report-grace=" + o.ReportGrace.String(),
-		"--apply-failure-grace=" + o.ApplyFailureGrace.String(),
-		"--v=2", // every decision and release in the log
-	}
-	for _, p := range o.DataProviders {
-		args = append(args, "--data-provider="+p)
-	}
-	global, err := controlplane.StartComponent(ctx, controlplane.ComponentOptions{
-		Name: "caldera-global", Binary: filepath.Join(binDir, "caldera-global"), Dir: dir, Args: args,
-		ReadyURL: fmt.Sprintf("http://127.0.0.1:%d/readyz", health), StartTimeout: 2 * time.Minute,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = global.Stop() })
-	admin, err := clientFor(adminKubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitForSuspension(t, ctx, admin)
-	return fmt.Sprintf("https://127.0.0.1:%d/metrics", metricsPort)
 }
 
 // memberProxy passes TCP connections to a member's API server while open;

@@ -1,6 +1,4 @@
-//go:build e2e
-
-package e2e
+package fedenv
 
 import (
 	"context"
@@ -14,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,7 +27,7 @@ import (
 	"github.com/caldera-sh/caldera/test/luatest"
 )
 
-// standIn does, for the tests only, the part of Karmada's controllers the
+// StandIn does, for the tests only, the part of Karmada's controllers the
 // federation needs, by Karmada's rules as its code and documentation
 // give them. It is never shipped.
 //
@@ -55,12 +52,15 @@ import (
 //     in); a member that refuses it is reported on the binding's
 //     aggregated status as not applied, with the member's message, and
 //     tried again next round; the member's Job status is copied back.
+//     A member that does not answer holds up no other member.
 //   - Cluster status: each member's Cluster carries the member's nodes'
-//     and pods' resource summary and a Ready condition.
-type standIn struct {
+//     and pods' resource summary and a Ready condition, False while
+//     SetReady says so or once the member has not answered for
+//     FailureThreshold (its last summary kept).
+type StandIn struct {
 	karmada client.Client
 	members map[string]client.Client
-	access  map[string]memberAccess
+	access  map[string]MemberAccess
 	// components: bindings get components (componentResource), not one
 	// replica of the whole Job (replicaResource).
 	components bool
@@ -68,6 +68,8 @@ type standIn struct {
 
 	mu   sync.Mutex
 	down map[string]bool
+	// unreachableSince is when each member not answering stopped.
+	unreachableSince map[string]time.Time
 	// interpreted caches each Job's replicas by UID and generation: the
 	// script is run once per change, not every round.
 	interpreted map[string]workv1alpha2.ResourceBindingSpec
@@ -81,7 +83,9 @@ const appliedPlacementAnnotation = "policy.karmada.io/applied-placement"
 // template (Karmada labels the template; the stand-in keeps it here).
 const policyAnnotation = "standin.caldera.sh/policy"
 
-func newStandIn(karmada client.Client, members map[string]client.Client, access map[string]memberAccess, components bool) (*standIn, error) {
+// NewStandIn returns a stand-in for the Karmada API server karmada and
+// its members; Run starts it.
+func NewStandIn(karmada client.Client, members map[string]client.Client, access map[string]MemberAccess, components bool) (*StandIn, error) {
 	raw, err := global.Manifests.ReadFile("karmada/job-interpreter.yaml")
 	if err != nil {
 		return nil, err
@@ -94,40 +98,49 @@ func newStandIn(karmada client.Client, members map[string]client.Client, access 
 	if components {
 		script = ric.Spec.Customizations.ComponentResource.LuaScript
 	}
-	return &standIn{karmada: karmada, members: members, access: access, components: components, script: script, down: map[string]bool{}, interpreted: map[string]workv1alpha2.ResourceBindingSpec{}}, nil
+	return &StandIn{karmada: karmada, members: members, access: access, components: components, script: script, down: map[string]bool{}, unreachableSince: map[string]time.Time{}, interpreted: map[string]workv1alpha2.ResourceBindingSpec{}}, nil
 }
 
-func (s *standIn) name() string {
+// Name names the stand-in in test logs.
+func (s *StandIn) Name() string {
 	if s.components {
 		return "stand-in (componentResource)"
 	}
 	return "stand-in"
 }
 
-// setReady reports a member Ready or NotReady.
-func (s *standIn) setReady(_ context.Context, name string, ready bool) error {
+// SetReady reports a member Ready or NotReady.
+func (s *StandIn) SetReady(_ context.Context, name string, ready bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.down[name] = !ready
 	return nil
 }
 
-// restartControllers does what a restart of Karmada's controllers does
+// RestartControllers does what a restart of Karmada's controllers does
 // to bindings: the detector re-applies every policy, which the stand-in
 // does every round anyway.
-func (s *standIn) restartControllers(ctx context.Context) error { return s.bindings(ctx) }
+func (s *StandIn) RestartControllers(ctx context.Context) error { return s.bindings(ctx) }
 
-func (s *standIn) unapplied(context.Context) ([]string, error) { return nil, nil }
+// Unapplied is always empty: the stand-in propagates Jobs only.
+func (s *StandIn) Unapplied(context.Context) ([]string, error) { return nil, nil }
 
-func (s *standIn) isDown(name string) bool {
+// onMember calls a member with memberTimeout.
+func (s *StandIn) onMember(ctx context.Context, call func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, memberTimeout)
+	defer cancel()
+	return call(ctx)
+}
+
+func (s *StandIn) isDown(name string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.down[name]
 }
 
-// run does its rounds until ctx ends; errors of a round are retried the
+// Run does its rounds until ctx ends; errors of a round are retried the
 // next.
-func (s *standIn) run(ctx context.Context) {
+func (s *StandIn) Run(ctx context.Context) {
 	t := time.NewTicker(200 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -143,16 +156,36 @@ func (s *standIn) run(ctx context.Context) {
 	}
 }
 
-// clusters writes each member's Cluster with its resource summary.
-func (s *standIn) clusters(ctx context.Context) error {
+// FailureThreshold is how long a member's API server may go unanswered
+// before its Cluster is reported NotReady, as Karmada's cluster status
+// controller does (its --cluster-failure-threshold default).
+const FailureThreshold = 30 * time.Second
+
+// memberTimeout bounds each call to a member: one that does not answer
+// (its API server stopped) holds up no other member.
+const memberTimeout = 3 * time.Second
+
+// clusters writes each member's Cluster with its resource summary. A
+// member that does not answer keeps its last summary, and is reported
+// NotReady once it has not answered for FailureThreshold.
+func (s *StandIn) clusters(ctx context.Context) error {
 	for name, mc := range s.members {
 		var nodes corev1.NodeList
 		var pods corev1.PodList
-		if err := mc.List(ctx, &nodes); err != nil {
-			return err
+		err := s.onMember(ctx, func(ctx context.Context) error { return mc.List(ctx, &nodes) })
+		if err == nil {
+			err = s.onMember(ctx, func(ctx context.Context) error { return mc.List(ctx, &pods) })
 		}
-		if err := mc.List(ctx, &pods); err != nil {
-			return err
+		s.mu.Lock()
+		if err == nil {
+			delete(s.unreachableSince, name)
+		} else if _, ok := s.unreachableSince[name]; !ok {
+			s.unreachableSince[name] = time.Now()
+		}
+		lost := err != nil && time.Since(s.unreachableSince[name]) >= FailureThreshold
+		s.mu.Unlock()
+		if err != nil && !lost {
+			continue
 		}
 		sum := clusterv1alpha1.ResourceSummary{Allocatable: corev1.ResourceList{}, Allocated: corev1.ResourceList{}, Allocating: corev1.ResourceList{}}
 		for _, n := range nodes.Items {
@@ -171,34 +204,41 @@ func (s *standIn) clusters(ctx context.Context) error {
 			}
 		}
 		cl := &clusterv1alpha1.Cluster{}
-		err := s.karmada.Get(ctx, client.ObjectKey{Name: name}, cl)
+		err = s.karmada.Get(ctx, client.ObjectKey{Name: name}, cl)
 		if apierrors.IsNotFound(err) {
 			// As karmadactl join: the member's credentials in
 			// karmada-cluster, named by the Cluster.
 			a := s.access[name]
 			secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-cluster", Name: name},
-				Data: map[string][]byte{inventory.SecretTokenKey: []byte(a.token), inventory.SecretCABundleKey: a.ca}}
+				Data: map[string][]byte{inventory.SecretTokenKey: []byte(a.Token), inventory.SecretCABundleKey: a.CA}}
 			if err := s.karmada.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
 				return err
 			}
 			cl = &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push,
-				APIEndpoint: a.endpoint, SecretRef: &clusterv1alpha1.LocalSecretReference{Namespace: "karmada-cluster", Name: name}}}
+				APIEndpoint: a.Endpoint, SecretRef: &clusterv1alpha1.LocalSecretReference{Namespace: "karmada-cluster", Name: name}}}
 			if err := s.karmada.Create(ctx, cl); err != nil {
 				return err
 			}
 		} else if err != nil {
 			return err
 		}
-		ready := metav1.ConditionTrue
+		ready, reason := metav1.ConditionTrue, "StandIn"
 		if s.isDown(name) {
 			ready = metav1.ConditionFalse
 		}
-		cond := metav1.Condition{Type: clusterv1alpha1.ClusterConditionReady, Status: ready, Reason: "StandIn", LastTransitionTime: metav1.Now()}
+		if lost {
+			ready, reason = metav1.ConditionFalse, "ClusterNotReachable"
+		}
+		cond := metav1.Condition{Type: clusterv1alpha1.ClusterConditionReady, Status: ready, Reason: reason, LastTransitionTime: metav1.Now()}
 		if len(cl.Status.Conditions) == 1 && cl.Status.Conditions[0].Status == ready {
 			cond.LastTransitionTime = cl.Status.Conditions[0].LastTransitionTime
 		}
 		status := clusterv1alpha1.ClusterStatus{Conditions: []metav1.Condition{cond}, ResourceSummary: &sum,
 			NodeSummary: &clusterv1alpha1.NodeSummary{TotalNum: int32(len(nodes.Items)), ReadyNum: int32(len(nodes.Items))}}
+		if lost {
+			// Karmada keeps the last summary it collected.
+			status.ResourceSummary, status.NodeSummary = cl.Status.ResourceSummary, cl.Status.NodeSummary
+		}
 		if equality.Semantic.DeepEqual(cl.Status, status) {
 			continue
 		}
@@ -250,7 +290,7 @@ func claim(j *batchv1alpha1.Job, pps []policyv1alpha1.PropagationPolicy) *policy
 // the claiming policy to the bindings that exist: placement and replicas
 // written back (when they differ), clusters and the scheduling suspension
 // left alone.
-func (s *standIn) bindings(ctx context.Context) error {
+func (s *StandIn) bindings(ctx context.Context) error {
 	var jobs batchv1alpha1.JobList
 	var pps policyv1alpha1.PropagationPolicyList
 	var rbs workv1alpha2.ResourceBindingList
@@ -315,7 +355,7 @@ func (s *standIn) bindings(ctx context.Context) error {
 }
 
 // replicas runs the Job's interpreter script into the binding's spec.
-func (s *standIn) replicas(j *batchv1alpha1.Job, spec *workv1alpha2.ResourceBindingSpec) error {
+func (s *StandIn) replicas(j *batchv1alpha1.Job, spec *workv1alpha2.ResourceBindingSpec) error {
 	key := fmt.Sprintf("%s/%d", j.UID, j.Generation)
 	s.mu.Lock()
 	got, ok := s.interpreted[key]
@@ -334,7 +374,7 @@ func (s *standIn) replicas(j *batchv1alpha1.Job, spec *workv1alpha2.ResourceBind
 }
 
 // interpret runs the script.
-func (s *standIn) interpret(j *batchv1alpha1.Job, spec *workv1alpha2.ResourceBindingSpec) error {
+func (s *StandIn) interpret(j *batchv1alpha1.Job, spec *workv1alpha2.ResourceBindingSpec) error {
 	obj, err := luatest.JSON(j)
 	if err != nil {
 		return err
@@ -392,7 +432,7 @@ func request(rb *workv1alpha2.ResourceBinding) corev1.ResourceList {
 
 // place schedules each binding Karmada's scheduler would: not suspended,
 // and unplaced or with a placement other than the one it was scheduled by.
-func (s *standIn) place(ctx context.Context) error {
+func (s *StandIn) place(ctx context.Context) error {
 	var rbs workv1alpha2.ResourceBindingList
 	var cls clusterv1alpha1.ClusterList
 	if err := s.karmada.List(ctx, &rbs); err != nil {
@@ -461,7 +501,7 @@ func (s *standIn) place(ctx context.Context) error {
 // apply puts each placed binding's Job on its member, takes it away from
 // the members it is not placed in, and copies the member's status back;
 // a member's refusal is reported on the binding.
-func (s *standIn) apply(ctx context.Context) error {
+func (s *StandIn) apply(ctx context.Context) error {
 	var rbs workv1alpha2.ResourceBindingList
 	var templates batchv1alpha1.JobList
 	if err := s.karmada.List(ctx, &rbs); err != nil {
@@ -477,8 +517,9 @@ func (s *standIn) apply(ctx context.Context) error {
 	onMembers := map[string]map[string]*batchv1alpha1.Job{}
 	for name, mc := range s.members {
 		var jobs batchv1alpha1.JobList
-		if err := mc.List(ctx, &jobs); err != nil {
-			return err
+		if err := s.onMember(ctx, func(ctx context.Context) error { return mc.List(ctx, &jobs) }); err != nil {
+			// Not answering: its Jobs wait, the other members' do not.
+			continue
 		}
 		onMembers[name] = map[string]*batchv1alpha1.Job{}
 		for i := range jobs.Items {
@@ -501,22 +542,25 @@ func (s *standIn) apply(ctx context.Context) error {
 				continue
 			}
 			gone := onMembers[name][key]
-			if err := mc.Delete(ctx, gone, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-				return err
+			if err := s.onMember(ctx, func(ctx context.Context) error {
+				return mc.Delete(ctx, gone, client.PropagationPolicy(metav1.DeletePropagationBackground))
+			}); client.IgnoreNotFound(err) != nil {
+				continue
 			}
 		}
 		mc := s.members[target]
-		if mc == nil {
+		jobs, reached := onMembers[target]
+		if mc == nil || !reached {
 			continue
 		}
-		onMember := onMembers[target][key]
+		onMember := jobs[key]
 		if onMember == nil {
 			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tmpl.Namespace}}
-			if err := mc.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-				return err
+			if err := s.onMember(ctx, func(ctx context.Context) error { return mc.Create(ctx, ns) }); err != nil && !apierrors.IsAlreadyExists(err) {
+				continue
 			}
 			created := &batchv1alpha1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: tmpl.Namespace, Name: tmpl.Name, Labels: tmpl.Labels, Annotations: tmpl.Annotations}, Spec: tmpl.Spec}
-			if err := mc.Create(ctx, created); err != nil && !apierrors.IsAlreadyExists(err) {
+			if err := s.onMember(ctx, func(ctx context.Context) error { return mc.Create(ctx, created) }); err != nil && !apierrors.IsAlreadyExists(err) {
 				// As Karmada reports a Work that failed to apply.
 				msg := fmt.Sprintf("Failed to apply all manifests (0/1): %s", strings.TrimSpace(err.Error()))
 				if err := s.aggregate(ctx, rb, workv1alpha2.AggregatedStatusItem{ClusterName: target, AppliedMessage: msg, Health: workv1alpha2.Unknown}); err != nil {
@@ -547,7 +591,7 @@ func (s *standIn) apply(ctx context.Context) error {
 }
 
 // aggregate writes the binding's aggregated status, when it changes.
-func (s *standIn) aggregate(ctx context.Context, rb *workv1alpha2.ResourceBinding, item workv1alpha2.AggregatedStatusItem) error {
+func (s *StandIn) aggregate(ctx context.Context, rb *workv1alpha2.ResourceBinding, item workv1alpha2.AggregatedStatusItem) error {
 	if len(rb.Status.AggregatedStatus) == 1 && sameItem(rb.Status.AggregatedStatus[0], item) {
 		return nil
 	}
@@ -570,6 +614,3 @@ func sameItem(a, b workv1alpha2.AggregatedStatusItem) bool {
 	a.Status, b.Status = nil, nil
 	return a == b && equality.Semantic.DeepEqual(sa, sb)
 }
-
-// cpus is a quantity of whole CPUs.
-func cpus(n int64) resource.Quantity { return *resource.NewQuantity(n, resource.DecimalSI) }
