@@ -92,7 +92,7 @@ func TestChaos(t *testing.T) {
 		}
 	}
 	if len(plan) == 0 {
-		t.Fatalf("-chaos.faults=%q matches no fault", *only)
+		skipUnlessNoFaultMatches(t, match)
 	}
 	rng.Shuffle(len(plan), func(i, j int) { plan[i], plan[j] = plan[j], plan[i] })
 
@@ -443,6 +443,23 @@ func worst(ds []time.Duration) string {
 		return "-"
 	}
 	return slices.Max(ds).Round(10 * time.Millisecond).String()
+}
+
+// skipUnlessNoFaultMatches skips a test none of whose faults -chaos.faults
+// matches, unless it matches no fault of either test.
+func skipUnlessNoFaultMatches(t *testing.T, match *regexp.Regexp) {
+	t.Helper()
+	for _, f := range faults {
+		if match.MatchString(f.name) {
+			t.Skipf("-chaos.faults=%q matches only member faults", *only)
+		}
+	}
+	for _, f := range fedFaults {
+		if match.MatchString(f.name) {
+			t.Skipf("-chaos.faults=%q matches only federation faults", *only)
+		}
+	}
+	t.Fatalf("-chaos.faults=%q matches no fault", *only)
 }
 
 func first(s []string, n int) []string {
