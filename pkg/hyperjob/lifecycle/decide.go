@@ -34,7 +34,13 @@ type Input struct {
 	// the plan is rolled back; Retry how often a HyperJob no plan fits is
 	// planned again.
 	StartTimeout, Retry time.Duration
-	Now                 time.Time
+	// NotReady is, for each member cluster that is not Ready, how long it
+	// has not been. A child not finished on a member NotReady for
+	// LostAfter is lost with it: it counts as failed (state reason
+	// MemberLost), and the failure policy decides. 0 never loses one.
+	NotReady  map[string]time.Duration
+	LostAfter time.Duration
+	Now       time.Time
 }
 
 // Capacity is what the Ready member clusters have free.
@@ -111,12 +117,85 @@ type Decision struct {
 //  2. The plan is recorded on the HyperJob before any child is made.
 //  3. Each child's PropagationPolicy, then the child, owned by the
 //     HyperJob and annotated with the plan and the gang's size.
-//  4. Failed children go as the failure policy says (OnFailure); released
-//     children not running within the start timeout roll the plan back
-//     (Start).
+//  4. Failed children, and children lost with their member, go as the
+//     failure policy says (OnFailure); released children not running
+//     within the start timeout roll the plan back (Start).
 //  5. The status is aggregated from the children; a deleted HyperJob's
 //     children go before its finalizer does.
+//
+// A child on a member NotReady for less than LostAfter is decided again
+// when it would be lost.
 func Decide(in Input) Decision {
+	in.Children = markLost(in)
+	d := decide(in)
+	if w := nextLoss(in); w > 0 && !d.NeedCapacity && d.NeedReleased == nil && !d.Requeue && (d.RequeueAfter == 0 || w < d.RequeueAfter) {
+		d.RequeueAfter = w
+	}
+	return d
+}
+
+// plannedClusters maps the HyperJob's recorded children to their clusters.
+func plannedClusters(hj *trainingv1alpha1.HyperJob) map[string]string {
+	rec, err := ReadRecord(hj)
+	if err != nil || rec == nil {
+		return nil
+	}
+	out := make(map[string]string, len(rec.Children))
+	for _, c := range rec.Children {
+		out[c.Name] = c.Cluster
+	}
+	return out
+}
+
+// markLost returns the children with those lost with their member shown
+// Failed, reason MemberLost, saying how (copies; the input is not
+// changed).
+func markLost(in Input) []batchv1alpha1.Job {
+	if in.LostAfter <= 0 || len(in.NotReady) == 0 || len(in.Children) == 0 {
+		return in.Children
+	}
+	clusters := plannedClusters(in.HyperJob)
+	out := in.Children
+	copied := false
+	for i, c := range in.Children {
+		cluster := clusters[c.Name]
+		down, ok := in.NotReady[cluster]
+		if done, _ := Finished(c.Status.State.Phase); done || !ok || down < in.LostAfter {
+			continue
+		}
+		if !copied {
+			out = slices.Clone(in.Children)
+			copied = true
+		}
+		lost := c.DeepCopy()
+		lost.Status.State = batchv1alpha1.JobState{Phase: batchv1alpha1.JobFailed, Reason: ReasonMemberLost,
+			Message: fmt.Sprintf("member %s NotReady for %s", cluster, down.Round(time.Second))}
+		out[i] = *lost
+	}
+	return out
+}
+
+// nextLoss is how long until the next child not finished on a NotReady
+// member is lost; 0 when none is on the way to it.
+func nextLoss(in Input) time.Duration {
+	if in.LostAfter <= 0 || len(in.NotReady) == 0 {
+		return 0
+	}
+	clusters := plannedClusters(in.HyperJob)
+	var next time.Duration
+	for _, c := range in.Children {
+		down, ok := in.NotReady[clusters[c.Name]]
+		if done, _ := Finished(c.Status.State.Phase); done || !ok || down >= in.LostAfter {
+			continue
+		}
+		if w := in.LostAfter - down; next == 0 || w < next {
+			next = w
+		}
+	}
+	return next
+}
+
+func decide(in Input) Decision {
 	hj := in.HyperJob
 	if hj.DeletionTimestamp != nil {
 		return finalize(in)
@@ -168,6 +247,15 @@ func Decide(in Input) Decision {
 	}
 	if len(current) < len(rec.Children) {
 		return withStatus(d, hj, st)
+	}
+	for _, c := range states {
+		if done, _ := Finished(c.Phase); done {
+			// Past starting: a finished child is the failure policy's
+			// (without one, the others run on and the HyperJob ends when
+			// they do), never a reason to roll the plan back.
+			d.ForgetRelease = rec.ID
+			return withStatus(d, hj, st)
+		}
 	}
 	if in.Released == nil {
 		q := &ReleaseQuery{Plan: rec.ID}

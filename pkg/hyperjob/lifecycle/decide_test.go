@@ -274,6 +274,90 @@ func TestDecideFailurePolicy(t *testing.T) {
 	}
 }
 
+// TestDecideMemberLost: a child not finished on a member NotReady for
+// LostAfter is lost with it and counts as failed; the failure policy
+// decides, RestartChild restarting every child (a lost child cannot be
+// made again where it was); without a policy the HyperJob fails once the
+// others finish. Before LostAfter the decision comes back when it passes.
+func TestDecideMemberLost(t *testing.T) {
+	const lostAfter = 5 * time.Minute
+	setup := func(t *testing.T, fp *trainingv1alpha1.FailurePolicy) (*trainingv1alpha1.HyperJob, []batchv1alpha1.Job, string) {
+		base := trainHJ()
+		base.Spec.FailurePolicy = fp
+		hj, rec := planned(t, base)
+		kids := made(Decide(Input{HyperJob: hj, Now: decideNow}), batchv1alpha1.JobRunning)
+		return hj, kids, rec.Children[0].Cluster
+	}
+	in := func(hj *trainingv1alpha1.HyperJob, kids []batchv1alpha1.Job, cluster string, down time.Duration) Input {
+		return Input{HyperJob: hj, Children: kids, Now: decideNow, LostAfter: lostAfter, NotReady: map[string]time.Duration{cluster: down}}
+	}
+
+	t.Run("not yet lost", func(t *testing.T) {
+		hj, kids, cluster := setup(t, &trainingv1alpha1.FailurePolicy{Action: trainingv1alpha1.Fail})
+		d := Decide(in(hj, kids, cluster, 2*time.Minute))
+		if len(d.Delete) != 0 || d.Record != nil || d.RequeueAfter != 3*time.Minute {
+			t.Errorf("decision %+v, want nothing done and a decision again in 3m", d)
+		}
+	})
+	t.Run("RestartChild restarts all", func(t *testing.T) {
+		hj, kids, cluster := setup(t, &trainingv1alpha1.FailurePolicy{Action: trainingv1alpha1.RestartChild})
+		d := Decide(in(hj, kids, cluster, lostAfter))
+		if len(d.Delete) != 2 || d.CountRestart == nil || d.Record == nil || len(d.Record.Children) != 0 {
+			t.Fatalf("decision %+v, want every child deleted, the restart counted and the plan cleared", d)
+		}
+		want := "child " + kids[0].Name + " lost with its member (member " + cluster + " NotReady for 5m0s)"
+		if len(d.Events) != 1 || !strings.Contains(d.Events[0].Message, want) {
+			t.Errorf("events %+v, want one saying %q", d.Events, want)
+		}
+		if kids[0].Status.State.Phase != batchv1alpha1.JobRunning {
+			t.Errorf("the input child was changed to %s", kids[0].Status.State.Phase)
+		}
+	})
+	t.Run("Fail", func(t *testing.T) {
+		hj, kids, cluster := setup(t, &trainingv1alpha1.FailurePolicy{Action: trainingv1alpha1.Fail})
+		d := Decide(in(hj, kids, cluster, time.Hour))
+		if d.Record == nil || !strings.Contains(d.Record.Failed, "member "+cluster+" NotReady for 1h0m0s") {
+			t.Errorf("record %+v, want the HyperJob failed saying its member was lost", d.Record)
+		}
+	})
+	t.Run("no policy", func(t *testing.T) {
+		hj, kids, cluster := setup(t, nil)
+		kids[1].Status.State.Phase = batchv1alpha1.JobCompleted
+		// Both children are on the lost member (the plan uses the fewest
+		// members); the completed one is not lost.
+		d := Decide(in(hj, kids, cluster, lostAfter))
+		if d.Status == nil || d.Status.Phase != trainingv1alpha1.HyperJobFailedPhase {
+			t.Fatalf("status %+v, want Failed", d.Status)
+		}
+		st := d.Status.ReplicatedJobsStatus[0].JobStates[kids[0].Name]
+		if st.Phase != batchv1alpha1.JobFailed || st.Reason != ReasonMemberLost {
+			t.Errorf("the lost child's state %+v, want Failed, reason %s", st, ReasonMemberLost)
+		}
+		if st := d.Status.ReplicatedJobsStatus[0].JobStates[kids[1].Name]; st.Phase != batchv1alpha1.JobCompleted {
+			t.Errorf("the completed child's state %+v, want Completed (finished children are never lost)", st)
+		}
+	})
+}
+
+// TestDecideFinishedChildIsNoRollBack: without a failure policy a failed
+// child leaves the others running, however long ago they were released:
+// the start timeout is about children that never ran, and the HyperJob
+// fails once all have finished rather than being planned again.
+func TestDecideFinishedChildIsNoRollBack(t *testing.T) {
+	hj, _ := planned(t, trainHJ())
+	kids := made(Decide(Input{HyperJob: hj, Now: decideNow}), batchv1alpha1.JobRunning)
+	kids[1].Status.State.Phase = batchv1alpha1.JobFailed
+	d := Decide(Input{HyperJob: hj, Children: kids, Now: decideNow, StartTimeout: time.Minute, Released: &Released{All: true, For: time.Hour}})
+	if len(d.Delete) != 0 || d.Record != nil || d.NeedReleased != nil {
+		t.Fatalf("one child failed, one running: %+v, want nothing deleted or planned", d)
+	}
+	kids[0].Status.State.Phase = batchv1alpha1.JobCompleted
+	d = Decide(Input{HyperJob: hj, Children: kids, Now: decideNow, StartTimeout: time.Minute, Released: &Released{All: true, For: time.Hour}})
+	if len(d.Delete) != 0 || d.Status == nil || d.Status.Phase != trainingv1alpha1.HyperJobFailedPhase {
+		t.Errorf("both finished: %+v, want phase Failed and nothing deleted", d)
+	}
+}
+
 // TestDecideStartTimeout: released children not running ask how long they
 // have been released; within the timeout the decision waits the rest;
 // past it, every child goes, the plan is cleared and the status says

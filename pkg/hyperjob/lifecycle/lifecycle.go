@@ -10,6 +10,7 @@ package lifecycle
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,7 +22,14 @@ import (
 type Child struct {
 	Name  string
 	Phase batchv1alpha1.JobPhase
+	// Lost, for a child lost with its member (phase Failed), says how.
+	Lost string
 }
+
+// ReasonMemberLost is the state reason of a child lost with its member:
+// the member has been NotReady for Input.LostAfter and the child, not
+// finished, is counted as failed.
+const ReasonMemberLost = "MemberLost"
 
 // Finished reports whether a child job's phase is final, and whether it
 // failed.
@@ -108,17 +116,32 @@ func OnFailure(fp *trainingv1alpha1.FailurePolicy, retries int32, children []Chi
 	if action != trainingv1alpha1.Fail && retries >= d.MaxRetry {
 		action = trainingv1alpha1.Fail
 	}
-	list := strings.Join(failed, ", ")
+	var plain, lost, parts []string
+	for _, c := range children {
+		if c.Lost != "" {
+			lost = append(lost, fmt.Sprintf("child %s lost with its member (%s)", c.Name, c.Lost))
+		} else if slices.Contains(failed, c.Name) {
+			plain = append(plain, c.Name)
+		}
+	}
+	if len(plain) > 0 {
+		parts = append(parts, "child "+strings.Join(plain, ", ")+" failed")
+	}
+	what := strings.Join(append(parts, lost...), "; ")
+	if len(lost) > 0 && action == trainingv1alpha1.RestartChild {
+		// A lost child cannot be made again where it was.
+		action = trainingv1alpha1.RestartAll
+	}
 	switch action {
 	case trainingv1alpha1.RestartChild:
 		d.Action, d.Delete = RestartChildren, failed
-		d.Message = fmt.Sprintf("child %s failed: making it again (restart %d of %d)", list, d.Restart, d.MaxRetry)
+		d.Message = fmt.Sprintf("%s: making it again (restart %d of %d)", what, d.Restart, d.MaxRetry)
 	case trainingv1alpha1.RestartAll:
 		d.Action = RestartAll
 		for _, c := range children {
 			d.Delete = append(d.Delete, c.Name)
 		}
-		d.Message = fmt.Sprintf("child %s failed: all children deleted, the HyperJob is planned again (restart %d of %d)", list, d.Restart, d.MaxRetry)
+		d.Message = fmt.Sprintf("%s: all children deleted, the HyperJob is planned again (restart %d of %d)", what, d.Restart, d.MaxRetry)
 	default:
 		d.Action, d.Restart = Fail, 0
 		for _, c := range children {
@@ -126,7 +149,7 @@ func OnFailure(fp *trainingv1alpha1.FailurePolicy, retries int32, children []Chi
 				d.Delete = append(d.Delete, c.Name)
 			}
 		}
-		d.Message = fmt.Sprintf("child %s failed and the failure policy (%s, %d of %d restarts used) fails the HyperJob", list, fp.Action, retries, d.MaxRetry)
+		d.Message = fmt.Sprintf("%s and the failure policy (%s, %d of %d restarts used) fails the HyperJob", what, fp.Action, retries, d.MaxRetry)
 	}
 	return d
 }
@@ -163,6 +186,9 @@ func Of(jobs []batchv1alpha1.Job) []Child {
 	out := make([]Child, len(jobs))
 	for i, j := range jobs {
 		out[i] = Child{Name: j.Name, Phase: j.Status.State.Phase}
+		if j.Status.State.Reason == ReasonMemberLost {
+			out[i].Lost = j.Status.State.Message
+		}
 	}
 	return out
 }

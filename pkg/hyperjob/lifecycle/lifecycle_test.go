@@ -46,6 +46,10 @@ func TestOnFailure(t *testing.T) {
 		{name: "fail", fp: &trainingv1alpha1.FailurePolicy{Action: trainingv1alpha1.Fail}, children: mixed, want: FailureDecision{
 			Action: Fail, Failed: []string{"b", "d"}, Delete: []string{"a"}, MaxRetry: int32(trainingv1alpha1.DefaultHyperJobMaxRetry),
 			Message: "child b, d failed and the failure policy (Fail, 0 of 3 restarts used) fails the HyperJob"}},
+		{name: "a lost child restarts all", fp: policy(trainingv1alpha1.RestartChild), children: []Child{
+			{Name: "a", Phase: batchv1alpha1.JobRunning}, {Name: "b", Phase: batchv1alpha1.JobFailed, Lost: "member west NotReady for 5m0s"}},
+			want: FailureDecision{Action: RestartAll, Failed: []string{"b"}, Delete: []string{"a", "b"}, Restart: 1, MaxRetry: 2,
+				Message: "child b lost with its member (member west NotReady for 5m0s): all children deleted, the HyperJob is planned again (restart 1 of 2)"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if diff := cmp.Diff(c.want, OnFailure(c.fp, c.retries, c.children)); diff != "" {
