@@ -168,7 +168,7 @@ func Run(ctx context.Context, c *options.Config) error {
 	if err := (&datadepcontroller.Reclaimer{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the DataSource reclaimer: %w", err)
 	}
-	hj := &hyperjobcontroller.Reconciler{Client: mgr.GetClient(), Inventory: inv, Recorder: mgr.GetEventRecorderFor("caldera-global"), StartTimeout: c.HyperJobStartTimeout}
+	hj := &hyperjobcontroller.Reconciler{Client: mgr.GetClient(), Inventory: inv, Recorder: mgr.GetEventRecorderFor("caldera-global"), StartTimeout: c.HyperJobStartTimeout, LostAfter: c.MemberLostAfter}
 	if err := hj.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the HyperJob controller: %w", err)
 	}

@@ -56,6 +56,9 @@ type Reconciler struct {
 	// Retry is how often a waiting HyperJob is planned again without other
 	// changes.
 	Retry time.Duration
+	// LostAfter is how long a member may be NotReady before the children
+	// on it are lost with it (lifecycle.Input.LostAfter); 0 never.
+	LostAfter time.Duration
 
 	mu sync.Mutex
 	// releasedAt is when all of a plan's children were first seen
@@ -84,16 +87,17 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// waiting lists the HyperJobs without a plan: a cluster changed, and one
-// may fit now.
-func (r *Reconciler) waiting(ctx context.Context, _ client.Object) []reconcile.Request {
+// waiting lists the HyperJobs without a plan, and those with children in
+// the cluster: a cluster changed, and one may fit now, or the cluster's
+// children may be on their way to being lost with it.
+func (r *Reconciler) waiting(ctx context.Context, obj client.Object) []reconcile.Request {
 	var l trainingv1alpha1.HyperJobList
 	if err := r.Client.List(ctx, &l); err != nil {
 		return nil
 	}
 	var out []reconcile.Request
 	for i := range l.Items {
-		if lifecycle.Waiting(&l.Items[i]) {
+		if lifecycle.Waiting(&l.Items[i]) || lifecycle.Uses(&l.Items[i], obj.GetName()) {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&l.Items[i])})
 		}
 	}
@@ -130,7 +134,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	in := lifecycle.Input{HyperJob: hj, Children: children, StartTimeout: r.StartTimeout, Retry: r.Retry, Now: r.Clock.Now()}
+	in := lifecycle.Input{HyperJob: hj, Children: children, StartTimeout: r.StartTimeout, Retry: r.Retry, Now: r.Clock.Now(), LostAfter: r.LostAfter}
+	if r.LostAfter > 0 && len(children) > 0 {
+		if in.NotReady, err = r.notReady(ctx, in.Now); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
 	d := lifecycle.Decide(in)
 	for d.NeedCapacity || d.NeedReleased != nil {
 		if d.NeedCapacity {
@@ -252,6 +261,23 @@ func (r *Reconciler) capacity(ctx context.Context) (*lifecycle.Capacity, error) 
 		c.Listing = pools.Listing()
 	}
 	return c, nil
+}
+
+// notReady returns, for each member cluster whose Ready condition is not
+// True, how long it has not been (since the condition last changed).
+func (r *Reconciler) notReady(ctx context.Context, now time.Time) (map[string]time.Duration, error) {
+	members, err := r.Inventory.Clusters(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]time.Duration{}
+	for _, c := range members {
+		cond := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+		if cond != nil && cond.Status != metav1.ConditionTrue {
+			out[c.Name] = max(now.Sub(cond.LastTransitionTime.Time), 0)
+		}
+	}
+	return out, nil
 }
 
 // released reports whether every child's binding is released (placed in a

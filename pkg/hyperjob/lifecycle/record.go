@@ -66,6 +66,16 @@ func Waiting(hj *trainingv1alpha1.HyperJob) bool {
 	return rec == nil || len(rec.Children) == 0
 }
 
+// Uses reports whether the HyperJob's plan puts a child in the cluster.
+func Uses(hj *trainingv1alpha1.HyperJob, cluster string) bool {
+	for _, c := range plannedClusters(hj) {
+		if c == cluster {
+			return true
+		}
+	}
+	return false
+}
+
 // planID names a plan by what it is and when.
 func planID(hj *trainingv1alpha1.HyperJob, rec *Record) string {
 	h := sha256.New()

@@ -40,6 +40,9 @@ type Options struct {
 	// HyperJobStartTimeout is how long a HyperJob's released children may
 	// take to run before all are rolled back and it is planned again.
 	HyperJobStartTimeout time.Duration
+	// MemberLostAfter is how long a member may be NotReady before the
+	// HyperJob children on it are lost with it; 0 never.
+	MemberLostAfter time.Duration
 	// DataProviders map data systems to the URL of a catalog speaking the
 	// HTTP lookup contract (pkg/datadep.HTTP), as system=URL.
 	DataProviders []string
@@ -86,6 +89,9 @@ type Config struct {
 	// HyperJobStartTimeout is how long a HyperJob's released children may
 	// take to run before all are rolled back and it is planned again.
 	HyperJobStartTimeout time.Duration
+	// MemberLostAfter is how long a member may be NotReady before the
+	// HyperJob children on it are lost with it; 0 never.
+	MemberLostAfter time.Duration
 	// DataProviders map data systems to the URL of their catalog.
 	DataProviders map[string]string
 	// ClusterInventory is where the member clusters come from:
@@ -133,6 +139,7 @@ func NewOptions() *Options {
 		PoolLabels:              []string{"nvidia.com/gpu.product", "cloud.google.com/gke-accelerator"},
 		MemberNodePools:         true,
 		HyperJobStartTimeout:    10 * time.Minute,
+		MemberLostAfter:         5 * time.Minute,
 		LeaderElect:             true,
 		LeaderElectionNamespace: "caldera-system",
 		HealthProbeBindAddress:  ":11256",
@@ -151,6 +158,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.ApplyFailureGrace, "apply-failure-grace", o.ApplyFailureGrace, "how long a released job's member may refuse to apply it (Karmada retries) before the job stops counting against its queue and the member; the job is told why")
 	fs.DurationVar(&o.ReportGrace, "report-grace", o.ReportGrace, "how long after a released job's pods appear in their member the dispatcher still counts them itself before trusting the member's resource summary; at least Karmada's cluster status update period")
 	fs.DurationVar(&o.HyperJobStartTimeout, "hyperjob-start-timeout", o.HyperJobStartTimeout, "how long the released children of a HyperJob may take to run (at least its minAvailable of them) before all are deleted and it is planned again")
+	fs.DurationVar(&o.MemberLostAfter, "member-lost-after", o.MemberLostAfter, "how long a member cluster may be NotReady before the HyperJob children on it that have not finished are lost with it: each counts as a failed child and the HyperJob's failure policy decides (RestartChild then restarts every child); 0 never")
 	fs.StringArrayVar(&o.DataProviders, "data-provider", o.DataProviders, "system=URL: DataSourceClaims of this data system are resolved by the catalog at URL, over the HTTP lookup contract (repeat for several systems); claims of other systems are resolved from the DataSources declared")
 	fs.StringVar(&o.ClusterInventory, "cluster-inventory", o.ClusterInventory, "where the member clusters come from: karmada (Karmada's Clusters and their resource summaries) or cluster-api (the Clusters of a Cluster API management cluster, reached with their kubeconfig Secrets and measured directly; each must be joined to Karmada under its name)")
 	fs.StringVar(&o.ClusterAPIKubeconfig, "cluster-api-kubeconfig", o.ClusterAPIKubeconfig, "kubeconfig of the Cluster API management cluster; empty means the Karmada API server's")
@@ -186,6 +194,7 @@ func (o *Options) Validate() field.ErrorList {
 		{"--apply-failure-grace", o.ApplyFailureGrace, false},
 		{"--report-grace", o.ReportGrace, false},
 		{"--hyperjob-start-timeout", o.HyperJobStartTimeout, true},
+		{"--member-lost-after", o.MemberLostAfter, false},
 	} {
 		switch {
 		case d.positive && d.value <= 0:
@@ -243,6 +252,7 @@ func (o *Options) Config() (*Config, error) {
 			ApplyFailureGrace: o.ApplyFailureGrace,
 		},
 		HyperJobStartTimeout:    o.HyperJobStartTimeout,
+		MemberLostAfter:         o.MemberLostAfter,
 		DataProviders:           o.dataProviders,
 		ClusterInventory:        o.ClusterInventory,
 		ClusterAPIKubeconfig:    o.ClusterAPIKubeconfig,
