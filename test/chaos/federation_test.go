@@ -19,14 +19,17 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app/options"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
+	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
 	"github.com/caldera-sh/caldera/pkg/localenv"
@@ -61,7 +64,11 @@ var fedFaults = []fedFault{
 	{"kill -9 caldera-global", killGlobal(false)},
 	{"kill -9 caldera-global and a member's caldera-controller-manager", killGlobal(true)},
 	{"member API server paused (SIGSTOP 15 s)", pauseMember(15 * time.Second)},
+	{"member lost with HyperJob children (failure policy RestartAll or Fail)", loseMember},
 }
+
+// memberLostAfter is caldera-global's --member-lost-after here.
+const memberLostAfter = 5 * time.Second
 
 // fedEnv is the federation under test: two members (scheduler and
 // controller-manager each, as their service accounts), the Karmada API
@@ -77,6 +84,11 @@ type fedEnv struct {
 	globalMetrics string
 	// tokens are bearer tokens the run made: no log may hold them.
 	tokens []string
+	// hyperJobs are the HyperJobs the run made, with the phase each must
+	// end in.
+	hyperJobs map[string]trainingv1alpha1.HyperJobPhase
+	// firstPolicy picks the first HyperJob's failure policy.
+	firstPolicy int
 }
 
 // TestFederationChaos injects the federation's faults (fedFaults) at
@@ -189,6 +201,19 @@ func TestFederationChaos(t *testing.T) {
 		}
 		return len(open) == 0, fmt.Sprintf("%d of %d not Completed: %s", len(open), len(submitted), strings.Join(first(open, 10), " "))
 	})
+	poll.Eventually(t, ctx, drainTimeout, "every HyperJob finished as its failure policy says", func() (bool, string) {
+		var open []string
+		for name, want := range f.hyperJobs {
+			var hj trainingv1alpha1.HyperJob
+			if err := f.kc.Get(ctx, client.ObjectKey{Namespace: fedNamespace, Name: name}, &hj); err != nil {
+				return false, err.Error()
+			}
+			if hj.Status.Phase != want {
+				open = append(open, fmt.Sprintf("%s %s (want %s)", name, hj.Status.Phase, want))
+			}
+		}
+		return len(open) == 0, strings.Join(open, ", ")
+	})
 	f.checkInvariants(t, ctx, obs, "the end")
 	f.checkEachJobInOneMember(t, ctx, submitted)
 	checkLogsHoldNoSecrets(t, f.dir, f.tokens...)
@@ -223,7 +248,7 @@ func startFedEnv(t *testing.T, ctx context.Context) *fedEnv {
 			t.Fatal(err)
 		}
 	}
-	f := &fedEnv{dir: dir, members: map[string]*fedenv.Member{}}
+	f := &fedEnv{dir: dir, members: map[string]*fedenv.Member{}, hyperJobs: map[string]trainingv1alpha1.HyperJobPhase{}}
 	clients := map[string]client.Client{}
 	access := map[string]fedenv.MemberAccess{}
 	for _, name := range fedMembers {
@@ -282,6 +307,7 @@ func startFedEnv(t *testing.T, ctx context.Context) *fedEnv {
 			// The stand-in refreshes member summaries every 200 ms.
 			o.ReportGrace = time.Second
 			o.Heartbeat = time.Second
+			o.MemberLostAfter = memberLostAfter
 		},
 	})
 	t.Cleanup(func() {
@@ -347,6 +373,109 @@ func pauseMember(hold time.Duration) func(context.Context, *fedEnv, *rand.Rand) 
 		})
 		return time.Since(start), err
 	}
+}
+
+// hyperJobPrefix starts the names of the run's HyperJobs.
+const hyperJobPrefix = "hj-"
+
+// loseMember loses a member for good under a HyperJob with a child in
+// each member: the member's API server is stopped (SIGSTOP) and left so
+// until Karmada reports it NotReady (the stand-in, after
+// fedenv.FailureThreshold) and caldera-global, memberLostAfter later,
+// loses the child there; the HyperJob's failure policy (RestartAll or
+// Fail, the first at random, then in turn) must then act: RestartAll deletes both children and
+// counts a restart, Fail fails the HyperJob naming the lost member. A
+// replacement then joins under the member's name (the API server resumed,
+// its old copy of the child removed); ready is from then until Karmada
+// reports it Ready. A RestartAll HyperJob must end Completed, a Fail one
+// Failed.
+func loseMember(ctx context.Context, f *fedEnv, rng *rand.Rand) (time.Duration, error) {
+	lost := fedMembers[rng.IntN(len(fedMembers))]
+	kept := fedMembers[0]
+	if kept == lost {
+		kept = fedMembers[1]
+	}
+	// The first policy at random, then the other, and so on: a run of
+	// two or more tries both.
+	if len(f.hyperJobs) == 0 {
+		f.firstPolicy = rng.IntN(2)
+	}
+	action := []trainingv1alpha1.FailureAction{trainingv1alpha1.RestartAll, trainingv1alpha1.Fail}[(f.firstPolicy+len(f.hyperJobs))%2]
+	name := fmt.Sprintf("%s%03d", hyperJobPrefix, len(f.hyperJobs))
+	child := func(rj string, cluster string) trainingv1alpha1.ReplicatedJob {
+		j := fedJob("template", "fed-gold", 2, 45*time.Second)
+		return trainingv1alpha1.ReplicatedJob{Name: rj, Replicas: 1, ClusterNames: []string{cluster}, TemplateSpec: j.Spec}
+	}
+	hj := &trainingv1alpha1.HyperJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: fedNamespace, Name: name},
+		Spec: trainingv1alpha1.HyperJobSpec{
+			ReplicatedJobs: []trainingv1alpha1.ReplicatedJob{child("lost", lost), child("kept", kept)},
+			FailurePolicy:  &trainingv1alpha1.FailurePolicy{Action: action},
+		},
+	}
+	trainingv1alpha1.SetDefaults_HyperJob(hj)
+	if err := f.kc.Create(ctx, hj); err != nil {
+		return 0, fmt.Errorf("creating HyperJob %s: %w", name, err)
+	}
+	want := trainingv1alpha1.HyperJobCompletedPhase
+	if action == trainingv1alpha1.Fail {
+		want = trainingv1alpha1.HyperJobFailedPhase
+	}
+	f.hyperJobs[name] = want
+	get := func() (*trainingv1alpha1.HyperJob, error) {
+		var got trainingv1alpha1.HyperJob
+		err := f.kc.Get(ctx, client.ObjectKeyFromObject(hj), &got)
+		return &got, err
+	}
+	if err := poll.Until(ctx, 3*time.Minute, "HyperJob "+name+" running", func() (bool, string) {
+		got, err := get()
+		if err != nil {
+			return false, err.Error()
+		}
+		return got.Status.Phase == trainingv1alpha1.HyperJobRunning, string(got.Status.Phase)
+	}); err != nil {
+		return 0, err
+	}
+
+	m := f.members[lost]
+	if err := m.Env.APIServer().Signal(syscall.SIGSTOP); err != nil {
+		return 0, err
+	}
+	resumed := false
+	defer func() {
+		if !resumed {
+			_ = m.Env.APIServer().Signal(syscall.SIGCONT)
+		}
+	}()
+	err := poll.Until(ctx, fedenv.FailureThreshold+memberLostAfter+time.Minute, "HyperJob "+name+"'s failure policy ("+string(action)+") acting on the child lost with "+lost, func() (bool, string) {
+		got, err := get()
+		if err != nil {
+			return false, err.Error()
+		}
+		failed := meta.FindStatusCondition(got.Status.Conditions, trainingv1alpha1.HyperJobFailed)
+		if action == trainingv1alpha1.Fail {
+			return got.Status.Phase == trainingv1alpha1.HyperJobFailedPhase && failed != nil && strings.Contains(failed.Message, "lost with its member (member "+lost+" NotReady"),
+				fmt.Sprintf("phase %s, Failed %+v", got.Status.Phase, failed)
+		}
+		return got.Status.RetryCount == 1, fmt.Sprintf("phase %s, %d restarts", got.Status.Phase, got.Status.RetryCount)
+	})
+	if err != nil {
+		return 0, err
+	}
+
+	start := time.Now()
+	resumed = true
+	if err := m.Env.APIServer().Signal(syscall.SIGCONT); err != nil {
+		return 0, err
+	}
+	err = poll.Until(ctx, recoveryTimeout, "Karmada reporting "+lost+" Ready", func() (bool, string) {
+		var cl clusterv1alpha1.Cluster
+		if err := f.kc.Get(ctx, client.ObjectKey{Name: lost}, &cl); err != nil {
+			return false, err.Error()
+		}
+		return meta.IsStatusConditionTrue(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady), "not Ready"
+	})
+	return time.Since(start), err
 }
 
 // probe submits a one-pod Job to the Karmada API server and returns how
@@ -562,6 +691,10 @@ func (o *fedObserver) check(ctx context.Context, now time.Time) {
 		// Held: suspended and placed nowhere. (The dispatcher releases a
 		// binding by placing it; its suspension stays.)
 		if !rb.Spec.SchedulingSuspended() || len(rb.Spec.Clusters) > 0 || !rb.DeletionTimestamp.IsZero() {
+			continue
+		}
+		// A HyperJob's children are released together, when all fit.
+		if strings.HasPrefix(rb.Name, hyperJobPrefix) {
 			continue
 		}
 		need := int64(replicasOf(rb.Spec.Resource.Name)) * 1000

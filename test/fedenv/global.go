@@ -68,6 +68,7 @@ func StartGlobalProcess(t testing.TB, ctx context.Context, g GlobalProcess) (*co
 		"--report-grace=" + o.ReportGrace.String(),
 		"--apply-failure-grace=" + o.ApplyFailureGrace.String(),
 		"--hyperjob-start-timeout=" + o.HyperJobStartTimeout.String(),
+		"--member-lost-after=" + o.MemberLostAfter.String(),
 		fmt.Sprintf("--v=%d", g.Verbosity),
 	}
 	for _, p := range o.DataProviders {

@@ -52,6 +52,8 @@ import (
 //     in); a member that refuses it is reported on the binding's
 //     aggregated status as not applied, with the member's message, and
 //     tried again next round; the member's Job status is copied back.
+//     A propagated Job (label karmada.io/managed) whose template is gone
+//     is deleted from its member.
 //     A member that does not answer holds up no other member.
 //   - Cluster status: each member's Cluster carries the member's nodes'
 //     and pods' resource summary and a Ready condition, False while
@@ -78,6 +80,9 @@ type StandIn struct {
 // appliedPlacementAnnotation is where Karmada's scheduler records the
 // placement it scheduled a binding by.
 const appliedPlacementAnnotation = "policy.karmada.io/applied-placement"
+
+// managedLabel marks what Karmada propagated to a member.
+const managedLabel = "karmada.io/managed"
 
 // policyAnnotation records on a binding the policy that claimed its
 // template (Karmada labels the template; the stand-in keeps it here).
@@ -526,6 +531,19 @@ func (s *StandIn) apply(ctx context.Context) error {
 			onMembers[name][jobs.Items[i].Namespace+"/"+jobs.Items[i].Name] = &jobs.Items[i]
 		}
 	}
+	// A Job propagated to a member whose template is gone goes too, as
+	// Karmada deletes its Work (at once, or when the member answers again).
+	for name, jobs := range onMembers {
+		for key, j := range jobs {
+			if tmpls[key] != nil || j.Labels[managedLabel] != "true" || !j.DeletionTimestamp.IsZero() {
+				continue
+			}
+			mc := s.members[name]
+			_ = s.onMember(ctx, func(ctx context.Context) error {
+				return client.IgnoreNotFound(mc.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+			})
+		}
+	}
 	for i := range rbs.Items {
 		rb := &rbs.Items[i]
 		if len(rb.Spec.Clusters) == 0 {
@@ -559,7 +577,11 @@ func (s *StandIn) apply(ctx context.Context) error {
 			if err := s.onMember(ctx, func(ctx context.Context) error { return mc.Create(ctx, ns) }); err != nil && !apierrors.IsAlreadyExists(err) {
 				continue
 			}
-			created := &batchv1alpha1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: tmpl.Namespace, Name: tmpl.Name, Labels: tmpl.Labels, Annotations: tmpl.Annotations}, Spec: tmpl.Spec}
+			labels := map[string]string{managedLabel: "true"}
+			for k, v := range tmpl.Labels {
+				labels[k] = v
+			}
+			created := &batchv1alpha1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: tmpl.Namespace, Name: tmpl.Name, Labels: labels, Annotations: tmpl.Annotations}, Spec: tmpl.Spec}
 			if err := s.onMember(ctx, func(ctx context.Context) error { return mc.Create(ctx, created) }); err != nil && !apierrors.IsAlreadyExists(err) {
 				// As Karmada reports a Work that failed to apply.
 				msg := fmt.Sprintf("Failed to apply all manifests (0/1): %s", strings.TrimSpace(err.Error()))
