@@ -67,34 +67,7 @@ type figures struct {
 }
 
 func TestChaos(t *testing.T) {
-	s := *seed
-	if s == 0 {
-		s = uint64(time.Now().UnixNano())
-	}
-	t.Logf("seed %d (rerun with -chaos.seed=%d)", s, s)
-	rng := rand.New(rand.NewPCG(s, 0xc4a05))
-	times := 1
-	if *profile == "long" {
-		times = *repeat
-	} else if *profile != "short" {
-		t.Fatalf("-chaos.profile=%q: want short or long", *profile)
-	}
-	match, err := regexp.Compile(*only)
-	if err != nil {
-		t.Fatalf("-chaos.faults: %v", err)
-	}
-	var plan []fault
-	for range times {
-		for _, f := range faults {
-			if match.MatchString(f.name) {
-				plan = append(plan, f)
-			}
-		}
-	}
-	if len(plan) == 0 {
-		skipUnlessNoFaultMatches(t, match)
-	}
-	rng.Shuffle(len(plan), func(i, j int) { plan[i], plan[j] = plan[j], plan[i] })
+	s, rng, plan := faultPlan(t, faults, func(f fault) string { return f.name }, 0xc4a05)
 
 	ctx := t.Context()
 	e := startEnv(t, ctx)
@@ -443,6 +416,43 @@ func worst(ds []time.Duration) string {
 		return "-"
 	}
 	return slices.Max(ds).Round(10 * time.Millisecond).String()
+}
+
+// faultPlan returns the run's seed (logged, for a rerun), its random
+// source (the seed and salt) and the faults to inject, in a random order:
+// each of all that -chaos.faults matches, -chaos.repeat times in the long
+// profile, once in the short.
+func faultPlan[F any](t *testing.T, all []F, name func(F) string, salt uint64) (uint64, *rand.Rand, []F) {
+	t.Helper()
+	s := *seed
+	if s == 0 {
+		s = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (rerun with -chaos.seed=%d)", s, s)
+	rng := rand.New(rand.NewPCG(s, salt))
+	times := 1
+	if *profile == "long" {
+		times = *repeat
+	} else if *profile != "short" {
+		t.Fatalf("-chaos.profile=%q: want short or long", *profile)
+	}
+	match, err := regexp.Compile(*only)
+	if err != nil {
+		t.Fatalf("-chaos.faults: %v", err)
+	}
+	var plan []F
+	for range times {
+		for _, f := range all {
+			if match.MatchString(name(f)) {
+				plan = append(plan, f)
+			}
+		}
+	}
+	if len(plan) == 0 {
+		skipUnlessNoFaultMatches(t, match)
+	}
+	rng.Shuffle(len(plan), func(i, j int) { plan[i], plan[j] = plan[j], plan[i] })
+	return s, rng, plan
 }
 
 // skipUnlessNoFaultMatches skips a test none of whose faults -chaos.faults

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -97,32 +96,7 @@ type fedEnv struct {
 // work resumes, no Job runs in two members and no binding stays suspended
 // while its queue and a member have room; at the end every Job completes.
 func TestFederationChaos(t *testing.T) {
-	s := *seed
-	if s == 0 {
-		s = uint64(time.Now().UnixNano())
-	}
-	t.Logf("seed %d (rerun with -chaos.seed=%d)", s, s)
-	rng := rand.New(rand.NewPCG(s, 0xfed))
-	times := 1
-	if *profile == "long" {
-		times = *repeat
-	}
-	match, err := regexp.Compile(*only)
-	if err != nil {
-		t.Fatalf("-chaos.faults: %v", err)
-	}
-	var plan []fedFault
-	for range times {
-		for _, f := range fedFaults {
-			if match.MatchString(f.name) {
-				plan = append(plan, f)
-			}
-		}
-	}
-	if len(plan) == 0 {
-		skipUnlessNoFaultMatches(t, match)
-	}
-	rng.Shuffle(len(plan), func(i, j int) { plan[i], plan[j] = plan[j], plan[i] })
+	s, rng, plan := faultPlan(t, fedFaults, func(f fedFault) string { return f.name }, 0xfed)
 
 	ctx := t.Context()
 	f := startFedEnv(t, ctx)
@@ -835,7 +809,7 @@ func renderFederation(got map[string]*figures, violations []string, submitted, r
 	md := render(got, violations, submitted, refused, 0, elapsed, seed, profile)
 	// The member suite's first line counts pods bound; here Jobs matter.
 	if i := strings.IndexByte(md, '\n'); i >= 0 {
-		md = fmt.Sprintf("Federation, profile %s, seed %d, %s: %d jobs submitted to the Karmada API server (%d creates refused and retried), all Completed in exactly one member.\n",
+		md = fmt.Sprintf("Federation, profile %s, seed %d, %s: %d jobs submitted to the Karmada API server (%d creates refused and retried), all Completed in exactly one member.",
 			profile, seed, elapsed.Round(time.Second), submitted, refused) + md[i:]
 	}
 	return md
