@@ -31,13 +31,14 @@ $(CONTROLLER_GEN): hack/tools/go.mod hack/tools/go.sum
 	@mkdir -p $(BIN)
 	cd hack/tools && go build -o $(CONTROLLER_GEN) sigs.k8s.io/controller-tools/cmd/controller-gen
 
-## generate: regenerate deepcopy functions and CRD manifests from the API types.
+## generate: regenerate deepcopy functions and CRD manifests from the API types, and deploy/member from the chart.
 .PHONY: generate
 generate: $(CONTROLLER_GEN)
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/... paths=./pkg/scheduler/config/... paths=./pkg/federation/karmada/... paths=./pkg/federation/clusterapi/...
 	rm -f deploy/crds/*_*.yaml
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./apis/... output:crd:artifacts:config=deploy/crds
 	hack/crd-kustomization.sh > deploy/crds/kustomization.yaml.tmp && mv deploy/crds/kustomization.yaml.tmp deploy/crds/kustomization.yaml
+	go test ./deploy/helm -run '^TestMemberManifestsAreTheChart$$' -update
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./pkg/federation/karmada/... output:crd:artifacts:config=test/crds/karmada
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./pkg/federation/clusterapi/... output:crd:artifacts:config=test/crds/clusterapi
 
