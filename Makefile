@@ -51,7 +51,7 @@ verify: $(CONTROLLER_GEN) lint
 .PHONY: lint
 lint:
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
-	go vet -tags integration,e2e,perf,chaos,rbacusage ./...
+	go vet -tags integration,e2e,perf,chaos,rbacusage,images ./...
 
 ## test: verify, then unit, fuzz (briefly), integration, end-to-end and fault-injection tests,
 ## and the check that the components use every permission they are granted.
@@ -134,6 +134,19 @@ CHAOS_REPEAT ?= 20
 chaos-long: control-plane build
 	mkdir -p _output
 	go test -count=1 -tags chaos -timeout 6h -v ./test/chaos/ -args -chaos.profile=long -chaos.repeat=$(CHAOS_REPEAT) -chaos.report=$(CURDIR)/_output/chaos.md
+
+## images: the container images of every binary, for linux/amd64 and linux/arm64,
+## built without a container engine into the OCI layout _output/images (docs/install.md).
+IMAGE_REGISTRY ?= ghcr.io/caldera-sh
+IMAGE_TAG ?= v0.1.0
+.PHONY: images
+images:
+	go run ./hack/images -out _output/images -registry $(IMAGE_REGISTRY) -tag $(IMAGE_TAG)
+
+## test-images: build the images and check each one's platforms, entrypoint and user.
+.PHONY: test-images
+test-images: images
+	go test -count=1 -tags images ./test/images/
 
 ## test-karmada: the federation end-to-end tests on a real Karmada (opt-in, not in make test):
 ## KARMADA_BIN=<folder of Karmada's binaries> KARMADA_SRC=<the Karmada source tree they were built from>;
