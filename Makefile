@@ -38,7 +38,7 @@ generate: $(CONTROLLER_GEN)
 	rm -f deploy/crds/*_*.yaml
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./apis/... output:crd:artifacts:config=deploy/crds
 	hack/crd-kustomization.sh > deploy/crds/kustomization.yaml.tmp && mv deploy/crds/kustomization.yaml.tmp deploy/crds/kustomization.yaml
-	go test ./deploy/helm -run '^TestMemberManifestsAreTheChart$$' -update
+	go test ./deploy/helm -run '^TestManifestsAreTheCharts$$' -update
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./pkg/federation/karmada/... output:crd:artifacts:config=test/crds/karmada
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./pkg/federation/clusterapi/... output:crd:artifacts:config=test/crds/clusterapi
 
