@@ -9,8 +9,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"maps"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 
 	"helm.sh/helm/v4/pkg/chart/common"
@@ -86,12 +87,12 @@ func (r *Rendered) Objects() ([]*unstructured.Unstructured, error) {
 		all = append(all, objs...)
 		return nil
 	}
-	for _, n := range sortedKeys(r.CRDs) {
+	for _, n := range slices.Sorted(maps.Keys(r.CRDs)) {
 		if err := add(n, r.CRDs[n]); err != nil {
 			return nil, err
 		}
 	}
-	for _, n := range sortedKeys(r.Templates) {
+	for _, n := range slices.Sorted(maps.Keys(r.Templates)) {
 		if err := add(n, []byte(r.Templates[n])); err != nil {
 			return nil, err
 		}
@@ -131,13 +132,4 @@ func onlyComments(text string) bool {
 		}
 	}
 	return true
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
