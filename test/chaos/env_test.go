@@ -49,8 +49,6 @@ type env struct {
 	// readerTokens are the metrics reader's tokens the run used: no log
 	// may hold them either.
 	readerTokens []string
-	// logf writes to the test's log.
-	logf func(format string, args ...any)
 }
 
 // metricsToken returns a new token of the metrics reader, remembered for
@@ -123,7 +121,7 @@ func startEnv(t *testing.T, ctx context.Context) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := &env{Environment: e, client: c, clientset: cs, logf: t.Logf}
+	out := &env{Environment: e, client: c, clientset: cs}
 	for _, f := range []string{"../../examples/preemption/00-priorityclasses.yaml", "../../examples/preemption/01-queues.yaml"} {
 		if err := out.apply(ctx, f); err != nil {
 			t.Fatal(err)

@@ -164,47 +164,16 @@ func holdFor(ctx context.Context, d time.Duration) error {
 // from revisions that are gone and are answered "too old resource
 // version", and its informers must list again without losing or repeating
 // work.
-//
-// A resumed client may instead find its connections closed under it and
-// list afresh without ever resuming a watch (client-go's reaction to a
-// dead connection varies); the component survived a restart then, but not
-// this fault, so the fault is injected again, up to watchTooOldAttempts
-// times. Ready counts from the start of the attempt that expired a watch.
 func watchTooOld(ctx context.Context, e *env, rng *rand.Rand) (time.Duration, error) {
 	name := []string{localenv.ComponentScheduler, localenv.ComponentControllerManager}[rng.IntN(2)]
 	c := e.Component(name)
-	var missed []string
-	for attempt := 1; attempt <= watchTooOldAttempts; attempt++ {
-		ready, told, state, err := expireWatches(ctx, e, c, name)
-		if err != nil {
-			return 0, err
-		}
-		if told {
-			if attempt > 1 {
-				e.logf("watch too old: %s's watches expired at attempt %d; before: %s", name, attempt, strings.Join(missed, "; "))
-			}
-			return ready, nil
-		}
-		missed = append(missed, state)
-	}
-	return 0, fmt.Errorf("%s was never told its watch was too old in %d attempts: %s", name, watchTooOldAttempts, strings.Join(missed, "\n"))
-}
-
-// watchTooOldAttempts bounds the injections of watchTooOld.
-const watchTooOldAttempts = 3
-
-// expireWatches is one attempt of watchTooOld: told is whether a watch of
-// the component was answered "too old resource version" before its Pod
-// informer had listed again (always true below log level 4, where the
-// reflectors do not say).
-func expireWatches(ctx context.Context, e *env, c *controlplane.Component, name string) (ready time.Duration, told bool, state string, err error) {
 	logged, err := os.Stat(c.LogPath())
 	if err != nil {
-		return 0, false, "", err
+		return 0, err
 	}
 	start := time.Now()
 	if err := c.Signal(syscall.SIGSTOP); err != nil {
-		return 0, false, "", err
+		return 0, err
 	}
 	err = e.APIServer().Restart(ctx)
 	if err == nil {
@@ -218,43 +187,36 @@ func expireWatches(ctx context.Context, e *env, c *controlplane.Component, name 
 		err = e.waitAuthorized(ctx, name)
 	}
 	if err := c.Signal(syscall.SIGCONT); err != nil && !c.Exited() {
-		return 0, false, "", err
+		return 0, err
 	}
 	if err != nil {
-		return 0, false, "", err
+		return 0, err
 	}
 	exited, err := e.waitReady(ctx, c)
 	if err != nil {
-		return 0, false, "", err
+		return 0, err
 	}
 	if exited != "" {
 		// It runs without leader election, so has no lease to lose:
 		// exiting is a failure to survive the expired watches.
-		return 0, false, "", fmt.Errorf("%s exited after it was resumed; its log ended:\n%s", name, exited)
+		return 0, fmt.Errorf("%s exited after it was resumed; its log ended:\n%s", name, exited)
 	}
-	ready = time.Since(start)
-	if *verbosity < 4 {
-		return ready, true, "", nil
-	}
+	ready := time.Since(start)
 	// The reflectors log the expired watch at level 4: proof that the
 	// fault happened, not only that the component survived a restart.
-	relisted := false
-	err = poll.Until(ctx, recoveryTimeout, name+" told its watch was too old, or its pods listed again", func() (bool, string) {
-		since, err := readFrom(c.LogPath(), logged.Size())
+	if *verbosity >= 4 {
+		err := poll.Until(ctx, recoveryTimeout, name+" told its watch was too old", func() (bool, string) {
+			since, err := readFrom(c.LogPath(), logged.Size())
+			if err != nil {
+				return false, err.Error()
+			}
+			return strings.Contains(since, "too old"), "no watch answered \"too old resource version\" since the fault; what its informers logged: " + linesWith(since, "reflector", 8)
+		})
 		if err != nil {
-			return false, err.Error()
+			return 0, err
 		}
-		if strings.Contains(since, "too old") {
-			return true, ""
-		}
-		state = "no watch answered \"too old resource version\" before the pods were listed again; what its informers logged: " + linesWith(since, "reflector", 8)
-		relisted = strings.Contains(since, `"Caches populated" type="*v1.Pod"`)
-		return relisted, state
-	})
-	if err != nil {
-		return 0, false, "", err
 	}
-	return ready, !relisted, state, nil
+	return ready, nil
 }
 
 // waitAuthorized waits until the API server serves the component's service
