@@ -6,6 +6,7 @@ package quantity
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -80,4 +81,39 @@ func atoi(digits string) int {
 		n = n*10 + int(c-'0')
 	}
 	return n
+}
+
+// CompareNames orders resource names as people read them: cpu, memory,
+// then the rest by name.
+func CompareNames(a, b corev1.ResourceName) int {
+	rank := func(s corev1.ResourceName) int {
+		switch s {
+		case corev1.ResourceCPU:
+			return 0
+		case corev1.ResourceMemory:
+			return 1
+		}
+		return 2
+	}
+	if ra, rb := rank(a), rank(b); ra != rb {
+		return ra - rb
+	}
+	return strings.Compare(string(a), string(b))
+}
+
+// SortedNames are the resource names of the lists, each once, in
+// CompareNames order.
+func SortedNames(lists ...corev1.ResourceList) []corev1.ResourceName {
+	seen := map[corev1.ResourceName]bool{}
+	var names []corev1.ResourceName
+	for _, rl := range lists {
+		for n := range rl {
+			if !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
+	}
+	slices.SortFunc(names, CompareNames)
+	return names
 }

@@ -41,48 +41,11 @@ func Resources(rl corev1.ResourceList) string {
 	for n := range rl {
 		names = append(names, string(n))
 	}
-	slices.SortFunc(names, func(a, b string) int { return compareResources(a, b) })
+	slices.SortFunc(names, func(a, b string) int { return quantity.CompareNames(corev1.ResourceName(a), corev1.ResourceName(b)) })
 	parts := make([]string, 0, len(names))
 	for _, n := range names {
 		q := rl[corev1.ResourceName(n)]
 		parts = append(parts, n+"="+q.String())
 	}
 	return strings.Join(parts, ",")
-}
-
-// compareResources orders cpu, memory, then the rest by name.
-func compareResources(a, b string) int {
-	rank := func(s string) int {
-		switch s {
-		case "cpu":
-			return 0
-		case "memory":
-			return 1
-		}
-		return 2
-	}
-	if ra, rb := rank(a), rank(b); ra != rb {
-		return ra - rb
-	}
-	return strings.Compare(a, b)
-}
-
-// SortedResourceNames are the names of the lists, cpu and memory first.
-func SortedResourceNames(lists ...corev1.ResourceList) []corev1.ResourceName {
-	seen := map[string]bool{}
-	var names []string
-	for _, rl := range lists {
-		for n := range rl {
-			if !seen[string(n)] {
-				seen[string(n)] = true
-				names = append(names, string(n))
-			}
-		}
-	}
-	slices.SortFunc(names, compareResources)
-	out := make([]corev1.ResourceName, len(names))
-	for i, n := range names {
-		out[i] = corev1.ResourceName(n)
-	}
-	return out
 }

@@ -11,6 +11,7 @@ import (
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/cli/cmdutil"
+	"github.com/caldera-sh/caldera/pkg/quantity"
 )
 
 func newTop(f *cmdutil.Factory) *cobra.Command {
@@ -81,7 +82,7 @@ func TopRows(queues []schedulingv1beta1.Queue, top string) [][]string {
 		if q == nil {
 			return
 		}
-		names := cmdutil.SortedResourceNames(q.Status.Allocated, q.Spec.Deserved, q.Spec.Guarantee.Resource, q.Spec.Capability)
+		names := quantity.SortedNames(q.Status.Allocated, q.Spec.Deserved, q.Spec.Guarantee.Resource, q.Spec.Capability)
 		if len(names) == 0 {
 			names = []corev1.ResourceName{""}
 		}
