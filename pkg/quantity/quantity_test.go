@@ -1,6 +1,7 @@
 package quantity_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,5 +66,13 @@ func TestParse(t *testing.T) {
 		case q.String() != tc.want:
 			t.Errorf("Parse(%q) = %s, want %s", tc.in, q.String(), tc.want)
 		}
+	}
+}
+
+func TestSortedNames(t *testing.T) {
+	got := quantity.SortedNames(corev1.ResourceList{"nvidia.com/gpu": {}, corev1.ResourceMemory: {}}, corev1.ResourceList{"a/b": {}, corev1.ResourceCPU: {}, corev1.ResourceMemory: {}})
+	want := []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, "a/b", "nvidia.com/gpu"}
+	if !slices.Equal(got, want) {
+		t.Errorf("SortedNames: %v, want %v", got, want)
 	}
 }
