@@ -11,6 +11,7 @@ import (
 
 	"github.com/caldera-sh/caldera/pkg/cli/cmdutil"
 	"github.com/caldera-sh/caldera/pkg/cli/cronjob"
+	"github.com/caldera-sh/caldera/pkg/cli/dashboard"
 	"github.com/caldera-sh/caldera/pkg/cli/explain"
 	"github.com/caldera-sh/caldera/pkg/cli/hyperjob"
 	"github.com/caldera-sh/caldera/pkg/cli/job"
@@ -41,7 +42,7 @@ func NewCommand(ctx context.Context, use string, f *cmdutil.Factory) *cobra.Comm
 	cmd.SetOut(out)
 	f.AddFlags(cmd)
 	cmd.AddGroup(&cobra.Group{ID: "work", Title: "Work:"}, &cobra.Group{ID: "env", Title: "Environment:"})
-	for _, c := range []*cobra.Command{job.NewCommand(f), cronjob.NewCommand(f), jobflow.NewFlowCommand(f), jobflow.NewTemplateCommand(f), queue.NewCommand(f), hyperjob.NewCommand(f), explain.NewCommand(f)} {
+	for _, c := range []*cobra.Command{job.NewCommand(f), cronjob.NewCommand(f), jobflow.NewFlowCommand(f), jobflow.NewTemplateCommand(f), queue.NewCommand(f), hyperjob.NewCommand(f), explain.NewCommand(f), dashboard.NewCommand(f)} {
 		c.GroupID = "work"
 		cmd.AddCommand(c)
 	}

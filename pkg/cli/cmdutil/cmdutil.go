@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/yaml"
@@ -77,11 +78,10 @@ func (f *Factory) Client() (client.Client, error) {
 	if f.client != nil {
 		return f.client, nil
 	}
-	cfg, err := f.Config.ToRESTConfig()
+	cfg, err := f.RESTConfig()
 	if err != nil {
-		return nil, fmt.Errorf("no cluster to talk to: %w (set --kubeconfig or KUBECONFIG)", err)
+		return nil, err
 	}
-	cfg.UserAgent = "calderactl"
 	s, err := f.Scheme()
 	if err != nil {
 		return nil, err
@@ -92,6 +92,21 @@ func (f *Factory) Client() (client.Client, error) {
 	}
 	f.client = c
 	return c, nil
+}
+
+// RESTConfig is the connection the flags name.
+func (f *Factory) RESTConfig() (*rest.Config, error) {
+	cfg, err := f.Config.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("no cluster to talk to: %w (set --kubeconfig or KUBECONFIG)", err)
+	}
+	cfg.UserAgent = "calderactl"
+	return cfg, nil
+}
+
+// NamespaceGiven reports whether -n/--namespace was given.
+func (f *Factory) NamespaceGiven() bool {
+	return f.Config.Namespace != nil && *f.Config.Namespace != ""
 }
 
 // Namespace is the namespace of -n, else the kubeconfig context's, else
