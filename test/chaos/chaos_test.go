@@ -108,6 +108,11 @@ func TestChaos(t *testing.T) {
 			got[f.name] = fig
 		}
 		fig.injected++
+		// Faults need work to act on: a load that stopped submitting is
+		// the harness's failure, said as such.
+		if why := l.stalled(time.Minute); why != "" {
+			t.Fatalf("before fault %d (%s): %s", i, f.name, why)
+		}
 		at := time.Now()
 		ready, err := f.inject(ctx, e, rng)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -50,6 +51,12 @@ type load struct {
 	mu        sync.Mutex
 	submitted []string
 	refused   int
+	// lastSubmit is when the last job was created; lastErr the last
+	// refusal of a create or failure of the in-flight count, and when.
+	lastSubmit   time.Time
+	lastErr      string
+	lastErrAt    time.Time
+	lastInFlight int
 	// untrusted are refusals because the API server did not trust the
 	// webhook's certificate: each breaks certificate rotation.
 	untrusted []string
@@ -75,12 +82,19 @@ func (l *load) run(ctx context.Context) {
 		}
 		j := l.job(i)
 		for ctx.Err() == nil {
-			err := l.c.Create(ctx, j)
-			if err == nil {
+			// A user's client gives up on a request that hangs (a
+			// connection to an API server that went away) and retries.
+			rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+			err := l.c.Create(rctx, j.DeepCopy())
+			cancel()
+			if err == nil || apierrors.IsAlreadyExists(err) {
+				// Already there: an earlier attempt was applied, its
+				// answer lost.
 				break
 			}
 			l.mu.Lock()
 			l.refused++
+			l.lastErr, l.lastErrAt = "create "+j.Name+": "+err.Error(), time.Now()
 			if strings.Contains(err.Error(), "x509") {
 				l.untrusted = append(l.untrusted, err.Error())
 			}
@@ -93,6 +107,7 @@ func (l *load) run(ctx context.Context) {
 		if ctx.Err() == nil {
 			l.mu.Lock()
 			l.submitted = append(l.submitted, j.Name)
+			l.lastSubmit = time.Now()
 			l.mu.Unlock()
 		}
 	}
@@ -107,14 +122,20 @@ func (l *load) Untrusted() []string {
 }
 
 // inFlight counts the submitted jobs not yet seen finished.
-func (l *load) inFlight(ctx context.Context) int {
+func (l *load) inFlight(ctx context.Context) (n int) {
 	var jobs batchv1alpha1.JobList
-	if err := l.c.List(ctx, &jobs, client.InNamespace("default"), client.HasLabels{loadLabel}); err != nil {
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	if err := l.c.List(rctx, &jobs, client.InNamespace("default"), client.HasLabels{loadLabel}); err != nil {
+		l.mu.Lock()
+		l.lastErr, l.lastErrAt = "listing the load's jobs: "+err.Error(), time.Now()
+		l.mu.Unlock()
 		return l.maxInFlight
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n := 0
+	defer func() { l.lastInFlight = n }()
+	n = 0
 	for _, j := range jobs.Items {
 		if j.Status.State.Phase == batchv1alpha1.JobCompleted {
 			l.done[j.Name] = true
@@ -123,6 +144,22 @@ func (l *load) inFlight(ctx context.Context) int {
 		n++
 	}
 	return n
+}
+
+// requestTimeout bounds each of the load's requests.
+const requestTimeout = 30 * time.Second
+
+// stalled says why the load has not submitted for longer than d while it
+// had room to ("" when it has, or was full of unfinished jobs).
+func (l *load) stalled(d time.Duration) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lastSubmit.IsZero() || time.Since(l.lastSubmit) < d || l.lastInFlight >= l.maxInFlight {
+		return ""
+	}
+	return fmt.Sprintf("the load has submitted nothing for %s (last %s; %d in flight of %d; last error %s ago: %s)",
+		time.Since(l.lastSubmit).Round(time.Second), l.submitted[len(l.submitted)-1], l.lastInFlight, l.maxInFlight,
+		time.Since(l.lastErrAt).Round(time.Second), l.lastErr)
 }
 
 // snapshot returns the names submitted so far and how many creates were
