@@ -22,6 +22,12 @@ BUILDVCS := $(shell git -C $(CURDIR) status --porcelain >/dev/null 2>&1 && echo 
 build:
 	go build -buildvcs=$(BUILDVCS) -o $(BIN)/ ./cmd/...
 
+## chromium: install Debian's Chromium if no Chromium is found (the
+## dashboard's browser test drives it).
+.PHONY: chromium
+chromium:
+	hack/install-chromium.sh
+
 ## control-plane: build (or reuse from the cache) etcd, kube-apiserver, kwok, ...
 .PHONY: control-plane
 control-plane:
@@ -101,7 +107,7 @@ fuzz-long:
 # Integration and end-to-end tests always run (-count=1): go test's cache
 # does not see the control-plane binaries they start.
 .PHONY: test-integration
-test-integration: control-plane build
+test-integration: control-plane build chromium
 	go test $(GO_TEST_FLAGS) -count=1 -tags integration -timeout 20m ./test/integration/...
 
 # The e2e and chaos suites' environments audit what each component's

@@ -168,18 +168,22 @@ type JobPage struct {
 
 // Jobs returns a page of the rows the filter selects.
 func (m *Model) Jobs(f JobFilter) JobPage {
-	var sel []Job
-	for _, j := range m.jobs {
+	var sel []int
+	for i, j := range m.jobs {
 		if (f.Queue == "" || j.Queue == f.Queue) && (f.Namespace == "" || j.Namespace == f.Namespace) &&
 			(f.Phase == "" || j.Phase == f.Phase) && (f.Kind == "" || j.Kind == f.Kind) &&
 			(f.Search == "" || strings.Contains(j.Name, f.Search)) {
-			sel = append(sel, j)
+			sel = append(sel, i)
 		}
 	}
 	if f.Sort == "newest" {
-		slices.SortStableFunc(sel, func(a, b Job) int { return b.Created.Compare(a.Created) })
+		slices.SortStableFunc(sel, func(a, b int) int { return m.jobs[b].Created.Compare(m.jobs[a].Created) })
 	}
-	page, items := paginate(sel, f.Page, f.PageSize)
+	page, idx := paginate(sel, f.Page, f.PageSize)
+	items := make([]Job, len(idx))
+	for i, j := range idx {
+		items[i] = m.jobs[j]
+	}
 	return JobPage{Total: len(sel), Page: page, Items: items}
 }
 
@@ -242,7 +246,7 @@ func (m *Model) JobDetail(kind, namespace, name string, events []corev1.Event) (
 		return JobDetail{}, false
 	}
 	facts := &narrate.Facts{Now: m.now, Job: e.job, PodGroup: e.podGroup, Queue: m.queueByKey[e.row.Queue], Events: events}
-	d := JobDetail{Job: *e.row, Explanation: narrate.Job(facts), Pods: make([]Pod, 0, len(e.pods))}
+	d := JobDetail{Job: *e.row, Explanation: orEmpty(narrate.Job(facts)), Pods: make([]Pod, 0, len(e.pods))}
 	for _, p := range e.pods {
 		d.Pods = append(d.Pods, Pod{Name: p.Name, Phase: string(p.Status.Phase), Node: p.Spec.NodeName, Cards: cardsOf(p)})
 	}

@@ -144,28 +144,34 @@ func (m *Model) Totals() Totals { return m.totals }
 // Now is the time the model was built for.
 func (m *Model) Now() time.Time { return m.now }
 
-// podIndex holds the pods by PodGroup and by node.
+// podIndex holds the pods by PodGroup and, with their requests, by node.
 type podIndex struct {
 	byGroup map[string][]*corev1.Pod
-	byNode  map[string][]*corev1.Pod
+	byNode  map[string][]placedPod
+}
+
+// placedPod is a pod that holds room on its node.
+type placedPod struct {
+	pod *corev1.Pod
+	req Amounts
 }
 
 func groupPods(pods []*corev1.Pod) podIndex {
-	idx := podIndex{byGroup: map[string][]*corev1.Pod{}, byNode: map[string][]*corev1.Pod{}}
+	idx := podIndex{byGroup: map[string][]*corev1.Pod{}, byNode: map[string][]placedPod{}}
 	for _, p := range pods {
 		if g := podGroupOf(p); g != "" {
 			k := key(p.Namespace, g)
 			idx.byGroup[k] = append(idx.byGroup[k], p)
 		}
 		if p.Spec.NodeName != "" && !finished(p) {
-			idx.byNode[p.Spec.NodeName] = append(idx.byNode[p.Spec.NodeName], p)
+			idx.byNode[p.Spec.NodeName] = append(idx.byNode[p.Spec.NodeName], placedPod{pod: p, req: requests(p)})
 		}
 	}
 	for _, l := range idx.byGroup {
 		slices.SortFunc(l, byObjectName)
 	}
 	for _, l := range idx.byNode {
-		slices.SortFunc(l, byObjectName)
+		slices.SortFunc(l, func(a, b placedPod) int { return byObjectName(a.pod, b.pod) })
 	}
 	return idx
 }
@@ -204,3 +210,12 @@ func cardsOf(p *corev1.Pod) []int {
 
 // podGroupName is the PodGroup the job controller makes for a job.
 func podGroupName(j *batchv1alpha1.Job) string { return jobcore.PodGroupName(j) }
+
+// orEmpty is the list, or an empty one for nil: the API answers [] rather
+// than null.
+func orEmpty[T any](l []T) []T {
+	if l == nil {
+		return []T{}
+	}
+	return l
+}

@@ -109,14 +109,17 @@ func (m *Model) buildNodes(in Input, pods podIndex, tree *topology.Tree) {
 			row.HyperNode = h.Name
 		}
 		row.Cards = cards(n, row.allocatable)
-		for _, p := range pods.byNode[n.Name] {
-			row.requested.add(requests(p), 1)
+		for _, pp := range pods.byNode[n.Name] {
+			p := pp.pod
+			row.requested.add(pp.req, 1)
 			np := NodePod{Namespace: p.Namespace, Name: p.Name, Group: podGroupOf(p), Cards: cardsOf(p)}
 			if np.Group != "" {
 				np.Queue = queueOfGroup[key(p.Namespace, np.Group)]
 			}
 			row.Pods = append(row.Pods, np)
-			holdCards(row.Cards, p, np.Cards)
+			if len(row.Cards) > 0 {
+				holdCards(row.Cards, p, pp.req, np.Cards)
+			}
 		}
 		row.Resources = usage(row.allocatable, row.requested)
 		m.nodes[i] = row
@@ -155,8 +158,7 @@ func cards(n *corev1.Node, alloc Amounts) []Card {
 
 // holdCards puts a pod on its cards: its share of each card's memory, or
 // all of a card it took whole.
-func holdCards(cards []Card, p *corev1.Pod, indexes []int) {
-	req := requests(p)
+func holdCards(cards []Card, p *corev1.Pod, req Amounts, indexes []int) {
 	share := req[schedulingv1beta1.GPUMemoryResource] / 1000
 	whole := req[schedulingv1beta1.GPUNumberResource] > 0
 	for _, i := range indexes {
@@ -203,13 +205,17 @@ func (m *Model) Nodes(f NodeFilter) NodePage {
 			}
 		}
 	}
-	var sel []Node
-	for _, n := range m.nodes {
+	var sel []int
+	for i, n := range m.nodes {
 		if (f.Search == "" || strings.Contains(n.Name, f.Search)) && (under == nil || under[n.Name]) {
-			sel = append(sel, n)
+			sel = append(sel, i)
 		}
 	}
-	page, items := paginate(sel, f.Page, f.PageSize)
+	page, idx := paginate(sel, f.Page, f.PageSize)
+	items := make([]Node, len(idx))
+	for i, j := range idx {
+		items[i] = m.nodes[j]
+	}
 	return NodePage{Total: len(sel), Page: page, Items: items}
 }
 
@@ -282,4 +288,4 @@ func (m *Model) buildHyperNodes(tree *topology.Tree) {
 
 // HyperNodes returns the HyperNode trees depth first, the highest tier's
 // trees first.
-func (m *Model) HyperNodes() []HyperNode { return m.hyperNodes }
+func (m *Model) HyperNodes() []HyperNode { return orEmpty(m.hyperNodes) }

@@ -59,7 +59,7 @@ func (m *Model) buildQueues(in Input) {
 		m.queueByKey[o.Name] = o
 		row := Queue{
 			Name: o.Name, Parent: q.parent, Depth: q.depth, State: string(o.Status.State),
-			Weight: o.Spec.Weight, Priority: o.Spec.Priority, Jobs: jobs[o.Name],
+			Weight: o.Spec.Weight, Priority: o.Spec.Priority, Jobs: jobs[o.Name], Resources: []QueueResource{},
 			PodGroups: map[string]int32{
 				string(schedulingv1beta1.PodGroupPending):   o.Status.Pending,
 				string(schedulingv1beta1.PodGroupInqueue):   o.Status.Inqueue,
@@ -168,4 +168,4 @@ func treeOrder(queues []*schedulingv1beta1.Queue) []placedQueue {
 }
 
 // Queues returns the queue tree, depth first, children by name.
-func (m *Model) Queues() []Queue { return m.queues }
+func (m *Model) Queues() []Queue { return orEmpty(m.queues) }

@@ -199,3 +199,22 @@ func TestRebuildsCoalesce(t *testing.T) {
 		t.Errorf("rebuilt within the coalescing window: version %d, want %d", v, v1)
 	}
 }
+
+// Lists are [] when empty, never null: the page and scripts iterate them.
+func TestEmptyListsAreLists(t *testing.T) {
+	src := &memory{changed: make(chan struct{}, 1)}
+	src.in.Queues = []*schedulingv1beta1.Queue{{ObjectMeta: metav1.ObjectMeta{Name: "root"}}}
+	_, hs := start(t, src)
+	for _, path := range []string{"/api/queues", "/api/jobs", "/api/nodes", "/api/hypernodes"} {
+		r, err := http.Get(hs.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		_, _ = bufio.NewReader(r.Body).WriteTo(&b)
+		r.Body.Close()
+		if strings.Contains(b.String(), "null") {
+			t.Errorf("GET %s: %s", path, b.String())
+		}
+	}
+}

@@ -82,7 +82,7 @@ async function renderQueues(params) {
       const first = i === 0;
       rows.push(h("tr", {class: first ? "first" : null, "data-queue": q.name, "data-resource": r.resource},
         h("td", {}, first ? h("span", {class: "tree"}, "\u2003".repeat(q.depth), link("queues?queue=" + encodeURIComponent(q.name), q.name)) : ""),
-        h("td", {class: "state"}, first ? q.state : ""),
+        h("td", {class: "state"}, first ? (q.state || "-") : ""),
         h("td", {class: "num weight"}, first ? q.weight : ""),
         h("td", {class: "resource"}, r.resource || "-"),
         h("td", {class: "num allocated"}, r.allocated || "-"),
@@ -99,7 +99,7 @@ async function renderQueues(params) {
       h("thead", {}, h("tr", {}, ["Queue", "State", "Weight", "Resource", "Allocated", "Deserved", "Guarantee", "Capability", "Use", "Jobs"].map(t => h("th", {}, t)))),
       h("tbody", {}, rows))];
   const name = params.get("queue");
-  if (name) parts.push(await queueHistory(name));
+  if (name) parts.push(...await queueHistory(name));
   return parts;
 }
 
@@ -296,7 +296,7 @@ async function render() {
       default: content = await renderQueues(params);
     }
     const view = document.getElementById("view");
-    view.replaceChildren(...[content].flat().filter(x => x));
+    view.replaceChildren(...[content].flat(Infinity).filter(x => x));
     shown = Math.max(version, summary.version);
     view.dataset.version = String(shown);
   } catch (err) {
