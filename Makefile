@@ -22,6 +22,12 @@ BUILDVCS := $(shell git -C $(CURDIR) status --porcelain >/dev/null 2>&1 && echo 
 build:
 	go build -buildvcs=$(BUILDVCS) -o $(BIN)/ ./cmd/...
 
+## helm: build (or reuse from the cache) the Helm command line the tests
+## install the charts with.
+.PHONY: helm
+helm:
+	hack/build-helm.sh
+
 ## chromium: install Debian's Chromium if no Chromium is found (the
 ## dashboard's browser test drives it).
 .PHONY: chromium
@@ -107,7 +113,7 @@ fuzz-long:
 # Integration and end-to-end tests always run (-count=1): go test's cache
 # does not see the control-plane binaries they start.
 .PHONY: test-integration
-test-integration: control-plane build chromium
+test-integration: control-plane build chromium helm
 	go test $(GO_TEST_FLAGS) -count=1 -tags integration -timeout 20m ./test/integration/...
 
 # The e2e and chaos suites' environments audit what each component's
