@@ -22,6 +22,12 @@ BUILDVCS := $(shell git -C $(CURDIR) status --porcelain >/dev/null 2>&1 && echo 
 build:
 	go build -buildvcs=$(BUILDVCS) -o $(BIN)/ ./cmd/...
 
+## operators: build (or reuse from the cache) the operators whose Volcano
+## integrations the e2e tests drive (KubeRay), from the Go module proxy.
+.PHONY: operators
+operators:
+	hack/build-operators.sh
+
 ## helm: build (or reuse from the cache) the Helm command line the tests
 ## install the charts with.
 .PHONY: helm
@@ -123,7 +129,7 @@ test-integration: control-plane build chromium helm
 RBAC_USAGE_DIR ?= $(CURDIR)/_output/rbac-usage
 
 .PHONY: test-e2e
-test-e2e: control-plane build
+test-e2e: control-plane build operators
 	rm -rf $(RBAC_USAGE_DIR)
 	CALDERA_RBAC_USAGE_DIR=$(RBAC_USAGE_DIR) go test $(GO_TEST_FLAGS) -count=1 -tags e2e -timeout 20m ./test/e2e/...
 
