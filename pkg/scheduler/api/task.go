@@ -188,11 +188,21 @@ func PreemptableOf(annotations, labels map[string]string) (preemptable, found bo
 }
 
 // StatusOfPod derives the task status from a pod's phase, node and deletion.
+//
+// A pod that says it runs but names no node is Pending: it holds nothing on
+// any node, and only placing it makes it run. That happens when a status
+// write meant for an earlier pod of the same name (a gang restarted whole
+// recreates its pods under their names) lands on its successor, from a node
+// agent that writes status by name; counting it as running would charge
+// its queue for room no node gives it, with nothing ever placing it.
 func StatusOfPod(pod *corev1.Pod) TaskStatus {
 	switch pod.Status.Phase {
 	case corev1.PodRunning:
 		if pod.DeletionTimestamp != nil {
 			return Releasing
+		}
+		if pod.Spec.NodeName == "" {
+			return Pending
 		}
 		return Running
 	case corev1.PodPending:
