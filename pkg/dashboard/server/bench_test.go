@@ -22,7 +22,7 @@ import (
 
 // cluster makes a cluster of the size the dashboard is built for: nodes
 // 8-GPU nodes under leaves of 16 and spines of 8 leaves, jobs Volcano
-// Jobs of 4 pods each (a quarter of them waiting, unplaced) in 50 queues
+// Jobs of 4 pods each (a quarter of them waiting, unplaced) in the 50 leaves of 56 queues
 // under 5 parents, spread over 20 namespaces.
 func cluster(nodes, jobs int) model.Input {
 	in := model.Input{Now: time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)}
