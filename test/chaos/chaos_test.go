@@ -400,6 +400,13 @@ func render(got map[string]*figures, violations []string, submitted, refused, bo
 		fmt.Fprintf(&b, "| %s | %d | %d | %s / %s | %s / %s |\n", n, f.injected, f.recovered,
 			median(f.ready), worst(f.ready), median(f.resumed), worst(f.resumed))
 	}
+	if len(watchOutcomes) > 0 {
+		var parts []string
+		for _, o := range []string{watchAnsweredTooOld, watchListedAfresh} {
+			parts = append(parts, fmt.Sprintf("%s %d times", o, watchOutcomes[o]))
+		}
+		fmt.Fprintf(&b, "\nWatch too old: the component's informers %s.\n", strings.Join(parts, "; "))
+	}
 	fmt.Fprintf(&b, "\nInvariant violations: %d\n", len(violations))
 	for _, v := range violations {
 		fmt.Fprintf(&b, "- %s\n", v)

@@ -186,11 +186,15 @@ func watchTooOld(ctx context.Context, e *env, rng *rand.Rand) (time.Duration, er
 		// component once its own identity is served.
 		err = e.waitAuthorized(ctx, name)
 	}
+	resumed, statErr := os.Stat(c.LogPath())
 	if err := c.Signal(syscall.SIGCONT); err != nil && !c.Exited() {
 		return 0, err
 	}
 	if err != nil {
 		return 0, err
+	}
+	if statErr != nil {
+		return 0, statErr
 	}
 	exited, err := e.waitReady(ctx, c)
 	if err != nil {
@@ -203,21 +207,47 @@ func watchTooOld(ctx context.Context, e *env, rng *rand.Rand) (time.Duration, er
 	}
 	ready := time.Since(start)
 	// The reflectors log the expired watch at level 4: proof that the
-	// fault happened, not only that the component survived a restart.
+	// fault happened, not only that the component survived a restart. A
+	// reflector whose watch broke with an error it does not retry lists
+	// afresh instead, and is never told "too old"; its completed list
+	// after the resume is the other proof that the component rebuilt
+	// what it knew. The run counts each outcome.
 	if *verbosity >= 4 {
-		err := poll.Until(ctx, recoveryTimeout, name+" told its watch was too old", func() (bool, string) {
+		outcome := ""
+		err := poll.Until(ctx, recoveryTimeout, name+" told its watch was too old, or listing afresh", func() (bool, string) {
 			since, err := readFrom(c.LogPath(), logged.Size())
 			if err != nil {
 				return false, err.Error()
 			}
-			return strings.Contains(since, "too old"), "no watch answered \"too old resource version\" since the fault; what its informers logged: " + linesWith(since, "reflector", 8)
+			afterResume, err := readFrom(c.LogPath(), resumed.Size())
+			if err != nil {
+				return false, err.Error()
+			}
+			switch {
+			case strings.Contains(since, "too old"):
+				outcome = watchAnsweredTooOld
+			case strings.Contains(afterResume, "Caches populated"):
+				outcome = watchListedAfresh
+			default:
+				return false, "no watch answered \"too old resource version\" and no list completed since the fault; what its informers logged: " + linesWith(since, "reflector", 8)
+			}
+			return true, ""
 		})
 		if err != nil {
 			return 0, err
 		}
+		watchOutcomes[outcome]++
 	}
 	return ready, nil
 }
+
+// How the watch-too-old fault ended, counted over the run.
+const (
+	watchAnsweredTooOld = "answered \"too old resource version\""
+	watchListedAfresh   = "listed afresh without being told \"too old\""
+)
+
+var watchOutcomes = map[string]int{}
 
 // waitAuthorized waits until the API server serves the component's service
 // account (a list of one pod).
