@@ -23,7 +23,8 @@ build:
 	go build -buildvcs=$(BUILDVCS) -o $(BIN)/ ./cmd/...
 
 ## operators: build (or reuse from the cache) the operators whose Volcano
-## integrations the e2e tests drive (KubeRay), from the Go module proxy.
+## integrations the e2e tests drive (KubeRay, the Kubeflow Training
+## Operator), from the Go module proxy.
 .PHONY: operators
 operators:
 	hack/build-operators.sh

@@ -41,7 +41,7 @@ func TestKubeRayGang(t *testing.T) {
 	}
 	// kubectl reads a directory's files, not a link's: resolve bin/'s link
 	// into the cache.
-	crds, err := filepath.EvalSymlinks(filepath.Join(env.binDir, "kuberay-crds"))
+	crds, err := filepath.EvalSymlinks(filepath.Join(env.binDir, "ray-operator-crds"))
 	if err != nil {
 		t.Fatalf("%v (make operators builds it: hack/build-operators.sh)", err)
 	}
