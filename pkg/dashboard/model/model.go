@@ -61,8 +61,14 @@ func amountsOf(rl corev1.ResourceList) Amounts {
 	return out
 }
 
-// format writes an amount as the API would (16Gi, 500m, 4).
+// format writes an amount as the API would (16Gi, 500m, 4); an amount of
+// bytes that is no whole number of KiB (as a node's
+// kubernetes.io/batch-memory usually is) to the nearest Mi, which a person
+// reads more easily than ten digits.
 func format(r corev1.ResourceName, milli int64) string {
+	if v := milli / 1000; quantity.IsBytes(r) && v%1024 != 0 && v >= 1<<20 {
+		return quantity.Bytes((v + 1<<19) >> 20 << 20).String()
+	}
 	return quantity.Milli(r, milli).String()
 }
 

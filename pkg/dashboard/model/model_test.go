@@ -330,3 +330,21 @@ func TestHistory(t *testing.T) {
 		t.Errorf("a queue gone for the whole window is still held: %v", got)
 	}
 }
+
+func TestFormat(t *testing.T) {
+	for _, tc := range []struct {
+		r     corev1.ResourceName
+		milli int64
+		want  string
+	}{
+		{"cpu", 1500, "1500m"},
+		{"memory", 16 << 30 * 1000, "16Gi"},
+		{"kubernetes.io/batch-memory", 5153960755 * 1000, "4915Mi"},
+		{"memory", 1000 * 1000, "1k"},
+		{"volcano.sh/gpu-memory", 64000 * 1000, "64k"},
+	} {
+		if got := format(tc.r, tc.milli); got != tc.want {
+			t.Errorf("format(%s, %d) = %s, want %s", tc.r, tc.milli, got, tc.want)
+		}
+	}
+}
