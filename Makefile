@@ -163,6 +163,13 @@ images:
 	go run ./hack/images -out _output/images -registry $(IMAGE_REGISTRY) -tag $(IMAGE_TAG)
 
 ## test-images: build the images and check each one's platforms, entrypoint and user.
+## pin-images: name the images make images built by tag and digest in the
+## charts' values, and render deploy/ from the charts again.
+.PHONY: pin-images
+pin-images: images
+	go run ./hack/images/pin -images _output/images/images.txt
+	go test ./deploy/helm -run '^TestManifestsAreTheCharts$$' -update
+
 .PHONY: test-images
 test-images: images
 	go test -count=1 -tags images ./test/images/

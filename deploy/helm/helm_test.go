@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -152,8 +153,12 @@ func TestChartDefaults(t *testing.T) {
 	if got := args(t, s); !strings.Contains(got, "--leader-elect=true --leader-election-namespace=batch-system") {
 		t.Errorf("scheduler args %s", got)
 	}
-	if img, _, _ := unstructured.NestedString(container(t, s), "image"); img != "ghcr.io/caldera-sh/caldera-scheduler:v0.1.0" {
-		t.Errorf("scheduler image %s", img)
+	// deploy/ names every image by tag and digest (make pin-images).
+	pinned := regexp.MustCompile(`^ghcr\.io/caldera-sh/caldera-[a-z-]+:v0\.1\.0@sha256:[0-9a-f]{64}$`)
+	for _, k := range []string{"Deployment/caldera-scheduler", "Deployment/caldera-controller-manager", "Deployment/caldera-webhook", "DaemonSet/caldera-agent"} {
+		if img, _, _ := unstructured.NestedString(container(t, objs[k]), "image"); !pinned.MatchString(img) {
+			t.Errorf("%s image %s, not <name>:<tag>@<digest>", k, img)
+		}
 	}
 	if got := args(t, objs["Deployment/caldera-webhook"]); !strings.Contains(got, "--service-namespace=batch-system") {
 		t.Errorf("webhook args %s", got)

@@ -7,11 +7,16 @@ package images
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/caldera-sh/caldera/deploy/helm"
 )
 
 var components = []string{"caldera-scheduler", "caldera-controller-manager", "caldera-webhook", "caldera-agent", "caldera-global", "calderactl"}
@@ -87,5 +92,72 @@ func TestImageLayout(t *testing.T) {
 		if !found[c] {
 			t.Errorf("no image of %s in %s", c, dir)
 		}
+	}
+}
+
+// TestPinnedCharts: make pin-images' step, run on a copy of the charts
+// with the layout's images.txt, makes every chart name each image it runs
+// by the tag and digest the layout holds.
+func TestPinnedCharts(t *testing.T) {
+	dir := os.Getenv("CALDERA_IMAGES")
+	if dir == "" {
+		dir = "../../_output/images"
+	}
+	listed, err := os.ReadFile(filepath.Join(dir, "images.txt"))
+	if err != nil {
+		t.Fatalf("%v (make images writes it)", err)
+	}
+	root := t.TempDir()
+	if err := os.CopyFS(filepath.Join(root, "deploy"), os.DirFS("../../deploy")); err != nil {
+		t.Fatal(err)
+	}
+	// The copy starts with no digest, so that only pinning can put them in.
+	for _, chart := range []string{"caldera", "caldera-global"} {
+		path := filepath.Join(root, "deploy", "helm", chart, "values.yaml")
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw = regexp.MustCompile(`"sha256:[0-9a-f]{64}"`).ReplaceAll(raw, []byte(`""`))
+		if err := os.WriteFile(path, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.CommandContext(t.Context(), "go", "run", "../../hack/images/pin", "-images", filepath.Join(dir, "images.txt"), "-root", root)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("pin: %v\n%s", err, out)
+	}
+	want := map[string]bool{}
+	for _, l := range strings.Fields(string(listed)) {
+		if !strings.Contains(l, "/calderactl:") {
+			want[l] = true
+		}
+	}
+	got := map[string]bool{}
+	for _, chart := range []string{"caldera", "caldera-global"} {
+		r, err := helm.Render(filepath.Join(root, "deploy", "helm", chart), "caldera", "caldera-system", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := r.Objects()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+			for _, c := range containers {
+				if img, ok := c.(map[string]any)["image"].(string); ok {
+					got[img] = true
+				}
+			}
+		}
+	}
+	for ref := range want {
+		if !got[ref] {
+			t.Errorf("no chart runs %s; they run %v", ref, got)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("the charts run %v, want %v", got, want)
 	}
 }

@@ -1,16 +1,24 @@
 {{/*
-caldera.image: the image of a component, from its basic.<key>_image_name.
+caldera.image: the image of a component, from its basic.<key>_image_name,
+with caldera.image_digests.<key> when set and the tag is the chart's own
+(basic.image_tag_version empty: a digest names that version's image).
   include "caldera.image" (list . "scheduler")
 */}}
 {{- define "caldera.image" -}}
 {{- $root := index . 0 -}}
 {{- $name := index $root.Values.basic (printf "%s_image_name" (index . 1)) -}}
 {{- $tag := $root.Values.basic.image_tag_version | default $root.Chart.AppVersion -}}
+{{- /* A digest names the chart's own version: another tag drops it. */ -}}
+{{- $digest := "" -}}
+{{- if not $root.Values.basic.image_tag_version -}}
+{{- $digest = index ($root.Values.caldera.image_digests | default dict) (index . 1) | default "" -}}
+{{- end -}}
 {{- if $root.Values.basic.image_registry -}}
 {{ $root.Values.basic.image_registry }}/{{ $name }}:{{ $tag }}
 {{- else -}}
 {{ $name }}:{{ $tag }}
 {{- end -}}
+{{- with $digest }}@{{ . }}{{ end -}}
 {{- end -}}
 
 {{/*
