@@ -29,6 +29,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/cli/cmdutil"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 var fw *framework.Framework
@@ -114,19 +115,12 @@ func get(t *testing.T, base, path string, into any) {
 	}
 }
 
-// eventually retries check until it returns "" (then true) or the timeout
-// passes (then it fails the test with check's last words).
+// eventually waits, through test/poll, until check returns "" (its
+// other answers say what is still wrong).
 func eventually(t *testing.T, timeout time.Duration, what string, check func() string) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	poll.Eventually(t, t.Context(), timeout, what, func() (bool, string) {
 		msg := check()
-		if msg == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s: %s", what, timeout, msg)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return msg == "", msg
+	})
 }
