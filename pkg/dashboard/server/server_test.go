@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -19,6 +20,7 @@ import (
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/dashboard/model"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // memory is a source whose objects the test sets.
@@ -185,9 +187,9 @@ func TestRebuildsCoalesce(t *testing.T) {
 	v0 := s.Version()
 	src.set(queue("a", "1"))
 	// The first change after a quiet spell is built at once...
-	for s.Version() == v0 {
-		time.Sleep(time.Millisecond)
-	}
+	poll.Eventually(t, t.Context(), time.Minute, "the first change built", func() (bool, string) {
+		return s.Version() != v0, fmt.Sprintf("version %d", s.Version())
+	})
 	v1 := s.Version()
 	// ...the next ones wait out the hour. The channel holds one change: the
 	// fourth send returns only once Run has taken the third, so it has
