@@ -137,7 +137,8 @@ func TestChaos(t *testing.T) {
 	stopLoad()
 	<-loadDone
 	submitted, refused := l.snapshot()
-	poll.Eventually(t, ctx, drainTimeout, "every submitted job Completed", func() (bool, string) {
+	var open []string
+	err = poll.Until(ctx, drainTimeout, "every submitted job Completed", func() (bool, string) {
 		var jobs batchv1alpha1.JobList
 		if err := e.client.List(ctx, &jobs, client.InNamespace("default"), client.HasLabels{loadLabel}); err != nil {
 			return false, err.Error()
@@ -146,7 +147,7 @@ func TestChaos(t *testing.T) {
 		for _, j := range jobs.Items {
 			phase[j.Name] = j.Status.State.Phase
 		}
-		var open []string
+		open = open[:0]
 		for _, name := range submitted {
 			p, ok := phase[name]
 			if !ok {
@@ -159,6 +160,9 @@ func TestChaos(t *testing.T) {
 		}
 		return len(open) == 0, fmt.Sprintf("%d of %d not Completed: %s", len(open), len(submitted), strings.Join(first(open, 10), " "))
 	})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, describeJobs(ctx, e, open, 3))
+	}
 	checkInvariants(t, ctx, e, obs, l, "the end")
 	checkOneGroupPerJob(t, ctx, e)
 	checkLogsHoldNoSecrets(t, e.Dir, e.readerTokens...)
@@ -482,6 +486,42 @@ func skipUnlessNoFaultMatches(t *testing.T, match *regexp.Regexp) {
 		}
 	}
 	t.Fatalf("-chaos.faults=%q matches no fault", *only)
+}
+
+// describeJobs says, for the first n of the named "name=phase" jobs, what
+// their PodGroup and pods are: what a job left unfinished is waiting on.
+func describeJobs(ctx context.Context, e *env, named []string, n int) string {
+	var b strings.Builder
+	for _, np := range first(named, n) {
+		name, _, _ := strings.Cut(np, "=")
+		var pg schedulingv1beta1.PodGroupList
+		if err := e.client.List(ctx, &pg, client.InNamespace("default")); err != nil {
+			fmt.Fprintf(&b, "job %s: %v\n", name, err)
+			continue
+		}
+		for _, g := range pg.Items {
+			for _, o := range g.OwnerReferences {
+				if o.Kind == "Job" && o.Name == name {
+					fmt.Fprintf(&b, "job %s: PodGroup %s phase %s running %d succeeded %d failed %d conditions %v\n",
+						name, g.Name, g.Status.Phase, g.Status.Running, g.Status.Succeeded, g.Status.Failed, g.Status.Conditions)
+				}
+			}
+		}
+		var pods corev1.PodList
+		if err := e.client.List(ctx, &pods, client.InNamespace("default"), client.MatchingLabels{batchv1alpha1.JobNameKey: name}); err != nil {
+			fmt.Fprintf(&b, "job %s: %v\n", name, err)
+			continue
+		}
+		for _, p := range pods.Items {
+			del := ""
+			if p.DeletionTimestamp != nil {
+				del = " deleting since " + p.DeletionTimestamp.Format(time.RFC3339)
+			}
+			fmt.Fprintf(&b, "  pod %s uid %s created %s node %q phase %s started %v%s\n", p.Name, p.UID,
+				p.CreationTimestamp.Format(time.RFC3339), p.Spec.NodeName, p.Status.Phase, p.Status.StartTime, del)
+		}
+	}
+	return b.String()
 }
 
 func first(s []string, n int) []string {
