@@ -78,6 +78,13 @@ func TestChaos(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// kwok plays a pod's stage once; the resync plays again what a fault
+	// made it drop, as a kubelet would (resync_test.go).
+	rs := newResyncer(e.client)
+	rsCtx, stopResync := context.WithCancel(ctx)
+	rsDone := make(chan struct{})
+	go func() { defer close(rsDone); rs.run(rsCtx, "default", 5*time.Second, t.Logf) }()
+	defer func() { stopResync(); <-rsDone }()
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	defer stopLoad()
 	l := newLoad(e.client, s, 700*time.Millisecond, 40)
@@ -168,7 +175,7 @@ func TestChaos(t *testing.T) {
 	checkLogsHoldNoSecrets(t, e.Dir, e.readerTokens...)
 	elapsed := time.Since(started)
 
-	md := render(got, obs.Violations(), len(submitted), refused, obs.Bound(), elapsed, s, *profile)
+	md := render(got, obs.Violations(), len(submitted), refused, obs.Bound(), elapsed, s, *profile, rs.summary())
 	t.Logf("figures:\n%s", md)
 	if *report != "" {
 		if err := os.WriteFile(*report, []byte(md), 0o644); err != nil {
@@ -388,7 +395,7 @@ func checkOneGroupPerJob(t *testing.T, ctx context.Context, e *env) {
 }
 
 // render writes the figures as docs/reliability.md's table.
-func render(got map[string]*figures, violations []string, submitted, refused, bound int, elapsed time.Duration, seed uint64, profile string) string {
+func render(got map[string]*figures, violations []string, submitted, refused, bound int, elapsed time.Duration, seed uint64, profile string, notes ...string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Profile %s, seed %d, %s: %d jobs submitted (%d creates refused and retried), %d pods bound, all jobs Completed.\n\n",
 		profile, seed, elapsed.Round(time.Second), submitted, refused, bound)
@@ -410,6 +417,9 @@ func render(got map[string]*figures, violations []string, submitted, refused, bo
 			parts = append(parts, fmt.Sprintf("%s %d times", o, watchOutcomes[o]))
 		}
 		fmt.Fprintf(&b, "\nWatch too old: the component's informers %s.\n", strings.Join(parts, "; "))
+	}
+	for _, n := range notes {
+		fmt.Fprintf(&b, "\n%s\n", n)
 	}
 	fmt.Fprintf(&b, "\nInvariant violations: %d\n", len(violations))
 	for _, v := range violations {

@@ -101,6 +101,19 @@ func TestFederationChaos(t *testing.T) {
 	ctx := t.Context()
 	f := startFedEnv(t, ctx)
 	obs := &fedObserver{f: f, suspendedWithRoom: map[string]time.Time{}, seenTwice: map[string]int{}}
+	// Each member's kwok drops what a fault made fail; a resync per
+	// member plays it again (resync_test.go).
+	rsCtx, stopResync := context.WithCancel(ctx)
+	var resyncers []*resyncer
+	var rsWait sync.WaitGroup
+	for _, name := range fedMembers {
+		rs := newResyncer(f.members[name].Client)
+		resyncers = append(resyncers, rs)
+		rsWait.Go(func() {
+			rs.run(rsCtx, fedNamespace, 5*time.Second, func(format string, args ...any) { t.Logf(name+": "+format, args...) })
+		})
+	}
+	defer func() { stopResync(); rsWait.Wait() }()
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	defer stopLoad()
 	l := &fedLoad{c: f.kc, rng: rand.New(rand.NewPCG(s, 0x10ad)), every: 800 * time.Millisecond, maxInFlight: 8}
@@ -193,7 +206,11 @@ func TestFederationChaos(t *testing.T) {
 	checkLogsHoldNoSecrets(t, f.dir, f.tokens...)
 	elapsed := time.Since(started)
 
-	md := renderFederation(got, obs.Violations(), len(submitted), refused, elapsed, s, *profile)
+	var notes []string
+	for i, rs := range resyncers {
+		notes = append(notes, fedMembers[i]+": "+rs.summary())
+	}
+	md := renderFederation(got, obs.Violations(), len(submitted), refused, elapsed, s, *profile, notes...)
 	t.Logf("figures:\n%s", md)
 	if *report != "" {
 		path := strings.TrimSuffix(*report, ".md") + "-federation.md"
@@ -805,8 +822,8 @@ func replicasOf(name string) int32 {
 
 // renderFederation writes the federation's figures as docs/reliability.md's
 // table.
-func renderFederation(got map[string]*figures, violations []string, submitted, refused int, elapsed time.Duration, seed uint64, profile string) string {
-	md := render(got, violations, submitted, refused, 0, elapsed, seed, profile)
+func renderFederation(got map[string]*figures, violations []string, submitted, refused int, elapsed time.Duration, seed uint64, profile string, notes ...string) string {
+	md := render(got, violations, submitted, refused, 0, elapsed, seed, profile, notes...)
 	// The member suite's first line counts pods bound; here Jobs matter.
 	if i := strings.IndexByte(md, '\n'); i >= 0 {
 		md = fmt.Sprintf("Federation, profile %s, seed %d, %s: %d jobs submitted to the Karmada API server (%d creates refused and retried), all Completed in exactly one member.",
