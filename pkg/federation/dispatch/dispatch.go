@@ -140,6 +140,17 @@ type Options struct {
 	OmitMessages bool
 }
 
+// The dispatcher's marks on a Karmada ResourceBinding, which the dashboard
+// reads too.
+const (
+	// QueueOfBindingAnnotation records on a suspended binding the queue its
+	// work belongs to (the binding webhook writes it).
+	QueueOfBindingAnnotation = "dispatch.caldera.sh/queue"
+	// HeldSinceAnnotation records on a binding when the dispatcher first
+	// held it (RFC 3339), so that a restart keeps the clock.
+	HeldSinceAnnotation = "dispatch.caldera.sh/held-since"
+)
+
 // Rule names why a job is held.
 type Rule string
 

@@ -40,6 +40,7 @@ import (
 
 	ddv1alpha1 "github.com/caldera-sh/caldera/apis/datadependency/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
 )
 
@@ -49,10 +50,6 @@ const (
 	QueueAnnotation     = "scheduling.volcano.sh/queue-name"
 	GroupNameAnnotation = "scheduling.k8s.io/group-name"
 )
-
-// QueueOfBindingAnnotation records on a suspended binding the queue its
-// work belongs to, for the dispatcher.
-const QueueOfBindingAnnotation = "dispatch.caldera.sh/queue"
 
 // DataClaimsAnnotation lists, on a binding, the DataSourceClaims of its
 // workload that existed when the binding was made: the dispatcher waits to
@@ -102,7 +99,7 @@ func podTemplateMeta(obj *unstructured.Unstructured, field string) map[string]st
 
 // SuspendPatch is the JSON patch that sets spec.suspension.scheduling to
 // true, leaving the rest of the suspension alone, and records the queue in
-// the annotation QueueOfBindingAnnotation; nil when both are so already.
+// the annotation dispatch.QueueOfBindingAnnotation; nil when both are so already.
 func SuspendPatch(rb *workv1alpha2.ResourceBinding, queue string) []map[string]any {
 	var out []map[string]any
 	switch sus := rb.Spec.Suspension; {
@@ -113,9 +110,9 @@ func SuspendPatch(rb *workv1alpha2.ResourceBinding, queue string) []map[string]a
 	}
 	switch {
 	case rb.Annotations == nil:
-		out = append(out, map[string]any{"op": "add", "path": "/metadata/annotations", "value": map[string]any{QueueOfBindingAnnotation: queue}})
-	case rb.Annotations[QueueOfBindingAnnotation] != queue:
-		out = append(out, map[string]any{"op": "add", "path": "/metadata/annotations/" + strings.ReplaceAll(QueueOfBindingAnnotation, "/", "~1"), "value": queue})
+		out = append(out, map[string]any{"op": "add", "path": "/metadata/annotations", "value": map[string]any{dispatch.QueueOfBindingAnnotation: queue}})
+	case rb.Annotations[dispatch.QueueOfBindingAnnotation] != queue:
+		out = append(out, map[string]any{"op": "add", "path": "/metadata/annotations/" + strings.ReplaceAll(dispatch.QueueOfBindingAnnotation, "/", "~1"), "value": queue})
 	}
 	return out
 }

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
 	dispatchcontroller "github.com/caldera-sh/caldera/pkg/federation/dispatch/controller"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
@@ -109,7 +110,7 @@ func BenchmarkDispatchOnAPIServer(b *testing.B) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if _, ok := rb.Annotations[dispatchcontroller.HeldSinceAnnotation]; ok {
+		if _, ok := rb.Annotations[dispatch.HeldSinceAnnotation]; ok {
 			held[rb.Name] = true
 		}
 		if len(rb.Spec.Clusters) > 0 {

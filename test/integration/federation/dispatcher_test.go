@@ -22,6 +22,7 @@ import (
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
 	dispatchcontroller "github.com/caldera-sh/caldera/pkg/federation/dispatch/controller"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
@@ -178,8 +179,8 @@ func TestDispatcherCapability(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "train-2-job"}, &third); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := time.Parse(time.RFC3339, third.Annotations[dispatchcontroller.HeldSinceAnnotation]); err != nil {
-		t.Errorf("held binding's %s annotation: %v", dispatchcontroller.HeldSinceAnnotation, err)
+	if _, err := time.Parse(time.RFC3339, third.Annotations[dispatch.HeldSinceAnnotation]); err != nil {
+		t.Errorf("held binding's %s annotation: %v", dispatch.HeldSinceAnnotation, err)
 	}
 
 	// Raising the cap releases it without waiting for the heartbeat.
@@ -194,8 +195,8 @@ func TestDispatcherCapability(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "train-2-job"}, &third); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := third.Annotations[dispatchcontroller.HeldSinceAnnotation]; ok {
-		t.Errorf("released binding keeps its %s annotation", dispatchcontroller.HeldSinceAnnotation)
+	if _, ok := third.Annotations[dispatch.HeldSinceAnnotation]; ok {
+		t.Errorf("released binding keeps its %s annotation", dispatch.HeldSinceAnnotation)
 	}
 	if third.Spec.Suspension.Dispatching != nil {
 		t.Errorf("releasing set dispatching: %+v", third.Spec.Suspension)

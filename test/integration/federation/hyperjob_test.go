@@ -22,7 +22,7 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 	"github.com/caldera-sh/caldera/cmd/caldera-global/app/options"
-	dispatchcontroller "github.com/caldera-sh/caldera/pkg/federation/dispatch/controller"
+	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
@@ -243,7 +243,7 @@ func TestHyperJob(t *testing.T) {
 	bindChild(t, ns, "llm-train-0")
 	poll.Eventually(t, t.Context(), 20*time.Second, "the dispatcher's verdict on llm-train-0", func() (bool, string) {
 		rb := getBinding(t, ns, "llm-train-0-job")
-		_, marked := rb.Annotations[dispatchcontroller.HeldSinceAnnotation]
+		_, marked := rb.Annotations[dispatch.HeldSinceAnnotation]
 		return marked || len(rb.Spec.Clusters) > 0, fmt.Sprintf("annotations %v, clusters %v", rb.Annotations, rb.Spec.Clusters)
 	})
 	if !held(t, ns, "llm-train-0-job") {

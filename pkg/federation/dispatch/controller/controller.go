@@ -75,9 +75,6 @@ import (
 	"github.com/caldera-sh/caldera/pkg/federation/rbwebhook"
 )
 
-// HeldSinceAnnotation records on a binding when it was first held.
-const HeldSinceAnnotation = "dispatch.caldera.sh/held-since"
-
 // Options tune the dispatcher.
 type Options struct {
 	// StarvationWait is how long a job may be passed over before it
@@ -347,7 +344,7 @@ func (d *Dispatcher) once(ctx context.Context) (*dispatch.Snapshot, *dispatch.De
 	// burst of new work is thousands of them.
 	var unmarked []string
 	for id := range dec.Holds {
-		if _, ok := byID[id].rb.Annotations[HeldSinceAnnotation]; !ok {
+		if _, ok := byID[id].rb.Annotations[dispatch.HeldSinceAnnotation]; !ok {
 			unmarked = append(unmarked, id)
 		}
 	}
@@ -359,7 +356,7 @@ func (d *Dispatcher) once(ctx context.Context) (*dispatch.Snapshot, *dispatch.De
 		if patched.Annotations == nil {
 			patched.Annotations = map[string]string{}
 		}
-		patched.Annotations[HeldSinceAnnotation] = heldSince
+		patched.Annotations[dispatch.HeldSinceAnnotation] = heldSince
 		if err := d.client.Patch(ctx, patched, client.MergeFrom(rb)); err != nil {
 			errs[i] = fmt.Errorf("marking binding %s held: %w", unmarked[i], err)
 		}
@@ -393,7 +390,7 @@ func (d *Dispatcher) once(ctx context.Context) (*dispatch.Snapshot, *dispatch.De
 func place(rb *workv1alpha2.ResourceBinding, cluster string) *workv1alpha2.ResourceBinding {
 	placed := rb.DeepCopy()
 	placed.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: cluster, Replicas: rb.Spec.Replicas}}
-	delete(placed.Annotations, HeldSinceAnnotation)
+	delete(placed.Annotations, dispatch.HeldSinceAnnotation)
 	return placed
 }
 
@@ -494,7 +491,7 @@ func (d *Dispatcher) trackBinding(rb *workv1alpha2.ResourceBinding, gone bool) {
 	id := rb.Namespace + "/" + rb.Name
 	ref := rb.Spec.Resource
 	isJob := strings.HasPrefix(ref.APIVersion, batchv1alpha1.SchemeGroupVersion.Group+"/") && ref.Kind == "Job"
-	queue, queued := rb.Annotations[rbwebhook.QueueOfBindingAnnotation]
+	queue, queued := rb.Annotations[dispatch.QueueOfBindingAnnotation]
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if gone || (!isJob && !queued) {
@@ -513,7 +510,7 @@ func (d *Dispatcher) trackBinding(rb *workv1alpha2.ResourceBinding, gone bool) {
 		t.hasPods = hasPods(rb, t.cluster)
 		t.refusal = refusal(rb, t.cluster)
 	}
-	if at, err := time.Parse(time.RFC3339, rb.Annotations[HeldSinceAnnotation]); err == nil {
+	if at, err := time.Parse(time.RFC3339, rb.Annotations[dispatch.HeldSinceAnnotation]); err == nil {
 		t.heldSince = at
 	}
 	if p := rb.Spec.Placement; p != nil && (p.ClusterAffinity != nil || len(p.ClusterAffinities) > 0 || len(p.ClusterTolerations) > 0) {
