@@ -86,6 +86,39 @@ func TestFederation(t *testing.T) {
 		return strings.Contains(evs.Items[0].Message, `queue "capped" would hold cpu 6, over its capability by cpu 2`), evs.Items[0].Message
 	})
 
+	// The dashboard's federation page shows both members Ready and the
+	// third job held, with caldera-global's reason.
+	dashboard := startDashboard(t, ctx, f, "member-a")
+	// heldOnPage returns the namespace's held jobs, and how many members
+	// are shown Ready; nil when the page is not there.
+	heldOnPage := func() (map[string]string, int, string) {
+		p, err := federationPage(ctx, dashboard)
+		if err != nil {
+			return nil, 0, err.Error()
+		}
+		ready, held := 0, map[string]string{}
+		for _, m := range p.Members {
+			if m.Ready {
+				ready++
+			}
+		}
+		for _, b := range p.Held {
+			if b.Namespace == ns {
+				held[b.Workload] = fmt.Sprintf("queue %s, held since %v, %s: %s", b.Queue, b.HeldSince, b.Rule, b.Reason)
+			}
+		}
+		if !p.Enabled || len(p.Members) != 2 {
+			return nil, 0, fmt.Sprintf("enabled %v, members %+v", p.Enabled, p.Members)
+		}
+		return held, ready, fmt.Sprintf("%d members Ready, placed %d, held %v", ready, p.Placed, held)
+	}
+	poll.Eventually(t, ctx, time.Minute, "the dashboard showing train-2 held by its queue's capability", func() (bool, string) {
+		held, ready, state := heldOnPage()
+		why := held["train-2"]
+		return ready == 2 && len(held) == 1 && strings.HasPrefix(why, "queue capped, held since 20") &&
+			strings.HasSuffix(why, `QueueCapability: queue "capped" would hold cpu 6, over its capability by cpu 2`), state
+	})
+
 	// member-b goes NotReady; the cap is raised: the third job runs, and
 	// only where it may.
 	setReady(t, ctx, f, false, "member-b")
@@ -97,6 +130,10 @@ func TestFederation(t *testing.T) {
 	poll.Eventually(t, ctx, 2*time.Minute, "the third job running in member-a", func() (bool, string) {
 		w := where()
 		return w["train-2"] == "member-a", fmt.Sprintf("running %v", w)
+	})
+	poll.Eventually(t, ctx, time.Minute, "the dashboard showing nothing held", func() (bool, string) {
+		held, ready, state := heldOnPage()
+		return held != nil && len(held) == 0 && ready == 1, state
 	})
 	var rb workv1alpha2.ResourceBinding
 	if err := kc.Get(ctx, client.ObjectKey{Namespace: ns, Name: "train-2-job"}, &rb); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/caldera-sh/caldera/pkg/cli/cmdutil"
 	"github.com/caldera-sh/caldera/pkg/dashboard/server"
@@ -20,7 +21,7 @@ import (
 
 // NewCommand returns `dashboard`.
 func NewCommand(f *cmdutil.Factory) *cobra.Command {
-	var address string
+	var address, karmadaKubeconfig, karmadaContext string
 	var acceptHosts []string
 	cmd := &cobra.Command{
 		Use:   "dashboard",
@@ -35,9 +36,16 @@ changes.
 The dashboard reads the cluster with your kubeconfig's credentials and only
 reads (get, list, watch): it shows what you may list. Without
 -n/--namespace it shows every namespace when you may list jobs, PodGroups and
-pods in all of them, else your context's namespace.`,
+pods in all of them, else your context's namespace.
+
+With --karmada-kubeconfig it also shows the federation: the member clusters
+Karmada reports, with their readiness and resources, and the work
+caldera-global holds (its ResourceBindings that wait with no cluster),
+with how long each has waited and caldera-global's reason. It reads the
+Karmada API server with that kubeconfig's credentials, and only reads.`,
 		Example: `  calderactl dashboard
-  calderactl dashboard -n team-a --address 127.0.0.1:9000`,
+  calderactl dashboard -n team-a --address 127.0.0.1:9000
+  calderactl dashboard --karmada-kubeconfig ~/.kube/karmada.config`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			hosts := make([]*regexp.Regexp, 0, len(acceptHosts))
@@ -64,6 +72,17 @@ pods in all of them, else your context's namespace.`,
 			if f.NamespaceGiven() {
 				o.Namespace = ns
 			}
+			if karmadaContext != "" && karmadaKubeconfig == "" {
+				return errors.New("--karmada-context: give --karmada-kubeconfig too")
+			}
+			if karmadaKubeconfig != "" {
+				rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: karmadaKubeconfig}
+				kc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: karmadaContext}).ClientConfig()
+				if err != nil {
+					return fmt.Errorf("--karmada-kubeconfig %s: %w", karmadaKubeconfig, err)
+				}
+				o.Karmada = kc
+			}
 			l, url, err := server.Listen(address)
 			if err != nil {
 				return err
@@ -83,7 +102,11 @@ pods in all of them, else your context's namespace.`,
 				defer cancel()
 				_ = hs.Shutdown(shutdown)
 			}()
-			fmt.Fprintf(f.Out, "Serving the dashboard of %s (%s) at %s\n", cfg.Host, w.Scope(), url)
+			if o.Karmada != nil {
+				fmt.Fprintf(f.Out, "Serving the dashboard of %s (%s) and of Karmada at %s at %s\n", cfg.Host, w.Scope(), o.Karmada.Host, url)
+			} else {
+				fmt.Fprintf(f.Out, "Serving the dashboard of %s (%s) at %s\n", cfg.Host, w.Scope(), url)
+			}
 			if err := hs.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				return err
 			}
@@ -91,6 +114,8 @@ pods in all of them, else your context's namespace.`,
 		},
 	}
 	cmd.Flags().StringVar(&address, "address", "127.0.0.1:8095", "the address to serve on")
+	cmd.Flags().StringVar(&karmadaKubeconfig, "karmada-kubeconfig", "", "a kubeconfig of the Karmada API server: adds the federation page")
+	cmd.Flags().StringVar(&karmadaContext, "karmada-context", "", "the context of --karmada-kubeconfig to use (its current one when empty)")
 	cmd.Flags().StringArrayVar(&acceptHosts, "accept-hosts", server.DefaultAcceptHosts,
 		"regular expressions of the Host headers to answer (the loopback names by default)")
 	return cmd

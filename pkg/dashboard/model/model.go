@@ -42,6 +42,9 @@ type Input struct {
 	// Denied maps a kind ("queues", "nodes", ...) to why the dashboard
 	// cannot show it, such as the API server's refusal.
 	Denied map[string]string
+	// Federation is what the Karmada API server holds; nil when the
+	// dashboard watches none.
+	Federation *FederationInput
 }
 
 // Amounts are amounts of resources in thousandths of their unit.
@@ -84,6 +87,7 @@ type Model struct {
 	jobByKey   map[string]*jobEntry
 	hyperNodes []HyperNode
 	nodes      []Node
+	federation Federation
 	totals     Totals
 }
 
@@ -107,6 +111,13 @@ type Totals struct {
 	// on a node.
 	Pods      int `json:"pods"`
 	BoundPods int `json:"boundPods"`
+	// Federation says whether the dashboard watches a Karmada API server;
+	// Members, ReadyMembers and HeldBindings count its member clusters and
+	// the bindings caldera-global holds.
+	Federation   bool `json:"federation,omitempty"`
+	Members      int  `json:"members,omitempty"`
+	ReadyMembers int  `json:"readyMembers,omitempty"`
+	HeldBindings int  `json:"heldBindings,omitempty"`
 	// Denied maps a kind to why it is not shown.
 	Denied map[string]string `json:"denied,omitempty"`
 }
@@ -120,12 +131,19 @@ func Build(in Input) *Model {
 	tree := topology.Build(in.HyperNodes, in.Nodes)
 	m.buildNodes(in, pods, tree)
 	m.buildHyperNodes(tree)
+	m.federation = buildFederation(in.Federation, in.Now)
 	m.totals = Totals{
 		Queues: len(m.queues), Jobs: len(m.jobs), JobPhases: map[string]int{},
 		Nodes: len(m.nodes), HyperNodes: len(m.hyperNodes), Denied: in.Denied,
 	}
 	for _, j := range m.jobs {
 		m.totals.JobPhases[j.Phase]++
+	}
+	m.totals.Federation, m.totals.Members, m.totals.HeldBindings = m.federation.Enabled, len(m.federation.Members), len(m.federation.Held)
+	for _, mb := range m.federation.Members {
+		if mb.Ready {
+			m.totals.ReadyMembers++
+		}
 	}
 	for _, n := range m.nodes {
 		if n.Ready {
@@ -143,6 +161,9 @@ func Build(in Input) *Model {
 	}
 	return m
 }
+
+// Federation returns the federation page.
+func (m *Model) Federation() Federation { return m.federation }
 
 // Totals returns the headline counts.
 func (m *Model) Totals() Totals { return m.totals }

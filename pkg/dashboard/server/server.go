@@ -199,6 +199,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /api/jobs/{kind}/{namespace}/{name}", s.job)
 	s.mux.HandleFunc("GET /api/hypernodes", s.hyperNodes)
 	s.mux.HandleFunc("GET /api/nodes", s.nodes)
+	s.mux.HandleFunc("GET /api/federation", s.federation)
 	s.mux.HandleFunc("GET /api/watch", s.watch)
 }
 
@@ -237,6 +238,17 @@ func (s *Server) queueHistory(w http.ResponseWriter, r *http.Request) {
 func (s *Server) hyperNodes(w http.ResponseWriter, _ *http.Request) {
 	m, v := s.current()
 	writeJSON(w, Versioned[[]model.HyperNode]{Version: v, Items: m.HyperNodes()})
+}
+
+// FederationAnswer is the answer of /api/federation.
+type FederationAnswer struct {
+	Version uint64 `json:"version"`
+	model.Federation
+}
+
+func (s *Server) federation(w http.ResponseWriter, _ *http.Request) {
+	m, v := s.current()
+	writeJSON(w, FederationAnswer{Version: v, Federation: m.Federation()})
 }
 
 // JobsAnswer is the answer of /api/jobs.

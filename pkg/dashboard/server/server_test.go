@@ -20,6 +20,7 @@ import (
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/dashboard/model"
+	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	"github.com/caldera-sh/caldera/test/poll"
 )
 
@@ -218,5 +219,29 @@ func TestEmptyListsAreLists(t *testing.T) {
 		if strings.Contains(b.String(), "null") {
 			t.Errorf("GET %s: %s", path, b.String())
 		}
+	}
+}
+
+func TestFederationAnswer(t *testing.T) {
+	src := &memory{changed: make(chan struct{}, 1)}
+	_, hs := start(t, src)
+	var off FederationAnswer
+	getJSON(t, hs.URL+"/api/federation", &off)
+	if off.Enabled || off.Members == nil || off.Held == nil {
+		t.Errorf("without Karmada: %+v, want disabled, with empty lists", off)
+	}
+
+	c := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member-1"}}
+	c.Status.Conditions = []metav1.Condition{{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionTrue, Reason: "ClusterReady"}}
+	src.mu.Lock()
+	src.in.Federation = &model.FederationInput{Host: "https://127.0.0.1:5443", Clusters: []*clusterv1alpha1.Cluster{c}}
+	src.mu.Unlock()
+	src.changed <- struct{}{}
+	var on FederationAnswer
+	if err := poll.Until(t.Context(), 5*time.Second, "the federation shown", func() (bool, string) {
+		getJSON(t, hs.URL+"/api/federation", &on)
+		return on.Enabled && len(on.Members) == 1 && on.Members[0].Ready, fmt.Sprintf("%+v", on)
+	}); err != nil {
+		t.Fatal(err)
 	}
 }

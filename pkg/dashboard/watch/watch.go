@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -32,6 +33,9 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/dashboard/model"
+	"github.com/caldera-sh/caldera/pkg/federation/karmada"
+	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
+	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
 )
 
 // Options say what to watch, and as whom.
@@ -43,17 +47,28 @@ type Options struct {
 	// every namespace when the user may list them there, else Fallback.
 	Namespace string
 	Fallback  string
+	// Karmada, when set, is the user's config for the Karmada API server:
+	// the watcher then also watches the member clusters, the
+	// ResourceBindings and caldera-global's events there.
+	Karmada *rest.Config
 }
 
 // Watcher is a dashboard source over informers.
 type Watcher struct {
-	cache   cache.Cache
+	member  *informers
+	karmada *informers // nil without a Karmada API server
 	reader  client.Reader
 	scope   string
-	denied  map[string]string
-	watched map[string]bool
 	changed chan struct{}
 	ns      string
+}
+
+// informers are the informers of one API server, and what they leave out.
+type informers struct {
+	host    string
+	cache   cache.Cache
+	denied  map[string]string
+	watched map[string]bool
 }
 
 // kind is a kind the dashboard shows.
@@ -61,15 +76,40 @@ type kind struct {
 	name       string
 	namespaced bool
 	list       func() client.ObjectList
+	// fields, when set, selects the objects watched.
+	fields fields.Selector
 }
 
 var kinds = []kind{
-	{"queues", false, func() client.ObjectList { return &schedulingv1beta1.QueueList{} }},
-	{"hypernodes", false, func() client.ObjectList { return &topologyv1alpha1.HyperNodeList{} }},
-	{"nodes", false, func() client.ObjectList { return &corev1.NodeList{} }},
-	{"jobs", true, func() client.ObjectList { return &batchv1alpha1.JobList{} }},
-	{"podgroups", true, func() client.ObjectList { return &schedulingv1beta1.PodGroupList{} }},
-	{"pods", true, func() client.ObjectList { return &corev1.PodList{} }},
+	{"queues", false, func() client.ObjectList { return &schedulingv1beta1.QueueList{} }, nil},
+	{"hypernodes", false, func() client.ObjectList { return &topologyv1alpha1.HyperNodeList{} }, nil},
+	{"nodes", false, func() client.ObjectList { return &corev1.NodeList{} }, nil},
+	{"jobs", true, func() client.ObjectList { return &batchv1alpha1.JobList{} }, nil},
+	{"podgroups", true, func() client.ObjectList { return &schedulingv1beta1.PodGroupList{} }, nil},
+	{"pods", true, func() client.ObjectList { return &corev1.PodList{} }, nil},
+}
+
+// karmadaKinds are what the federation page shows. Of the events, only
+// those about Volcano Jobs: caldera-global says on a held Job why it
+// holds it.
+var karmadaKinds = []kind{
+	{"clusters", false, func() client.ObjectList { return &clusterv1alpha1.ClusterList{} }, nil},
+	{"resourcebindings", true, func() client.ObjectList { return &workv1alpha2.ResourceBindingList{} }, nil},
+	{"events", true, func() client.ObjectList { return &corev1.EventList{} }, fields.SelectorFromSet(fields.Set{
+		"involvedObject.kind": "Job", "involvedObject.apiVersion": batchv1alpha1.SchemeGroupVersion.String(),
+	})},
+}
+
+// karmadaScheme holds the kinds the dashboard reads from Karmada.
+func karmadaScheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := corev1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := karmada.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // ReadOnly wraps a config so that every request it makes other than GET
@@ -97,7 +137,7 @@ func Start(ctx context.Context, o Options) (*Watcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the API server: %w", err)
 	}
-	w := &Watcher{reader: direct, denied: map[string]string{}, watched: map[string]bool{}, changed: make(chan struct{}, 1), ns: o.Namespace}
+	w := &Watcher{reader: direct, changed: make(chan struct{}, 1), ns: o.Namespace}
 	if w.ns == "" {
 		for _, k := range kinds {
 			if !k.namespaced {
@@ -113,13 +153,61 @@ func Start(ctx context.Context, o Options) (*Watcher, error) {
 	if w.ns != "" {
 		w.scope = "namespace " + w.ns
 	}
-	copts := cache.Options{Scheme: o.Scheme, DefaultTransform: cache.TransformStripManagedFields(),
-		// The model only reads the objects: no copy per list.
-		DefaultUnsafeDisableDeepCopy: ptr.To(true)}
-	if w.ns != "" {
-		copts.DefaultNamespaces = map[string]cache.Config{w.ns: {}}
+	if w.member, err = w.start(ctx, cfg, o.Scheme, direct, kinds, w.ns); err != nil {
+		return nil, err
 	}
-	if w.cache, err = cache.New(cfg, copts); err != nil {
+	if o.Karmada != nil {
+		kcfg := ReadOnly(o.Karmada)
+		ks, err := karmadaScheme()
+		if err != nil {
+			return nil, err
+		}
+		kdirect, err := client.New(kcfg, client.Options{Scheme: ks})
+		if err != nil {
+			return nil, fmt.Errorf("connecting to the Karmada API server: %w", err)
+		}
+		if w.karmada, err = w.start(ctx, kcfg, ks, kdirect, karmadaKinds, ""); err != nil {
+			return nil, fmt.Errorf("the Karmada API server %s: %w", o.Karmada.Host, err)
+		}
+	}
+	return w, nil
+}
+
+// start probes each kind, starts the informers of those the user may
+// list, and waits for their first lists.
+func (w *Watcher) start(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, direct client.Reader, kinds []kind, ns string) (*informers, error) {
+	inf := &informers{host: cfg.Host, denied: map[string]string{}, watched: map[string]bool{}}
+	copts := cache.Options{Scheme: scheme, DefaultTransform: cache.TransformStripManagedFields(),
+		// The model only reads the objects: no copy per list.
+		DefaultUnsafeDisableDeepCopy: ptr.To(true), ByObject: map[client.Object]cache.ByObject{}}
+	if ns != "" {
+		copts.DefaultNamespaces = map[string]cache.Config{ns: {}}
+	}
+	var watched []client.Object
+	for _, k := range kinds {
+		kns := ""
+		if k.namespaced {
+			kns = ns
+		}
+		if err := probe(ctx, direct, k, kns); err != nil {
+			if !apierrors.IsForbidden(err) && !meta.IsNoMatchError(err) && !apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("listing %s: %w", k.name, err)
+			}
+			inf.denied[k.name] = reason(err)
+			continue
+		}
+		obj, err := objectOf(scheme, k.list())
+		if err != nil {
+			return nil, err
+		}
+		if k.fields != nil {
+			copts.ByObject[obj] = cache.ByObject{Field: k.fields}
+		}
+		watched = append(watched, obj)
+		inf.watched[k.name] = true
+	}
+	var err error
+	if inf.cache, err = cache.New(cfg, copts); err != nil {
 		return nil, fmt.Errorf("making the informers: %w", err)
 	}
 	notify := toolscache.ResourceEventHandlerFuncs{
@@ -127,42 +215,26 @@ func Start(ctx context.Context, o Options) (*Watcher, error) {
 		UpdateFunc: func(any, any) { w.notify() },
 		DeleteFunc: func(any) { w.notify() },
 	}
-	for _, k := range kinds {
-		ns := ""
-		if k.namespaced {
-			ns = w.ns
-		}
-		if err := probe(ctx, direct, k, ns); err != nil {
-			if !apierrors.IsForbidden(err) && !meta.IsNoMatchError(err) && !apierrors.IsNotFound(err) {
-				return nil, fmt.Errorf("listing %s: %w", k.name, err)
-			}
-			w.denied[k.name] = reason(err)
-			continue
-		}
-		obj, err := objectOf(o.Scheme, k.list())
+	for _, obj := range watched {
+		i, err := inf.cache.GetInformer(ctx, obj)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("watching %T: %w", obj, err)
 		}
-		inf, err := w.cache.GetInformer(ctx, obj)
-		if err != nil {
-			return nil, fmt.Errorf("watching %s: %w", k.name, err)
+		if _, err := i.AddEventHandler(notify); err != nil {
+			return nil, fmt.Errorf("watching %T: %w", obj, err)
 		}
-		if _, err := inf.AddEventHandler(notify); err != nil {
-			return nil, fmt.Errorf("watching %s: %w", k.name, err)
-		}
-		w.watched[k.name] = true
 	}
 	go func() {
-		if err := w.cache.Start(ctx); err != nil {
-			klog.ErrorS(err, "The dashboard's informers stopped")
+		if err := inf.cache.Start(ctx); err != nil {
+			klog.ErrorS(err, "The dashboard's informers stopped", "server", cfg.Host)
 		}
 	}()
 	syncCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	if !w.cache.WaitForCacheSync(syncCtx) {
+	if !inf.cache.WaitForCacheSync(syncCtx) {
 		return nil, errors.New("the informers did not list their objects within 2 minutes")
 	}
-	return w, nil
+	return inf, nil
 }
 
 // probe lists one object of the kind, to learn whether the user may.
@@ -170,6 +242,9 @@ func probe(ctx context.Context, c client.Reader, k kind, namespace string) error
 	opts := []client.ListOption{client.Limit(1)}
 	if k.namespaced && namespace != "" {
 		opts = append(opts, client.InNamespace(namespace))
+	}
+	if k.fields != nil {
+		opts = append(opts, client.MatchingFieldsSelector{Selector: k.fields})
 	}
 	return c.List(ctx, k.list(), opts...)
 }
@@ -214,45 +289,31 @@ func (w *Watcher) Scope() string { return w.scope }
 
 // Snapshot returns the objects the informers hold.
 func (w *Watcher) Snapshot() model.Input {
-	ctx := context.Background()
-	in := model.Input{Denied: w.denied}
-	if w.watched["queues"] {
-		var l schedulingv1beta1.QueueList
-		if w.cache.List(ctx, &l) == nil {
-			in.Queues = pointers(l.Items)
-		}
-	}
-	if w.watched["hypernodes"] {
-		var l topologyv1alpha1.HyperNodeList
-		if w.cache.List(ctx, &l) == nil {
-			in.HyperNodes = pointers(l.Items)
-		}
-	}
-	if w.watched["nodes"] {
-		var l corev1.NodeList
-		if w.cache.List(ctx, &l) == nil {
-			in.Nodes = pointers(l.Items)
-		}
-	}
-	if w.watched["jobs"] {
-		var l batchv1alpha1.JobList
-		if w.cache.List(ctx, &l) == nil {
-			in.Jobs = pointers(l.Items)
-		}
-	}
-	if w.watched["podgroups"] {
-		var l schedulingv1beta1.PodGroupList
-		if w.cache.List(ctx, &l) == nil {
-			in.PodGroups = pointers(l.Items)
-		}
-	}
-	if w.watched["pods"] {
-		var l corev1.PodList
-		if w.cache.List(ctx, &l) == nil {
-			in.Pods = pointers(l.Items)
+	m := w.member
+	in := model.Input{Denied: m.denied}
+	in.Queues = list[schedulingv1beta1.Queue](m, "queues", &schedulingv1beta1.QueueList{}, func(l *schedulingv1beta1.QueueList) []schedulingv1beta1.Queue { return l.Items })
+	in.HyperNodes = list[topologyv1alpha1.HyperNode](m, "hypernodes", &topologyv1alpha1.HyperNodeList{}, func(l *topologyv1alpha1.HyperNodeList) []topologyv1alpha1.HyperNode { return l.Items })
+	in.Nodes = list[corev1.Node](m, "nodes", &corev1.NodeList{}, func(l *corev1.NodeList) []corev1.Node { return l.Items })
+	in.Jobs = list[batchv1alpha1.Job](m, "jobs", &batchv1alpha1.JobList{}, func(l *batchv1alpha1.JobList) []batchv1alpha1.Job { return l.Items })
+	in.PodGroups = list[schedulingv1beta1.PodGroup](m, "podgroups", &schedulingv1beta1.PodGroupList{}, func(l *schedulingv1beta1.PodGroupList) []schedulingv1beta1.PodGroup { return l.Items })
+	in.Pods = list[corev1.Pod](m, "pods", &corev1.PodList{}, func(l *corev1.PodList) []corev1.Pod { return l.Items })
+	if k := w.karmada; k != nil {
+		in.Federation = &model.FederationInput{Host: k.host, Denied: k.denied,
+			Clusters: list[clusterv1alpha1.Cluster](k, "clusters", &clusterv1alpha1.ClusterList{}, func(l *clusterv1alpha1.ClusterList) []clusterv1alpha1.Cluster { return l.Items }),
+			Bindings: list[workv1alpha2.ResourceBinding](k, "resourcebindings", &workv1alpha2.ResourceBindingList{}, func(l *workv1alpha2.ResourceBindingList) []workv1alpha2.ResourceBinding { return l.Items }),
+			Events:   list[corev1.Event](k, "events", &corev1.EventList{}, func(l *corev1.EventList) []corev1.Event { return l.Items }),
 		}
 	}
 	return in
+}
+
+// list returns what the informer of a watched kind holds (nil for a kind
+// not watched).
+func list[T any, L client.ObjectList](inf *informers, name string, l L, items func(L) []T) []*T {
+	if !inf.watched[name] || inf.cache.List(context.Background(), l) != nil {
+		return nil
+	}
+	return pointers(items(l))
 }
 
 func pointers[T any](items []T) []*T {

@@ -65,6 +65,10 @@ async function renderSummary() {
   const parts = [
     h("span", {}, `${s.scope} · ${s.queues} queues · ${s.jobs} jobs${phases ? " (" + phases + ")" : ""} · ${s.readyNodes}/${s.nodes} nodes ready · ${s.boundPods} pods placed of ${s.pods}`),
   ];
+  if (s.federation) {
+    parts[0].append(` · ${s.readyMembers || 0}/${s.members || 0} members ready · ${s.heldBindings || 0} bindings held`);
+  }
+  document.querySelector('nav a[data-view="federation"]').hidden = !s.federation;
   for (const [kind, why] of Object.entries(s.denied || {})) {
     parts.push(h("div", {class: "denied", "data-denied": kind}, `${kind} not shown: ${why}`));
   }
@@ -277,6 +281,44 @@ async function renderNodes(params) {
       data.page < pages ? h("a", {href: "#", onclick: e => { e.preventDefault(); setParam("page", String(data.page + 1)); }}, "next ›") : null)];
 }
 
+// ---- Federation ---------------------------------------------------------
+
+async function renderFederation() {
+  const d = await get("/api/federation");
+  if (!d.enabled) {
+    return [h("h2", {}, "Federation"), h("p", {class: "muted"},
+      "Not shown: start the dashboard with --karmada-kubeconfig to see the member clusters and the work caldera-global holds.")];
+  }
+  const denied = Object.entries(d.denied || {}).map(([kind, why]) => h("div", {class: "denied", "data-denied": "karmada-" + kind}, `${kind} not shown: ${why}`));
+  const names = resourceNames(d.members);
+  const members = d.members.length === 0 ? h("p", {class: "muted"}, "Karmada has no member clusters.") :
+    h("table", {id: "members"},
+      h("thead", {}, h("tr", {}, ["Member", "Ready", "Region", "Nodes ready", ...names.map(n => n + " allocated / allocatable"), "Bindings", "Taints"].map(t => h("th", {}, t)))),
+      h("tbody", {}, d.members.map(m => h("tr", {"data-member": m.name},
+        h("td", {}, m.name),
+        h("td", {class: m.ready ? "phase-Running" : "phase-Failed", title: m.condition || "no Ready condition reported"}, m.ready ? "Ready" : "NotReady"),
+        h("td", {}, m.region || "-"),
+        h("td", {class: "num"}, `${m.readyNodes}/${m.nodes}`),
+        usageCells(m.resources, names),
+        h("td", {class: "num"}, m.bindings),
+        h("td", {class: "wrap"}, (m.taints || []).join(", ") || "-")))));
+  const byRule = Object.entries(d.heldByRule || {}).sort().map(([r, n]) => `${n} ${r || "not decided yet"}`).join(", ");
+  const held = d.held.length === 0 ? h("p", {class: "muted"}, "caldera-global holds nothing: all its work is placed.") :
+    h("table", {id: "held"},
+      h("thead", {}, h("tr", {}, ["Namespace", "Workload", "Queue", "Held for", "Rule", "Why"].map(t => h("th", {}, t)))),
+      h("tbody", {}, d.held.map(b => h("tr", {"data-held": `${b.namespace}/${b.name}`},
+        h("td", {}, b.namespace),
+        h("td", {title: "ResourceBinding " + b.name}, `${b.kind} ${b.workload}`),
+        h("td", {}, b.queue || "-"),
+        h("td", {class: "num"}, b.waiting || "-"),
+        h("td", {class: "rule"}, b.rule || "not decided yet"),
+        h("td", {class: "wrap why"}, b.reason || "")))));
+  return [h("h2", {}, `Federation (Karmada at ${d.host})`), denied,
+    h("h3", {}, `Members (${d.members.length})`), members,
+    h("h3", {}, `Held work (${d.held.length})${byRule ? " · " + byRule : ""}`), held,
+    h("p", {class: "muted"}, `${d.placed} bindings placed on members.`)];
+}
+
 // ---- Rendering and live updates -----------------------------------------
 
 async function render() {
@@ -293,6 +335,7 @@ async function render() {
       case "job": content = await renderJob(parts[1], parts[2], parts[3]); break;
       case "hypernodes": content = await renderHyperNodes(); break;
       case "nodes": content = await renderNodes(params); break;
+      case "federation": content = await renderFederation(); break;
       default: content = await renderQueues(params);
     }
     const view = document.getElementById("view");
