@@ -35,9 +35,13 @@ type KwokOptions struct {
 // Kwok is a running kwok that simulates the nodes annotated with
 // KwokNodeAnnotation=fake and the pods bound to them. See the kwokstages
 // folder for the lifecycle it gives pods (run durations and exit codes are
-// set per pod by annotation).
+// set per pod by annotation); a pod deleted on those nodes is deleted for
+// good by the terminator beside it.
 type Kwok struct {
 	proc *process
+	// stopTerminator stops the terminator, which deletes for good the
+	// pods being deleted on the simulated nodes (terminator.go).
+	stopTerminator context.CancelFunc
 }
 
 // StartKwok starts kwok against the API server.
@@ -80,7 +84,13 @@ func StartKwok(ctx context.Context, s *APIServer, o KwokOptions) (*Kwok, error) 
 		_ = p.stop()
 		return nil, context.Cause(ctx)
 	}
-	return &Kwok{proc: p}, nil
+	tctx, stop := context.WithCancel(context.Background())
+	if err := startTerminator(tctx, s.RESTConfig()); err != nil {
+		stop()
+		_ = p.stop()
+		return nil, fmt.Errorf("starting the pod terminator: %w", err)
+	}
+	return &Kwok{proc: p, stopTerminator: stop}, nil
 }
 
 // Stop stops kwok.
@@ -88,6 +98,7 @@ func (k *Kwok) Stop() error {
 	if k == nil {
 		return nil
 	}
+	k.stopTerminator()
 	return k.proc.stop()
 }
 
