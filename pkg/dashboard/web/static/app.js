@@ -39,6 +39,8 @@ function route() {
 
 function link(hash, text) { return h("a", {href: "#" + hash}, text); }
 
+function plural(n, noun) { return `${n} ${noun}${n === 1 ? "" : "s"}`; }
+
 function percent(f) { return Math.round(f * 100) + "%"; }
 
 function bar(fraction, title) {
@@ -66,7 +68,7 @@ async function renderSummary() {
     h("span", {}, `${s.scope} · ${s.queues} queues · ${s.jobs} jobs${phases ? " (" + phases + ")" : ""} · ${s.readyNodes}/${s.nodes} nodes ready · ${s.boundPods} pods placed of ${s.pods}`),
   ];
   if (s.federation) {
-    parts[0].append(` · ${s.readyMembers || 0}/${s.members || 0} members ready · ${s.heldBindings || 0} bindings held`);
+    parts[0].append(` · ${s.readyMembers || 0}/${s.members || 0} members ready · ${plural(s.heldBindings || 0, "binding")} held`);
   }
   document.querySelector('nav a[data-view="federation"]').hidden = !s.federation;
   for (const [kind, why] of Object.entries(s.denied || {})) {
@@ -316,7 +318,7 @@ async function renderFederation() {
   return [h("h2", {}, `Federation (Karmada at ${d.host})`), denied,
     h("h3", {}, `Members (${d.members.length})`), members,
     h("h3", {}, `Held work (${d.held.length})${byRule ? " · " + byRule : ""}`), held,
-    h("p", {class: "muted"}, `${d.placed} bindings placed on members.`)];
+    h("p", {class: "muted"}, `${plural(d.placed, "binding")} placed on members.`)];
 }
 
 // ---- Rendering and live updates -----------------------------------------
