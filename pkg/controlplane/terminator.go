@@ -57,6 +57,9 @@ func startTerminator(ctx context.Context, cfg *rest.Config) error {
 	}
 	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTransform(toolscache.TransformFunc(stripManagedFields)))
 	podInf, nodeInf := f.Core().V1().Pods().Informer(), f.Core().V1().Nodes().Informer()
+	if err := podInf.AddIndexers(toolscache.Indexers{byNode: podNode}); err != nil {
+		return err
+	}
 	t := &terminator{client: cs, pods: podInf.GetIndexer(), nodes: nodeInf.GetIndexer(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[podRef](),
 			workqueue.TypedRateLimitingQueueConfig[podRef]{Name: "terminator"})}
@@ -70,10 +73,22 @@ func startTerminator(ctx context.Context, cfg *rest.Config) error {
 	}); err != nil {
 		return err
 	}
-	// A pod waiting on its node's annotation is looked at again when the
-	// node changes.
+	// A pod waiting on its node (not seen yet, or not marked simulated yet)
+	// is looked at again when the node appears or its mark changes; the
+	// node's status updates (heartbeats) leave its pods alone.
 	if _, err := nodeInf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc: func(any) { t.requeueAll() }, UpdateFunc: func(any, any) { t.requeueAll() },
+		AddFunc: func(obj any) {
+			if n, ok := obj.(*corev1.Node); ok {
+				t.requeueNode(n.Name)
+			}
+		},
+		UpdateFunc: func(old, obj any) {
+			o, ok1 := old.(*corev1.Node)
+			n, ok2 := obj.(*corev1.Node)
+			if ok1 && ok2 && o.Annotations[KwokNodeAnnotation] != n.Annotations[KwokNodeAnnotation] {
+				t.requeueNode(n.Name)
+			}
+		},
 	}); err != nil {
 		return err
 	}
@@ -96,8 +111,20 @@ func stripManagedFields(obj any) (any, error) {
 	return obj, nil
 }
 
-func (t *terminator) requeueAll() {
-	for _, obj := range t.pods.List() {
+// byNode indexes pods by the node they are bound to.
+const byNode = "spec.nodeName"
+
+func podNode(obj any) ([]string, error) {
+	if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
+		return []string{p.Spec.NodeName}, nil
+	}
+	return nil, nil
+}
+
+// requeueNode looks again at the pods being deleted on one node.
+func (t *terminator) requeueNode(node string) {
+	objs, _ := t.pods.ByIndex(byNode, node)
+	for _, obj := range objs {
 		if p := obj.(*corev1.Pod); p.DeletionTimestamp != nil {
 			t.queue.Add(podRef{p.Namespace, p.Name, p.UID})
 		}

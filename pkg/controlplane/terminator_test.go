@@ -1,6 +1,8 @@
 package controlplane
 
 import (
+	"fmt"
+
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -9,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 )
 
 func terminatingPod(uid types.UID, node string, deleting bool) *corev1.Pod {
@@ -76,5 +79,29 @@ func TestTerminate(t *testing.T) {
 				t.Errorf("delete options %+v, want no grace and the UID %q as precondition", o, tc.ref)
 			}
 		})
+	}
+}
+
+func TestRequeueNode(t *testing.T) {
+	pods := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{byNode: podNode})
+	for i, p := range []*corev1.Pod{
+		terminatingPod("a", "sim-0", true),
+		terminatingPod("b", "sim-0", false),
+		terminatingPod("c", "sim-1", true),
+		terminatingPod("d", "", true),
+	} {
+		p.Name = fmt.Sprintf("pod-%d", i)
+		if err := pods.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	term := &terminator{pods: pods, queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[podRef]())}
+	defer term.queue.ShutDown()
+	term.requeueNode("sim-0")
+	if n := term.queue.Len(); n != 1 {
+		t.Fatalf("%d pods queued, want 1 (the one being deleted on sim-0)", n)
+	}
+	if ref, _ := term.queue.Get(); ref != (podRef{"default", "pod-0", "a"}) {
+		t.Errorf("queued %+v, want pod-0 (uid a)", ref)
 	}
 }
