@@ -4,7 +4,6 @@ package dashboard
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,44 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
-	"github.com/caldera-sh/caldera/apis/scheme"
-	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
-	"github.com/caldera-sh/caldera/pkg/federation/karmada"
 	clusterv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/cluster/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
-	karmadacrds "github.com/caldera-sh/caldera/test/crds/karmada"
 )
-
-// startKarmada starts a second API server with Karmada's CRDs and returns
-// a client of it and its kubeconfig. (The e2e suite runs the real
-// caldera-global against one; here the objects it writes are made by hand,
-// to see the page draw them.)
-func startKarmada(t *testing.T) (client.Client, string) {
-	t.Helper()
-	s, err := scheme.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := karmada.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	crds, err := controlplane.ReadCRDs(karmadacrds.CRDs, karmadacrds.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := controlplane.StartCluster(t.Context(), fw.Etcd, controlplane.ClusterOptions{
-		Name: "karmada", BinDir: fw.BinDir, Dir: filepath.Join(fw.Dir, "karmada"), CRDs: crds, Scheme: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := k.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	return k.Client, k.APIServer.Kubeconfig
-}
 
 // federation makes two members (one Ready), a Job placed on the Ready
 // one, and one held by its queue's capability, with the event
@@ -122,7 +87,8 @@ func federation(t *testing.T, c client.Client) string {
 }
 
 func TestFederationPageInABrowser(t *testing.T) {
-	kc, kubeconfig := startKarmada(t)
+	k := fw.StartKarmada(t)
+	kc, kubeconfig := k.Client, k.APIServer.Kubeconfig
 	why := federation(t, kc)
 	base := dashboard(t, fw.Kubeconfig(), "--karmada-kubeconfig", kubeconfig)
 	ctx := browser(t)

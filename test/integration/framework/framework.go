@@ -186,3 +186,34 @@ func Main(m *testing.M, o Options, fw **Framework) int {
 	}
 	return code
 }
+
+// StartKarmada starts a second API server, on the framework's etcd, with
+// the CRDs of Caldera's Karmada API mirror: it plays a Karmada control
+// plane (and the cluster hosting it) beside the member the framework
+// runs. Its client's scheme knows Caldera's and the mirror's types. It
+// stops when t ends.
+func (f *Framework) StartKarmada(t testing.TB) *controlplane.Cluster {
+	t.Helper()
+	s, err := scheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := karmada.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	crds, err := controlplane.ReadCRDs(karmadacrds.CRDs, karmadacrds.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := controlplane.StartCluster(t.Context(), f.Etcd, controlplane.ClusterOptions{
+		Name: "karmada", BinDir: f.BinDir, Dir: filepath.Join(f.Dir, "karmada"), CRDs: crds, Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := k.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return k
+}

@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/caldera-sh/caldera/pkg/controlplane"
-	karmadacrds "github.com/caldera-sh/caldera/test/crds/karmada"
 )
 
 const repoRoot = "../../.."
@@ -163,20 +162,7 @@ func TestInstallPagesWithHelm(t *testing.T) {
 	if len(global) != 2 {
 		t.Fatalf("docs/federation.md has %d helm commands, the test knows 2: %q", len(global), global)
 	}
-	crds, err := controlplane.ReadCRDs(karmadacrds.CRDs, karmadacrds.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	karmada, err := controlplane.StartCluster(t.Context(), fw.Etcd, controlplane.ClusterOptions{
-		Name: "karmada", BinDir: fw.BinDir, Dir: filepath.Join(fw.Dir, "karmada"), CRDs: crds, Scheme: fw.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := karmada.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	karmada := fw.StartKarmada(t)
 	// Karmada keeps its members' secrets in karmada-cluster, which it
 	// makes when it is installed.
 	if err := karmada.Client.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "karmada-cluster"}}); err != nil {
