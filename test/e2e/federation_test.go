@@ -67,7 +67,6 @@ func TestFederation(t *testing.T) {
 		if err := kc.Create(ctx, trainingJob(ns, fmt.Sprintf("train-%d", i), "capped", 2)); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 
 	// Two run, in the members; the third waits in its queue.

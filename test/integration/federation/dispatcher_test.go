@@ -155,7 +155,6 @@ func TestDispatcherCapability(t *testing.T) {
 		if err := c.Create(ctx, rb); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(10 * time.Millisecond) // distinct creation order
 	}
 	startDispatcher(t)
 

@@ -149,7 +149,6 @@ func TestGlobal(t *testing.T) {
 		if !*rb.Spec.Suspension.Scheduling || !*rb.Spec.Suspension.Dispatching {
 			t.Errorf("%s created with suspension %+v, want scheduling suspended and dispatching kept", rb.Name, rb.Spec.Suspension)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 	poll.Eventually(t, t.Context(), 20*time.Second, "the first released, the second held", func() (bool, string) {
 		a, b := held(t, ns, "first-job"), held(t, ns, "second-job")

@@ -86,7 +86,6 @@ func TestPlacementSticks(t *testing.T) {
 		if err := c.Create(ctx, fourCPUBinding(ns, name, "sticks-a", "sticks-b")); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(10 * time.Millisecond) // distinct creation order
 	}
 	stop := startDispatcher(t)
 
