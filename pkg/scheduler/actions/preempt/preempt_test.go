@@ -2,7 +2,6 @@ package preempt
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"testing"
 
@@ -13,28 +12,15 @@ import (
 	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework/frameworktest"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/conformance"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/gang"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/priority"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
 
-type recorder struct{ binds, evictions []string }
-
-func (r *recorder) Bind(t *api.TaskInfo, node string) { r.binds = append(r.binds, t.Name+"@"+node) }
-func (r *recorder) Evict(t *api.TaskInfo, _ string)   { r.evictions = append(r.evictions, t.Name) }
-
 func tiers(t *testing.T) []framework.Tier {
-	t.Helper()
-	var plugins []framework.TierPlugin
-	for _, f := range []framework.PluginFactory{priority.New, gang.New, conformance.New} {
-		p, err := f(nil, &framework.Handle{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		plugins = append(plugins, framework.TierPlugin{Plugin: p})
-	}
-	return []framework.Tier{{Plugins: plugins}}
+	return []framework.Tier{frameworktest.Tier(t, nil, priority.New, gang.New, conformance.New)}
 }
 
 // pod is a pod of priority prio asking for cpu; on a node when node is set.
@@ -53,15 +39,10 @@ func inQueue(q string, pods ...*corev1.Pod) []*corev1.Pod {
 	return pods
 }
 
-func run(t *testing.T, o api.Objects) *recorder {
+func run(t *testing.T, o api.Objects) *frameworktest.Recorder {
 	t.Helper()
 	o.Queues = append(o.Queues, schedtesting.MakeQueue("default").Obj(), schedtesting.MakeQueue("other").Obj())
-	r := &recorder{}
-	ssn := framework.OpenSession(t.Context(), api.Build(o), tiers(t), framework.Options{Sink: r, Evictor: r})
-	New(nil).Execute(ssn)
-	ssn.Close()
-	slices.Sort(r.evictions)
-	return r
+	return frameworktest.Run(t, api.Build(o), tiers(t), framework.Options{}, New(nil))
 }
 
 func node(name, cpu string) *corev1.Node { return st.MakeNode(name).Alloc("cpu", cpu).Obj() }
@@ -187,7 +168,7 @@ func TestPreempt(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			r := run(t, tc.objects)
-			if diff := cmp.Diff(tc.want, r.evictions); diff != "" {
+			if diff := cmp.Diff(tc.want, r.Evictions); diff != "" {
 				t.Errorf("evictions (-want,+got):\n%s", diff)
 			}
 		})
@@ -226,7 +207,7 @@ func TestGangs(t *testing.T) {
 		Pods:       append(lowPods, highPods...),
 		PriorityOf: priorityOf,
 	})
-	if diff := cmp.Diff([]string{"low-0", "low-1"}, r.evictions); diff != "" {
+	if diff := cmp.Diff([]string{"low-0", "low-1"}, r.Evictions); diff != "" {
 		t.Errorf("evictions (-want,+got):\n%s", diff)
 	}
 
@@ -240,7 +221,7 @@ func TestGangs(t *testing.T) {
 		Pods:       append(lowPods, onePods...),
 		PriorityOf: priorityOf,
 	})
-	if diff := cmp.Diff([]string{"low-0", "low-1"}, r.evictions); diff != "" {
+	if diff := cmp.Diff([]string{"low-0", "low-1"}, r.Evictions); diff != "" {
 		t.Errorf("evictions for one pod (-want,+got):\n%s", diff)
 	}
 
@@ -252,8 +233,8 @@ func TestGangs(t *testing.T) {
 		Pods:       append(lowPods, bigPods...),
 		PriorityOf: priorityOf,
 	})
-	if len(r.evictions) != 0 {
-		t.Errorf("evictions %v for a gang that still would not fit, want none", r.evictions)
+	if len(r.Evictions) != 0 {
+		t.Errorf("evictions %v for a gang that still would not fit, want none", r.Evictions)
 	}
 }
 
@@ -297,11 +278,8 @@ func TestNoEvictionCuresAnError(t *testing.T) {
 			}
 			ts := tiers(t)
 			ts[0].Plugins = append(ts[0].Plugins, framework.TierPlugin{Plugin: failing{tc.code}})
-			r := &recorder{}
-			ssn := framework.OpenSession(t.Context(), api.Build(o), ts, framework.Options{Sink: r, Evictor: r})
-			New(nil).Execute(ssn)
-			ssn.Close()
-			if diff := cmp.Diff(tc.want, r.evictions); diff != "" {
+			r := frameworktest.Run(t, api.Build(o), ts, framework.Options{}, New(nil))
+			if diff := cmp.Diff(tc.want, r.Evictions); diff != "" {
 				t.Errorf("evictions (-want,+got):\n%s", diff)
 			}
 		})

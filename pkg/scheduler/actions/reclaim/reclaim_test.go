@@ -1,7 +1,6 @@
 package reclaim
 
 import (
-	"slices"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework/frameworktest"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/capacity"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/conformance"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/gang"
@@ -20,11 +20,6 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/proportion"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
-
-type recorder struct{ binds, evictions []string }
-
-func (r *recorder) Bind(t *api.TaskInfo, node string) { r.binds = append(r.binds, t.Name+"@"+node) }
-func (r *recorder) Evict(t *api.TaskInfo, _ string)   { r.evictions = append(r.evictions, t.Name) }
 
 // sharing names the queue-sharing plugin a case runs with.
 type sharing int
@@ -50,15 +45,10 @@ func tiers(t *testing.T, s sharing) []framework.Tier {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var first []framework.TierPlugin
-	for _, f := range []framework.PluginFactory{priority.New, gang.New, conformance.New} {
-		p, err := f(nil, &framework.Handle{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		first = append(first, framework.TierPlugin{Plugin: p})
+	return []framework.Tier{
+		frameworktest.Tier(t, nil, priority.New, gang.New, conformance.New),
+		{Plugins: []framework.TierPlugin{{Plugin: queuePlugin}}},
 	}
-	return []framework.Tier{{Plugins: first}, {Plugins: []framework.TierPlugin{{Plugin: queuePlugin}}}}
 }
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -86,14 +76,9 @@ func nodes(n int) []*corev1.Node {
 
 func cpu(v string) corev1.ResourceList { return schedtesting.Resources("cpu", v) }
 
-func run(t *testing.T, s sharing, o api.Objects) *recorder {
+func run(t *testing.T, s sharing, o api.Objects) *frameworktest.Recorder {
 	t.Helper()
-	r := &recorder{}
-	ssn := framework.OpenSession(t.Context(), api.Build(o), tiers(t, s), framework.Options{Sink: r, Evictor: r})
-	New(nil).Execute(ssn)
-	ssn.Close()
-	slices.Sort(r.evictions)
-	return r
+	return frameworktest.Run(t, api.Build(o), tiers(t, s), framework.Options{}, New(nil))
 }
 
 func TestReclaim(t *testing.T) {
@@ -247,7 +232,7 @@ func TestReclaim(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			r := run(t, tc.sharing, tc.objects)
-			if diff := cmp.Diff(tc.want, r.evictions); diff != "" {
+			if diff := cmp.Diff(tc.want, r.Evictions); diff != "" {
 				t.Errorf("evictions (-want,+got):\n%s", diff)
 			}
 		})
@@ -300,11 +285,8 @@ func TestNoTakingBack(t *testing.T) {
 			snap := api.Build(o)
 			reclaimer := snap.Jobs[api.JobIDOfPod(o.Pods[2])]
 			reclaimer.EvictedBy = map[api.JobID]time.Time{api.NewJobID("ns", "bj"): now.Add(-tc.ago)}
-			r := &recorder{}
-			ssn := framework.OpenSession(t.Context(), snap, tiers(t, flatCapacity), framework.Options{Now: now, Sink: r, Evictor: r})
-			New(nil).Execute(ssn)
-			ssn.Close()
-			if diff := cmp.Diff(tc.want, r.evictions); diff != "" {
+			r := frameworktest.Run(t, snap, tiers(t, flatCapacity), framework.Options{Now: now}, New(nil))
+			if diff := cmp.Diff(tc.want, r.Evictions); diff != "" {
 				t.Errorf("evictions (-want,+got):\n%s", diff)
 			}
 		})

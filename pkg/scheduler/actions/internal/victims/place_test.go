@@ -113,7 +113,7 @@ func TestSearchPlace(t *testing.T) {
 			got := outcome{
 				Committed: res.Committed,
 				Victims:   names(res.Victims),
-				Evicted:   r.evictions,
+				Evicted:   r.Evictions,
 				Tasks:     map[string]string{},
 			}
 			if res.Blocked != nil {

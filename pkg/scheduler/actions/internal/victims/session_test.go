@@ -11,6 +11,7 @@ import (
 	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework/frameworktest"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/conformance"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/gang"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/priority"
@@ -20,37 +21,17 @@ import (
 // now is the cycle's time in every test session.
 var now = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 
-type recorder struct{ evictions []string }
-
-func (r *recorder) Bind(*api.TaskInfo, string)      {}
-func (r *recorder) Evict(t *api.TaskInfo, _ string) { r.evictions = append(r.evictions, t.Name) }
-
-func tiers(t *testing.T) []framework.Tier {
-	t.Helper()
-	var plugins []framework.TierPlugin
-	for _, f := range []framework.PluginFactory{priority.New, gang.New, conformance.New} {
-		p, err := f(nil, &framework.Handle{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		plugins = append(plugins, framework.TierPlugin{Plugin: p})
-	}
-	return []framework.Tier{{Plugins: plugins}}
-}
-
 // open builds a session at now over the objects, in the default queue,
 // after edit (when set) has changed the snapshot.
-func open(t *testing.T, o api.Objects, edit func(*api.Snapshot)) (*framework.Session, *recorder) {
+func open(t *testing.T, o api.Objects, edit func(*api.Snapshot)) (*framework.Session, *frameworktest.Recorder) {
 	t.Helper()
 	o.Queues = append(o.Queues, schedtesting.MakeQueue("default").Obj())
 	snap := api.Build(o)
 	if edit != nil {
 		edit(snap)
 	}
-	r := &recorder{}
-	ssn := framework.OpenSession(t.Context(), snap, tiers(t), framework.Options{Now: now, Sink: r, Evictor: r})
-	t.Cleanup(ssn.Close)
-	return ssn, r
+	tiers := []framework.Tier{frameworktest.Tier(t, nil, priority.New, gang.New, conformance.New)}
+	return frameworktest.Open(t, snap, tiers, framework.Options{Now: now})
 }
 
 // lowerPriority is the preempt action's rule without its plugins: jobs of
