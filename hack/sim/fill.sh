@@ -8,7 +8,7 @@ trace="${TRACE:-${root}/../shared/traces/alibaba-gpu-v2023}"
 work="$(mktemp -d)"
 trap 'rm -rf "${work}"' EXIT
 go build -o "${work}/calderactl" "${root}/cmd/calderactl"
-for s in fill-binpack fill-spread; do
+for s in fill-binpack fill-spread fill-reserve; do
   sed "s|TRACE/|${trace}/|" "${root}/hack/sim/${s}.yaml" > "${work}/${s}.yaml"
   "${work}/calderactl" sim "${work}/${s}.yaml" --jobs "${work}/${s}.csv"
 done
