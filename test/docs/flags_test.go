@@ -1,6 +1,7 @@
 // Package docs checks documentation against the code: the flags
 // reference (docs/reference/flags.md) is what the components' commands
-// declare. go test ./test/docs -update rewrites it.
+// declare (go test ./test/docs -update rewrites it), and the scheduler
+// plugin entries the pages show load.
 package docs
 
 import (
