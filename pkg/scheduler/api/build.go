@@ -4,9 +4,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	nodeinfov1alpha1 "github.com/caldera-sh/caldera/apis/nodeinfo/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/topology"
+	"github.com/caldera-sh/caldera/pkg/topology/numa"
 )
 
 // ShadowPodGroupPrefix names the job of a pod that names no PodGroup:
@@ -59,6 +61,9 @@ type Objects struct {
 	Queues    []*schedulingv1beta1.Queue
 	// HyperNodes make up the network topology.
 	HyperNodes []*topologyv1alpha1.HyperNode
+	// Numatopologies are the nodes' reports of their CPUs; one that does
+	// not read is left out, as if the node reported nothing.
+	Numatopologies []*nodeinfov1alpha1.Numatopology
 	// PriorityOf resolves a PriorityClass name to its value; nil means 0.
 	PriorityOf func(className string) int32
 	// NeverPreempts reports whether a PriorityClass has preemptionPolicy
@@ -155,5 +160,13 @@ func Build(o Objects) *Snapshot {
 	}
 	snap := NewSnapshot(nodeList, jobList, queues)
 	snap.Topology = topology.Build(o.HyperNodes, o.Nodes)
+	for _, nt := range o.Numatopologies {
+		if r, err := numa.FromNumatopology(nt); err == nil {
+			if snap.NUMA == nil {
+				snap.NUMA = map[string]*numa.Report{}
+			}
+			snap.NUMA[nt.Name] = r
+		}
+	}
 	return snap
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/caldera-sh/caldera/pkg/topology"
+	"github.com/caldera-sh/caldera/pkg/topology/numa"
 )
 
 // Snapshot is the state one scheduling cycle decides on. Decision code may
@@ -18,6 +19,10 @@ type Snapshot struct {
 	// Topology is the network topology; never nil, empty without
 	// HyperNodes. It is shared between snapshots and must not be changed.
 	Topology *topology.Tree
+	// NUMA is each node's report of its CPUs (Numatopology), by node name;
+	// nodes that report none are absent. Shared between snapshots: it
+	// must not be changed.
+	NUMA map[string]*numa.Report
 
 	// jobList is Jobs sorted by ID, workList those of them that wait
 	// (JobInfo.Waits); both made on first use unless the cache set them.

@@ -9,6 +9,7 @@
 package cache
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ import (
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/topology"
+	"github.com/caldera-sh/caldera/pkg/topology/numa"
 )
 
 // Options configure a cache.
@@ -88,6 +90,10 @@ type Cache struct {
 	// tree built from them and the nodes, nil when either changed since.
 	hyperNodes map[string]*topologyv1alpha1.HyperNode
 	topology   *topology.Tree
+	// numa is each node's CPU report by node name; numaSnap the map the
+	// snapshots share, nil when numa changed since it was made.
+	numa     map[string]*numa.Report
+	numaSnap map[string]*numa.Report
 
 	// The previous snapshot, the nodes and jobs changed (or touched by a
 	// cycle) since, and what the next snapshot patches: the sorted job
@@ -141,6 +147,7 @@ func New(o Options) *Cache {
 		evictRefused:   map[types.UID]time.Time{},
 		enqueued:       sets.New[api.JobID](),
 		hyperNodes:     map[string]*topologyv1alpha1.HyperNode{},
+		numa:           map[string]*numa.Report{},
 		changedNodes:   sets.New[string](),
 		changedJobs:    sets.New[api.JobID](),
 		nodeIndex:      map[string]int{},
@@ -325,6 +332,10 @@ func (c *Cache) finishSnapshotLocked(snap *api.Snapshot) {
 		snap.Queues[id] = q.Clone()
 	}
 	snap.Topology = c.topologyLocked()
+	if c.numaSnap == nil {
+		c.numaSnap = maps.Clone(c.numa)
+	}
+	snap.NUMA = c.numaSnap
 	snap.SetLists(c.jobList, c.workList)
 	snap.SetTotals(c.totals.Clone())
 	c.snap = snap

@@ -11,9 +11,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
+	nodeinfov1alpha1 "github.com/caldera-sh/caldera/apis/nodeinfo/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/pkg/topology/numa"
 )
 
 // UpdatePod records a pod as it now is (added or updated).
@@ -375,6 +377,33 @@ func (c *Cache) DeleteHyperNode(hn *topologyv1alpha1.HyperNode) {
 	c.mu.Lock()
 	delete(c.hyperNodes, hn.Name)
 	c.topology = nil
+	c.mu.Unlock()
+	c.signal()
+}
+
+// UpdateNumatopology records a node's report of its CPUs. A report that
+// does not read is logged and dropped: the node counts as reporting none.
+func (c *Cache) UpdateNumatopology(nt *nodeinfov1alpha1.Numatopology) {
+	r, err := numa.FromNumatopology(nt)
+	if err != nil {
+		c.logger.Info("Numatopology ignored", "node", nt.Name, "err", err)
+	}
+	c.mu.Lock()
+	if r == nil {
+		delete(c.numa, nt.Name)
+	} else {
+		c.numa[nt.Name] = r
+	}
+	c.numaSnap = nil
+	c.mu.Unlock()
+	c.signal()
+}
+
+// DeleteNumatopology forgets a node's report of its CPUs.
+func (c *Cache) DeleteNumatopology(nt *nodeinfov1alpha1.Numatopology) {
+	c.mu.Lock()
+	delete(c.numa, nt.Name)
+	c.numaSnap = nil
 	c.mu.Unlock()
 	c.signal()
 }

@@ -230,7 +230,7 @@ tiers:
   - name: gang
 `,
 			wantFormat: VolcanoFormat,
-			want:       []string{`tiers[0].plugins[0].name: Invalid value: "priorty": unknown plugin; did you mean "priority"? (known plugins: "binpack", "capacity", "capacity-card", "cdp", "conformance", "deviceshare", "drf", "extender", "gang", "network-topology-aware", "nodegroup", "nodeorder", "numaaware", "overcommit", "pdb", "predicates", "priority", "proportion", "rescheduling", "resource-strategy-fit", "resourcequota", "sla", "task-topology", "tdm", "usage")`},
+			want:       []string{`tiers[0].plugins[0].name: Invalid value: "priorty": unknown plugin; did you mean "priority"? (known plugins: "binpack", "capacity", "capacity-card", "cdp", "conformance", "deviceshare", "drf", "extender", "gang", "network-topology-aware", "nodegroup", "nodeorder", "numa-aware", "overcommit", "pdb", "predicates", "priority", "proportion", "rescheduling", "resource-strategy-fit", "resourcequota", "sla", "task-topology", "tdm", "usage")`},
 		},
 		"unknown argument key in a Volcano file": {
 			conf: `

@@ -13,6 +13,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/networktopologyaware"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/nodegroup"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/nodeorder"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/numaaware"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/overcommit"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/predicates"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/priority"
@@ -34,6 +35,7 @@ func NewRegistry() framework.Registry {
 		networktopologyaware.Name: networktopologyaware.New,
 		nodegroup.Name:            nodegroup.New,
 		nodeorder.Name:            nodeorder.New,
+		numaaware.Name:            numaaware.New,
 		overcommit.Name:           overcommit.New,
 		predicates.Name:           predicates.New,
 		priority.Name:             priority.New,

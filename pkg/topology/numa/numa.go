@@ -64,6 +64,9 @@ type Node struct {
 	// CPUManagerPolicy and TopologyManagerPolicy are the kubelet's.
 	CPUManagerPolicy      string
 	TopologyManagerPolicy Policy
+
+	// topo indexes CPUs, made on first use; CPUs must not change after.
+	topo *topology
 }
 
 // Assignment is the CPUs a pod would get on a node, and how many NUMA
@@ -77,42 +80,80 @@ type Assignment struct {
 // CPUs; 0 for a container with no whole-CPU request, which the CPU manager
 // does not pin) and whose policy is policy would be admitted on n, and
 // with which CPUs. An empty policy means the pod has none. When the pod is
-// refused, the reason says why and the assignment is empty.
+// refused, the reason says why, as a phrase about the node ("has ..."),
+// and the assignment is empty.
 //
 // A pod with a policy other than none is refused on a node without a
 // static CPU manager or with another topology policy. A pod with none, or
 // no policy, is held to the node's topology policy when the node has one
 // and a static CPU manager, as the kubelet holds every Guaranteed pod.
 func Admit(n *Node, policy Policy, containers []int64) (Assignment, string) {
-	if policy != "" && policy != None {
-		if n.CPUManagerPolicy != StaticCPUManager {
-			return refuse(fmt.Sprintf("node's CPU manager policy is %q, not static", n.CPUManagerPolicy))
-		}
-		if n.TopologyManagerPolicy != policy {
-			return refuse(fmt.Sprintf("node's topology manager policy is %q, the pod's %q", n.TopologyManagerPolicy, policy))
-		}
-	} else if n.CPUManagerPolicy != StaticCPUManager || n.TopologyManagerPolicy == "" || n.TopologyManagerPolicy == None {
+	if reason := n.Refuses(policy); reason != "" {
+		return refuse(reason)
+	}
+	if !n.aligns(policy) {
 		return Assignment{CPUs: cpuset.New()}, ""
 	}
-	t := newTopology(n.CPUs)
+	t := n.topology()
 	available := n.Free.Difference(t.take(n.Free, n.Reserved, 0))
-	var given cpuset.CPUSet
+	given := cpuset.New()
 	for i, want := range containers {
 		if want <= 0 {
 			continue
 		}
 		if int64(available.Size()) < want {
-			return refuse(fmt.Sprintf("container %d asks for %d CPUs, %d are free", i, want, available.Size()))
+			return refuse(fmt.Sprintf("has %d free CPUs for container %d's %d", available.Size(), i, want))
 		}
 		hint, ok := t.bestHint(available, int(want), n.TopologyManagerPolicy)
 		if !ok {
-			return refuse(fmt.Sprintf("container %d: no %s placement of %d CPUs", i, n.TopologyManagerPolicy, want))
+			return refuse(fmt.Sprintf("has no %s placement for container %d's %d CPUs", n.TopologyManagerPolicy, i, want))
 		}
 		cpus := t.take(available, int(want), hint)
 		available = available.Difference(cpus)
 		given = given.Union(cpus)
 	}
 	return Assignment{CPUs: given, NUMANodes: t.numaNodes(given)}, ""
+}
+
+// Refuses says why a pod whose policy is policy can never be admitted on n
+// whatever its CPUs (its policy is not the node's, or the node pins no
+// CPUs), or "" when it may be. An empty policy, or none, is refused
+// nowhere.
+func (n *Node) Refuses(policy Policy) string {
+	if policy == "" || policy == None {
+		return ""
+	}
+	if n.CPUManagerPolicy != StaticCPUManager {
+		return fmt.Sprintf("has CPU manager policy %q, not static", n.CPUManagerPolicy)
+	}
+	if n.TopologyManagerPolicy != policy {
+		return fmt.Sprintf("has topology manager policy %q, not the pod's %q", n.TopologyManagerPolicy, policy)
+	}
+	return ""
+}
+
+// aligns says whether the node's kubelet aligns the CPUs of a pod with
+// this policy: it pins CPUs and applies a topology policy.
+func (n *Node) aligns(policy Policy) bool {
+	if policy != "" && policy != None {
+		return true
+	}
+	return n.CPUManagerPolicy == StaticCPUManager && n.TopologyManagerPolicy != "" && n.TopologyManagerPolicy != None
+}
+
+// WithFree returns a copy of n whose free CPUs are free; it shares n's
+// topology.
+func (n *Node) WithFree(free cpuset.CPUSet) *Node {
+	c := *n
+	c.Free = free
+	return &c
+}
+
+func (n *Node) topology() *topology {
+	if n.topo == nil {
+		n.topo = newTopology(n.CPUs)
+	}
+	return n.topo
 }
 
 // refuse is a refusal for reason.

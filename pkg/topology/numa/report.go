@@ -17,16 +17,21 @@ import (
 // CPUs the node has reported.
 type Report struct {
 	Node
-	// reported holds the UIDs, and the namespace/name, of the pods the
-	// node lists in podAllocations: their CPUs are out of Node.Free.
-	reported map[string]bool
+	// reported holds the CPUs of the pods the node lists in
+	// podAllocations, by UID and by namespace/name: they are out of
+	// Node.Free.
+	reported map[string]cpuset.CPUSet
 }
 
-// Reported says whether the node has reported the CPUs of the pod with
-// this UID or namespace and name: if not, a pod bound there still holds
-// CPUs the report shows as free.
-func (r *Report) Reported(uid, namespace, name string) bool {
-	return r.reported[uid] || r.reported[namespace+"/"+name]
+// Reported returns the CPUs the node reports the pod with this UID, or
+// namespace and name, to hold, and whether it reports the pod at all: if
+// not, a pod bound there may hold CPUs the report shows as free.
+func (r *Report) Reported(uid, namespace, name string) (cpuset.CPUSet, bool) {
+	if c, ok := r.reported[uid]; ok && uid != "" {
+		return c, true
+	}
+	c, ok := r.reported[namespace+"/"+name]
+	return c, ok
 }
 
 // FromNumatopology reads a node's Numatopology. Errors name the field.
@@ -40,7 +45,7 @@ func FromNumatopology(nt *nodeinfov1alpha1.Numatopology) (*Report, error) {
 			CPUManagerPolicy:      nt.Spec.Policies[nodeinfov1alpha1.CPUManagerPolicy],
 			TopologyManagerPolicy: Policy(nt.Spec.Policies[nodeinfov1alpha1.TopologyManagerPolicy]),
 		},
-		reported: map[string]bool{},
+		reported: map[string]cpuset.CPUSet{},
 	}
 	for id, c := range nt.Spec.CPUDetail {
 		n, err := strconv.Atoi(id)
@@ -77,16 +82,32 @@ func FromNumatopology(nt *nodeinfov1alpha1.Numatopology) (*Report, error) {
 		errs = append(errs, field.NotSupported(spec.Child("policies").Key(string(nodeinfov1alpha1.TopologyManagerPolicy)), string(p),
 			[]string{string(None), string(BestEffort), string(Restricted), string(SingleNUMANode)}))
 	}
-	for _, a := range nt.Spec.PodAllocations {
+	for i, a := range nt.Spec.PodAllocations {
+		held := cpuset.New()
+		for j, c := range a.ContainerAllocations {
+			v, ok := c.Allocations[string(corev1.ResourceCPU)]
+			if !ok {
+				continue
+			}
+			cpus, err := cpuset.Parse(v)
+			if err != nil {
+				path := spec.Child("podAllocations").Index(i).Child("containerAllocations").Index(j).Child("allocations").Key("cpu")
+				errs = append(errs, field.Invalid(path, v, fmt.Sprintf("not a CPU list: %v", err)))
+				continue
+			}
+			held = held.Union(cpus)
+		}
 		if a.UID != "" {
-			r.reported[string(a.UID)] = true
+			r.reported[string(a.UID)] = held
 		}
 		if a.Name != "" {
-			r.reported[a.Namespace+"/"+a.Name] = true
+			r.reported[a.Namespace+"/"+a.Name] = held
 		}
 	}
 	if len(errs) > 0 {
 		return nil, errs.ToAggregate()
 	}
+	// Made now: a report is shared, read-only, by every cycle.
+	r.topology()
 	return r, nil
 }

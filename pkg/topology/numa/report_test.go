@@ -17,7 +17,10 @@ func report(edit func(*nodeinfov1alpha1.NumatopoSpec)) *nodeinfov1alpha1.Numatop
 		NumaResMap:  map[string]nodeinfov1alpha1.ResourceInfo{"cpu": {Allocatable: "0-3", Capacity: 4}},
 		CPUDetail: map[string]nodeinfov1alpha1.CPUInfo{
 			"0": {}, "1": {CoreID: 0}, "2": {NUMANodeID: 1, SocketID: 1, CoreID: 1}, "3": {NUMANodeID: 1, SocketID: 1, CoreID: 1}},
-		PodAllocations: []nodeinfov1alpha1.PodAllocation{{UID: "u1"}, {Namespace: "ns", Name: "by-name"}},
+		PodAllocations: []nodeinfov1alpha1.PodAllocation{
+			{UID: "u1", ContainerAllocations: []nodeinfov1alpha1.ContainerAllocation{
+				{Name: "a", Allocations: map[string]string{"cpu": "4-5"}}, {Name: "b", Allocations: map[string]string{"cpu": "7", "memory": "1Gi"}}}},
+			{Namespace: "ns", Name: "by-name"}},
 	}}
 	if edit != nil {
 		edit(&nt.Spec)
@@ -34,8 +37,14 @@ func TestFromNumatopology(t *testing.T) {
 		r.CPUManagerPolicy != "static" || r.TopologyManagerPolicy != SingleNUMANode {
 		t.Errorf("read %+v", r.Node)
 	}
-	if !r.Reported("u1", "", "") || !r.Reported("", "ns", "by-name") || r.Reported("u2", "ns", "other") {
-		t.Errorf("reported pods wrong: %v", r.reported)
+	if held, ok := r.Reported("u1", "ns", "x"); !ok || held.String() != "4-5,7" {
+		t.Errorf("u1 holds %v (reported %v), want 4-5,7", held, ok)
+	}
+	if held, ok := r.Reported("u9", "ns", "by-name"); !ok || !held.IsEmpty() {
+		t.Errorf("ns/by-name holds %v (reported %v), want reported with no CPUs", held, ok)
+	}
+	if _, ok := r.Reported("u2", "ns", "other"); ok {
+		t.Errorf("an unlisted pod is reported")
 	}
 
 	for _, tc := range []struct {
@@ -53,6 +62,9 @@ func TestFromNumatopology(t *testing.T) {
 		}, "CPU 4 has no spec.cpuDetail entry"},
 		{"reserved not a quantity", func(s *nodeinfov1alpha1.NumatopoSpec) { s.ResReserved["cpu"] = "two" },
 			`spec.resReserved[cpu]: Invalid value: "two"`},
+		{"held CPUs not a list", func(s *nodeinfov1alpha1.NumatopoSpec) {
+			s.PodAllocations[0].ContainerAllocations[1].Allocations["cpu"] = "seven"
+		}, `spec.podAllocations[0].containerAllocations[1].allocations[cpu]: Invalid value: "seven"`},
 		{"unknown topology policy", func(s *nodeinfov1alpha1.NumatopoSpec) {
 			s.Policies[nodeinfov1alpha1.TopologyManagerPolicy] = "single-numa"
 		}, `spec.policies[TopologyManagerPolicy]: Unsupported value: "single-numa"`},

@@ -34,6 +34,7 @@ var (
 	_ PluginArgs = &NodeGroupArgs{}
 	_ PluginArgs = &ResourceStrategyFitArgs{}
 	_ PluginArgs = &TaskTopologyArgs{}
+	_ PluginArgs = &NUMAAwareArgs{}
 	_ PluginArgs = &DeviceShareArgs{}
 )
 
@@ -57,6 +58,8 @@ func NewPluginArgs(plugin string) PluginArgs {
 		return &ResourceStrategyFitArgs{}
 	case TaskTopologyPlugin:
 		return &TaskTopologyArgs{}
+	case NUMAAwarePlugin:
+		return &NUMAAwareArgs{}
 	case DeviceSharePlugin:
 		return &DeviceShareArgs{}
 	}
@@ -366,6 +369,14 @@ func (a *TaskTopologyArgs) Default() { setInt32(&a.Weight, 1) }
 
 // Validate implements PluginArgs.
 func (a *TaskTopologyArgs) Validate(path *field.Path) field.ErrorList {
+	return validateWeight(a.Weight, path.Child("weight"))
+}
+
+// Default implements PluginArgs.
+func (a *NUMAAwareArgs) Default() { setInt32(&a.Weight, 1) }
+
+// Validate implements PluginArgs.
+func (a *NUMAAwareArgs) Validate(path *field.Path) field.ErrorList {
 	return validateWeight(a.Weight, path.Child("weight"))
 }
 

@@ -277,6 +277,16 @@ type TaskTopologyArgs struct {
 	Weight *int32 `json:"weight,omitempty"`
 }
 
+// NUMAAwareArgs are the arguments of the numa-aware plugin, which places
+// Guaranteed pods only where the node's kubelet will pin their CPUs as
+// their NUMA topology policy asks, and prefers nodes where they span the
+// fewest NUMA nodes.
+type NUMAAwareArgs struct {
+	// Weight of the plugin's score. Volcano's weight. Default 1.
+	// +optional
+	Weight *int32 `json:"weight,omitempty"`
+}
+
 // ResourceStrategyFitArgs are the arguments of the resource-strategy-fit
 // plugin, which scores nodes per resource by how full (MostAllocated) or
 // how empty (LeastAllocated) the task would leave them, and keeps tasks

@@ -32,7 +32,7 @@ const (
 	ResourceStrategyFitPlugin  = "resource-strategy-fit"
 	SLAPlugin                  = "sla"
 	TDMPlugin                  = "tdm"
-	NUMAAwarePlugin            = "numaaware"
+	NUMAAwarePlugin            = "numa-aware"
 	DeviceSharePlugin          = "deviceshare"
 	UsagePlugin                = "usage"
 	ExtenderPlugin             = "extender"

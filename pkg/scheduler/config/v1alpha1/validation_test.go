@@ -21,7 +21,7 @@ var testRegistry = NameRegistry{
 	Actions: KnownActions(),
 }
 
-const knownPluginsList = `"binpack", "capacity", "capacity-card", "cdp", "conformance", "deviceshare", "drf", "extender", "gang", "network-topology-aware", "nodegroup", "nodeorder", "numaaware", "overcommit", "pdb", "predicates", "priority", "proportion", "rescheduling", "resource-strategy-fit", "resourcequota", "sla", "task-topology", "tdm", "usage"`
+const knownPluginsList = `"binpack", "capacity", "capacity-card", "cdp", "conformance", "deviceshare", "drf", "extender", "gang", "network-topology-aware", "nodegroup", "nodeorder", "numa-aware", "overcommit", "pdb", "predicates", "priority", "proportion", "rescheduling", "resource-strategy-fit", "resourcequota", "sla", "task-topology", "tdm", "usage"`
 
 const availablePluginsList = `"binpack", "capacity", "conformance", "drf", "gang", "nodeorder", "overcommit", "predicates", "priority", "proportion"`
 

@@ -503,6 +503,15 @@ func translateTaskTopology(t *translator, args map[string]any, from, to *field.P
 	return a
 }
 
+// Volcano argument key of the numa-aware plugin.
+const numaWeightKey = "weight"
+
+func translateNUMAAware(t *translator, args map[string]any, from, to *field.Path) v1alpha1.PluginArgs {
+	a := &v1alpha1.NUMAAwareArgs{}
+	t.readArgs(v1alpha1.NUMAAwarePlugin, args, from, []argKey{setArg(numaWeightKey, toInt32, &a.Weight, to.Child("weight"))})
+	return a
+}
+
 // Volcano argument keys of the resource-strategy-fit plugin.
 const (
 	rsfWeightKey          = "resourceStrategyFitWeight"

@@ -267,6 +267,7 @@ func argsTranslators() map[string]argsTranslator {
 		v1alpha1.NodeGroupPlugin:            translateNodeGroup,
 		v1alpha1.ResourceStrategyFitPlugin:  translateResourceStrategyFit,
 		v1alpha1.TaskTopologyPlugin:         translateTaskTopology,
+		v1alpha1.NUMAAwarePlugin:            translateNUMAAware,
 		v1alpha1.DeviceSharePlugin:          translateDeviceShare,
 	}
 }
