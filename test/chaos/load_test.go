@@ -121,6 +121,13 @@ func (l *load) Untrusted() []string {
 	return slices.Clone(l.untrusted)
 }
 
+// completed says whether the load has seen the job Completed.
+func (l *load) completed(name string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.done[name]
+}
+
 // inFlight counts the submitted jobs not yet seen finished.
 func (l *load) inFlight(ctx context.Context) (n int) {
 	var jobs batchv1alpha1.JobList
@@ -145,6 +152,15 @@ func (l *load) inFlight(ctx context.Context) (n int) {
 	}
 	return n
 }
+
+// loadTTL is the load's Jobs' ttlSecondsAfterFinished: a finished Job and
+// its pods are deleted that long after it completes, as a batch cluster
+// is run, so that finished pods do not pile up on the nodes (a deleted
+// node's pods are garbage-collected one by one, and a long run left 900
+// finished pods on one). It is well above how long the load takes to see
+// a Job Completed (every tick, and through a fault), so that a Job the
+// load never saw finish is still there to be found lost.
+const loadTTL = 2 * time.Minute
 
 // requestTimeout bounds each of the load's requests.
 const requestTimeout = 30 * time.Second
@@ -202,6 +218,7 @@ func (l *load) job(i int) *batchv1alpha1.Job {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("load-%04d-%s", i, kind), Labels: map[string]string{loadLabel: kind}},
 		Spec: batchv1alpha1.JobSpec{
 			SchedulerName: "volcano", Queue: queue, MinAvailable: minAvailable, PriorityClassName: priority,
+			TTLSecondsAfterFinished: new(int32(loadTTL / time.Second)),
 			// Preemption and reclaim restart jobs; the load's jobs must
 			// finish however often that happens.
 			MaxRetry: 1000, Policies: policies,

@@ -120,7 +120,11 @@ func (o *observer) checkGangs(ctx context.Context, now time.Time) error {
 	if err := o.c.List(ctx, &pgs); err != nil {
 		return err
 	}
-	bound := map[string]int32{}
+	// bound counts a gang's pods bound, finished ones included (a gang's
+	// pods finish at different times); live those still running or about
+	// to. A gang with none live holds nothing: a finished gang whose pods
+	// are being deleted (its Job past its TTL) is not partly bound.
+	bound, live := map[string]int32{}, map[string]bool{}
 	for _, obj := range o.pods.List() {
 		p := obj.(*corev1.Pod)
 		g := p.Annotations[schedulingv1beta1.KubeGroupNameAnnotation]
@@ -128,6 +132,9 @@ func (o *observer) checkGangs(ctx context.Context, now time.Time) error {
 			continue
 		}
 		bound[p.Namespace+"/"+g]++
+		if p.Status.Phase != corev1.PodSucceeded {
+			live[p.Namespace+"/"+g] = true
+		}
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -135,7 +142,7 @@ func (o *observer) checkGangs(ctx context.Context, now time.Time) error {
 	for _, pg := range pgs.Items {
 		key := pg.Namespace + "/" + pg.Name
 		b := bound[key]
-		if b == 0 || b >= pg.Spec.MinMember {
+		if b == 0 || b >= pg.Spec.MinMember || !live[key] {
 			continue
 		}
 		current[key] = true
