@@ -32,6 +32,7 @@ import (
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	nodeinfov1alpha1 "github.com/caldera-sh/caldera/apis/nodeinfo/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	apischeme "github.com/caldera-sh/caldera/apis/scheme"
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
@@ -420,7 +421,23 @@ func wireCRDInformers(ctx context.Context, c *cache.Cache, crdCache ctrlcache.Ca
 	if err != nil {
 		return nil, err
 	}
-	return []toolscache.InformerSynced{pgReg.HasSynced, qReg.HasSynced, hnReg.HasSynced}, nil
+	ntInformer, err := crdCache.GetInformer(ctx, &nodeinfov1alpha1.Numatopology{})
+	if err != nil {
+		return nil, fmt.Errorf("Numatopology informer: %w", err)
+	}
+	ntReg, err := ntInformer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.UpdateNumatopology(obj.(*nodeinfov1alpha1.Numatopology)) },
+		UpdateFunc: func(_, obj any) { c.UpdateNumatopology(obj.(*nodeinfov1alpha1.Numatopology)) },
+		DeleteFunc: func(obj any) {
+			if nt, ok := unwrap[*nodeinfov1alpha1.Numatopology](obj); ok {
+				c.DeleteNumatopology(nt)
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return []toolscache.InformerSynced{pgReg.HasSynced, qReg.HasSynced, hnReg.HasSynced, ntReg.HasSynced}, nil
 }
 
 // unwrap returns the object of a delete event, also when the informer only

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -134,6 +135,13 @@ func describePods(pods []corev1.Pod) string {
 // the job and its PodGroup.
 func createExampleJob(t *testing.T, ns, path string) (*batchv1alpha1.Job, *schedulingv1beta1.PodGroup) {
 	t.Helper()
+	return createExampleJobNamed(t, ns, path, "")
+}
+
+// createExampleJobNamed is createExampleJob with the Job renamed (name
+// empty keeps the file's).
+func createExampleJobNamed(t *testing.T, ns, path, name string) (*batchv1alpha1.Job, *schedulingv1beta1.PodGroup) {
+	t.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -143,6 +151,9 @@ func createExampleJob(t *testing.T, ns, path string) (*batchv1alpha1.Job, *sched
 		t.Fatal(err)
 	}
 	job.Namespace, job.UID = ns, "example"
+	if name != "" {
+		job.Name, job.UID = name, types.UID("example-"+name)
+	}
 	batchv1alpha1.SetDefaults_Job(&job)
 	pg := core.BuildPodGroup(&job)
 	pg.OwnerReferences = nil
