@@ -1,0 +1,228 @@
+package vgpu
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Request is what one container asks for.
+type Request struct {
+	// Number is how many shares, each on a different card.
+	Number int
+	// MemoryMiB is each share's memory; when 0, MemoryPercent of the
+	// card's memory is (100 when the container asked for neither).
+	MemoryMiB     int64
+	MemoryPercent int
+	// Cores is each share's compute, in percent of a card.
+	Cores int
+}
+
+// NewRequest is a container's request from its quantities (limits first,
+// then requests, as the device plugin reads them): number 0 and memory
+// given means one share; neither memory nor a percentage means the whole
+// card's memory.
+func NewRequest(number, memoryMiB, memoryPercent, cores int64) Request {
+	r := Request{Number: int(number), MemoryMiB: memoryMiB, MemoryPercent: int(memoryPercent), Cores: int(cores)}
+	if r.Number == 0 && (r.MemoryMiB > 0 || r.MemoryPercent > 0) {
+		r.Number = 1
+	}
+	if r.MemoryMiB == 0 && r.MemoryPercent == 0 {
+		r.MemoryPercent = 100
+	}
+	return r
+}
+
+// memoryOn is the memory a share of r takes on card c.
+func (r Request) memoryOn(c Card) int64 {
+	if r.MemoryMiB > 0 {
+		return r.MemoryMiB
+	}
+	return c.MemoryMiB * int64(r.MemoryPercent) / 100
+}
+
+// CardState is a card and what its shares take of it.
+type CardState struct {
+	Card
+	UsedShares    int
+	UsedMemoryMiB int64
+	UsedCores     int
+}
+
+// Filter narrows the cards a pod may get, from its annotations.
+type Filter struct {
+	// Mode, when set, is the only card mode allowed.
+	Mode string
+	// UseTypes and NoUseTypes are parts of a card's type, in any case,
+	// one of which it must (must not) contain.
+	UseTypes, NoUseTypes []string
+	// UseUUIDs and NoUseUUIDs list the cards allowed (refused); a card in
+	// both is refused.
+	UseUUIDs, NoUseUUIDs []string
+}
+
+// NewFilter reads a pod's annotations.
+func NewFilter(annotations map[string]string) Filter {
+	list := func(key string) []string {
+		var out []string
+		for _, s := range strings.Split(annotations[key], ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return Filter{Mode: annotations[ModeAnnotation],
+		UseTypes: list(UseTypeAnnotation), NoUseTypes: list(NoUseTypeAnno),
+		UseUUIDs: list(UseUUIDAnnotation), NoUseUUIDs: list(NoUseUUIDAnno)}
+}
+
+func (f Filter) allows(c Card) bool {
+	if f.Mode != "" && f.Mode != c.Mode {
+		return false
+	}
+	t := strings.ToUpper(c.Type)
+	contains := func(parts []string) bool {
+		return slices.ContainsFunc(parts, func(p string) bool { return strings.Contains(t, strings.ToUpper(p)) })
+	}
+	if len(f.UseTypes) > 0 && !contains(f.UseTypes) || contains(f.NoUseTypes) {
+		return false
+	}
+	if slices.Contains(f.NoUseUUIDs, c.UUID) {
+		return false
+	}
+	return len(f.UseUUIDs) == 0 || slices.Contains(f.UseUUIDs, c.UUID)
+}
+
+// Policies order the cards a share is tried on.
+const (
+	// Binpack tries the cards with the most memory in use first.
+	Binpack = "binpack"
+	// Spread tries the cards with the fewest shares first.
+	Spread = "spread"
+)
+
+// fits says why a share of r does not fit card c ("" when it does).
+func fits(c *CardState, r Request, f Filter) string {
+	switch {
+	case !c.Healthy:
+		return "unhealthy"
+	case !strings.Contains(strings.ToUpper(c.Type), DeviceType):
+		return "not an NVIDIA card"
+	case !f.allows(c.Card):
+		return "not allowed to the pod"
+	case c.UsedShares >= c.Shares:
+		return "no share left"
+	case c.MemoryMiB-c.UsedMemoryMiB < r.memoryOn(c.Card):
+		return "too little memory"
+	case c.UsedCores+r.Cores > 100:
+		return "too few cores"
+	case r.Cores == 100 && c.UsedShares > 0:
+		return "shared (a 100% share needs the card to itself)"
+	case r.Cores == 0 && c.UsedCores >= 100:
+		return "all its cores taken"
+	}
+	return ""
+}
+
+// Allocate chooses devices for each container's request, in order, on
+// cards (the node's, with what they hold), trying cards in the policy's
+// order; a container's shares go to different cards, and a container sees
+// what the pod's earlier containers took. It returns the devices per
+// container, or why the node cannot hold the pod. cards is not changed.
+func Allocate(cards []CardState, reqs []Request, f Filter, policy string) ([][]Device, string) {
+	work := slices.Clone(cards)
+	out := make([][]Device, len(reqs))
+	for ci, r := range reqs {
+		if r.Number == 0 {
+			continue
+		}
+		if r.Number > len(work) {
+			return nil, fmt.Sprintf("container %d asks for %d vGPUs, the node has %d cards", ci, r.Number, len(work))
+		}
+		order := make([]int, len(work))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortStableFunc(order, func(a, b int) int {
+			ca, cb := &work[a], &work[b]
+			switch policy {
+			case Binpack:
+				return cmp.Or(cmp.Compare(cb.UsedMemoryMiB, ca.UsedMemoryMiB), cmp.Compare(a, b))
+			case Spread:
+				return cmp.Or(cmp.Compare(ca.UsedShares, cb.UsedShares), cmp.Compare(a, b))
+			}
+			return cmp.Compare(a, b)
+		})
+		var devs []Device
+		for _, i := range order {
+			if len(devs) == r.Number {
+				break
+			}
+			c := &work[i]
+			if fits(c, r, f) != "" {
+				continue
+			}
+			mem := r.memoryOn(c.Card)
+			c.UsedShares++
+			c.UsedMemoryMiB += mem
+			c.UsedCores += r.Cores
+			devs = append(devs, Device{UUID: c.UUID, Type: DeviceType, MemoryMiB: mem, Cores: r.Cores})
+		}
+		if len(devs) < r.Number {
+			need := fmt.Sprintf("%d%% of its memory", r.MemoryPercent)
+			if r.MemoryMiB > 0 {
+				need = fmt.Sprintf("%d MiB", r.MemoryMiB)
+			}
+			return nil, fmt.Sprintf("container %d: %d of %d vGPUs found a card with %s and %d%% of its cores free", ci, len(devs), r.Number, need, r.Cores)
+		}
+		out[ci] = devs
+	}
+	return out, ""
+}
+
+// Hold adds (sign 1) or removes (sign -1) devices' shares on the cards.
+// Devices on cards not in the list are ignored.
+func Hold(cards []CardState, devices [][]Device, sign int) {
+	for _, devs := range devices {
+		for _, d := range devs {
+			i := slices.IndexFunc(cards, func(c CardState) bool { return c.UUID == d.UUID })
+			if i < 0 {
+				continue
+			}
+			cards[i].UsedShares += sign
+			cards[i].UsedMemoryMiB += int64(sign) * d.MemoryMiB
+			cards[i].UsedCores += sign * d.Cores
+		}
+	}
+}
+
+// Score rates a node for devices chosen on it (cards as they were before):
+// binpack favours the cards fullest afterwards, spread the emptiest
+// before; 0 to 100, the mean over the devices.
+func Score(cards []CardState, devices [][]Device, policy string) float64 {
+	var sum float64
+	n := 0
+	after := slices.Clone(cards)
+	Hold(after, devices, 1)
+	for _, devs := range devices {
+		for _, d := range devs {
+			i := slices.IndexFunc(cards, func(c CardState) bool { return c.UUID == d.UUID })
+			if i < 0 || cards[i].MemoryMiB == 0 || cards[i].Shares == 0 {
+				continue
+			}
+			n++
+			switch policy {
+			case Binpack:
+				sum += 100 * float64(after[i].UsedMemoryMiB) / float64(cards[i].MemoryMiB)
+			case Spread:
+				sum += 100 * (1 - float64(cards[i].UsedShares)/float64(cards[i].Shares))
+			}
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
