@@ -1,0 +1,198 @@
+package vgpu
+
+import (
+	"cmp"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// A card in MIG mode is cut into instances by one of the geometries its
+// model allows. A geometry (a group) is a set of instance sizes with how
+// many of each fit together; a card uses one group at a time, and a share
+// takes a whole instance. The device configuration lists, per model, its
+// groups in order (Volcano's knownMigGeometries).
+
+// Instance is one instance size of a group and how many of it the group
+// holds.
+type Instance struct {
+	// Name is NVIDIA's profile name, such as 1g.5gb.
+	Name      string
+	MemoryMiB int64
+	Count     int
+}
+
+// Group is one geometry: the instances a card cut this way holds.
+type Group struct {
+	Name      string
+	Instances []Instance
+}
+
+// slots is how many instances the group holds in all.
+func (g Group) slots() int {
+	n := 0
+	for _, in := range g.Instances {
+		n += in.Count
+	}
+	return n
+}
+
+// Geometry is the groups a card model allows, in the configuration's
+// order.
+type Geometry struct {
+	// Models are parts of the card types it applies to.
+	Models []string
+	Groups []Group
+}
+
+// GeometryFor returns the first geometry one of whose models is part of
+// the card's type.
+func GeometryFor(geometries []Geometry, cardType string) (Geometry, bool) {
+	for _, g := range geometries {
+		if slices.ContainsFunc(g.Models, func(m string) bool { return strings.Contains(cardType, m) }) {
+			return g, true
+		}
+	}
+	return Geometry{}, false
+}
+
+// DefaultGeometries are the geometries Volcano's vGPU device
+// configuration ships, for the A30 and the A100 of 40 and 80 GB: each
+// model's groups from the smallest instances to one instance of the whole
+// card.
+func DefaultGeometries() []Geometry {
+	return []Geometry{
+		{Models: []string{"A30"}, Groups: []Group{
+			{Name: "group1", Instances: []Instance{{"1g.6gb", 6144, 4}}},
+			{Name: "group2", Instances: []Instance{{"2g.12gb", 12288, 2}}},
+			{Name: "group3", Instances: []Instance{{"4g.24gb", 24576, 1}}},
+		}},
+		{Models: []string{"A100-SXM4-40GB", "A100-40GB-PCIe", "A100-PCIE-40GB"}, Groups: []Group{
+			{Name: "group1", Instances: []Instance{{"1g.5gb", 5120, 7}}},
+			{Name: "group2", Instances: []Instance{{"2g.10gb", 10240, 3}, {"1g.5gb", 5120, 1}}},
+			{Name: "group3", Instances: []Instance{{"3g.20gb", 20480, 2}}},
+			{Name: "group4", Instances: []Instance{{"7g.40gb", 40960, 1}}},
+		}},
+		{Models: []string{"A100-SXM4-80GB", "A100-80GB-PCIe", "A100-PCIE-80GB"}, Groups: []Group{
+			{Name: "group1", Instances: []Instance{{"1g.10gb", 9728, 7}}},
+			{Name: "group2", Instances: []Instance{{"2g.20gb", 19968, 3}, {"1g.10gb", 9728, 1}}},
+			{Name: "group3", Instances: []Instance{{"3g.40gb", 40192, 2}}},
+			{Name: "group4", Instances: []Instance{{"7g.80gb", 80896, 1}}},
+		}},
+	}
+}
+
+// MIGUsage is how a card is cut and which instances are taken: Group is
+// the index of the group in use (-1 while no instance is), Taken the
+// positions taken (a group's instances numbered in the configuration's
+// order, each size's count in turn).
+type MIGUsage struct {
+	Group int
+	Taken map[int]bool
+}
+
+// Unpartitioned is the usage of a card no instance of which is taken.
+func Unpartitioned() MIGUsage { return MIGUsage{Group: -1, Taken: map[int]bool{}} }
+
+// MIGChoice is an instance chosen for a share.
+type MIGChoice struct {
+	Group    int
+	Position int
+	Instance Instance
+}
+
+// PickInstance chooses the instance for a share of memMiB on a card of
+// geometry g used as u: the smallest instance that holds the share (best
+// fit), among every group while no instance is taken, else within the
+// group in use; of equal sizes, the earlier group and the first free
+// position.
+func PickInstance(g Geometry, u MIGUsage, memMiB int64) (MIGChoice, bool) {
+	var best MIGChoice
+	found := false
+	for gi, grp := range g.Groups {
+		if u.Group >= 0 && gi != u.Group {
+			continue
+		}
+		start := 0
+		for _, in := range grp.Instances {
+			if in.MemoryMiB >= memMiB {
+				for k := range in.Count {
+					pos := start + k
+					if u.Taken[pos] {
+						continue
+					}
+					c := MIGChoice{Group: gi, Position: pos, Instance: in}
+					if !found || cmp.Compare(in.MemoryMiB, best.Instance.MemoryMiB) < 0 {
+						best, found = c, true
+					}
+					break
+				}
+			}
+			start += in.Count
+		}
+	}
+	return best, found
+}
+
+// Take records the choice on the usage (Release undoes it).
+func (u *MIGUsage) Take(c MIGChoice) {
+	u.Group = c.Group
+	u.Taken[c.Position] = true
+}
+
+// Release frees a position; a card with none taken is unpartitioned again.
+func (u *MIGUsage) Release(position int) {
+	delete(u.Taken, position)
+	if len(u.Taken) == 0 {
+		u.Group = -1
+	}
+}
+
+// MIGDeviceID names an instance as the pod's devices do:
+// uuid[group-position].
+func MIGDeviceID(uuid string, g Geometry, c MIGChoice) string {
+	return fmt.Sprintf("%s[%s-%d]", uuid, g.Groups[c.Group].Name, c.Position)
+}
+
+var migID = regexp.MustCompile(`^(.+)\[([^\[\]-]+)-([0-9]+)\]$`)
+
+// ParseMIGDeviceID reads what MIGDeviceID writes: the card's uuid, the
+// group's name and the position. ok is false for a whole-card device id.
+func ParseMIGDeviceID(id string) (uuid, group string, position int, ok bool) {
+	m := migID.FindStringSubmatch(id)
+	if m == nil {
+		return "", "", 0, false
+	}
+	p, err := strconv.Atoi(m[3])
+	if err != nil {
+		return "", "", 0, false
+	}
+	return m[1], m[2], p, true
+}
+
+// UsageOf rebuilds a card's usage from the instances its pods hold (their
+// device ids' groups and positions). An instance of a group the geometry
+// does not have, or of a second group, or past the group's instances, is
+// an error naming it.
+func UsageOf(g Geometry, held []string) (MIGUsage, error) {
+	u := Unpartitioned()
+	for _, id := range held {
+		_, group, pos, ok := ParseMIGDeviceID(id)
+		if !ok {
+			return u, fmt.Errorf("device %q names no MIG instance", id)
+		}
+		gi := slices.IndexFunc(g.Groups, func(x Group) bool { return x.Name == group })
+		switch {
+		case gi < 0:
+			return u, fmt.Errorf("device %q: the card's geometry has no group %q", id, group)
+		case u.Group >= 0 && u.Group != gi:
+			return u, fmt.Errorf("device %q: the card is cut as %s already", id, g.Groups[u.Group].Name)
+		case pos >= g.Groups[gi].slots():
+			return u, fmt.Errorf("device %q: %s holds %d instances", id, group, g.Groups[gi].slots())
+		}
+		u.Group, u.Taken[pos] = gi, true
+	}
+	return u, nil
+}
