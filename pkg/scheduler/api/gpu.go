@@ -122,9 +122,13 @@ func FormatGPUIndex(cards []int) string {
 }
 
 // BindAnnotations are the annotations a task's bind writes on its pod: the
-// cards it was given, and when (now), for the device plugin. Nil for a
-// task that holds no cards.
+// cards it was given, and when (now), for the device plugin, or the
+// virtual GPUs it was given, for the vGPU device plugin. Nil for a task
+// that holds neither.
 func (t *TaskInfo) BindAnnotations(now time.Time) map[string]string {
+	if t.VGPUDevices != nil {
+		return t.vgpuAnnotations(now)
+	}
 	if t.GPUIndex == nil {
 		return nil
 	}

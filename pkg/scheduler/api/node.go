@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
+
+	"github.com/caldera-sh/caldera/pkg/devices/vgpu"
 )
 
 // NodeInfo is a node and the tasks placed on it.
@@ -31,6 +33,10 @@ type NodeInfo struct {
 	// volcano.sh/gpu-memory), with what their tasks hold; nil on a node
 	// that advertises none.
 	GPUs []GPUDevice
+	// VGPUs are the node's cards for virtual GPUs, as its vGPU device
+	// plugin registers them (volcano.sh/node-vgpu-register), with the
+	// shares their tasks hold; nil on a node that offers none.
+	VGPUs []vgpu.CardState
 	// Mirror is a second record of the node and the pods holding resources
 	// here, kept in step by the NodeInfo; nil when nobody keeps one. Set it
 	// with SetMirror.
@@ -83,10 +89,12 @@ func (n *NodeInfo) SetNode(node *corev1.Node) {
 		n.Mirror.SetNode(node)
 	}
 	n.GPUs = gpuDevicesOf(node, n.Allocatable)
-	if n.GPUs != nil {
+	n.VGPUs = vgpuCardsOf(node, n.Allocatable)
+	if n.GPUs != nil || n.VGPUs != nil {
 		for _, t := range n.Tasks {
 			if t.Status.HoldsResources() {
 				n.accountGPUs(t, 1)
+				vgpu.Hold(n.VGPUs, t.VGPUDevices, 1)
 			}
 		}
 	}
@@ -180,6 +188,9 @@ func (n *NodeInfo) account(t *TaskInfo, sign int64) {
 		if t.GPUIndex != nil {
 			n.accountGPUs(t, sign)
 		}
+		if t.VGPUDevices != nil {
+			vgpu.Hold(n.VGPUs, t.VGPUDevices, int(sign))
+		}
 		addSigned(n.Used, t.Resreq, sign)
 		addSigned(n.Idle, t.Resreq, -sign)
 		addSigned(&n.future, t.Resreq, -sign)
@@ -209,6 +220,7 @@ func (n *NodeInfo) Clone() *NodeInfo {
 		Pipelined:   n.Pipelined.Clone(),
 		Tasks:       make(map[TaskID]*TaskInfo, len(n.Tasks)),
 		GPUs:        slices.Clone(n.GPUs),
+		VGPUs:       slices.Clone(n.VGPUs),
 		Version:     n.Version,
 		future:      *n.future.Clone(),
 	}

@@ -9,6 +9,7 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/pkg/devices/vgpu"
 )
 
 // TaskID identifies a task: the UID of its pod.
@@ -123,7 +124,13 @@ type TaskInfo struct {
 	// volcano.sh/gpu-index once bound, chosen by the scheduler when it
 	// places the task. Never changed in place: a new slice replaces it.
 	GPUIndex []int
-	Pod      *corev1.Pod
+	// VGPU is what each container asks of virtual GPUs (nil when none
+	// does); VGPUDevices the shares each container holds on its node, read
+	// from the pod's volcano.sh/vgpu-ids-new once bound, chosen by the
+	// scheduler when it places the task. Never changed in place.
+	VGPU        []vgpu.Request
+	VGPUDevices [][]vgpu.Device
+	Pod         *corev1.Pod
 	// fitMemo is what a pod-fit evaluator derived from Pod (kube-scheduler's
 	// view of the pod), kept with the task and shared by its copies so that
 	// it is derived once per pod object. This package does not look inside.
@@ -165,6 +172,9 @@ func NewTaskInfo(pod *corev1.Pod, job JobID) *TaskInfo {
 		// A malformed list holds no card: the pod runs where the device
 		// plugin put it, unaccounted, rather than blocking the node.
 		t.GPUIndex, _ = ParseGPUIndex(pod.Annotations[GPUIndexAnnotation])
+	}
+	if t.VGPU = vgpuRequestsOf(pod); t.VGPU != nil && pod.Spec.NodeName != "" {
+		t.VGPUDevices = vgpuDevicesOf(pod, t.VGPU)
 	}
 	if v, ok := PreemptableOf(pod.Annotations, pod.Labels); ok {
 		t.Preemptable = &v
