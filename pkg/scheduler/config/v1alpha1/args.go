@@ -171,8 +171,9 @@ func (a *BinpackArgs) Validate(path *field.Path) field.ErrorList {
 
 // Default implements PluginArgs.
 func (a *DeviceShareArgs) Default() {
-	setBool(&a.GPUSharing, true)
-	setBool(&a.GPUNumber, true)
+	setBool(&a.VGPU, false)
+	setBool(&a.GPUSharing, !*a.VGPU)
+	setBool(&a.GPUNumber, !*a.VGPU)
 	if a.SchedulePolicy == nil {
 		p := DeviceSharePolicyBinpack
 		a.SchedulePolicy = &p
@@ -188,6 +189,19 @@ func (a *DeviceShareArgs) Validate(path *field.Path) field.ErrorList {
 		errs = append(errs, field.NotSupported(path.Child("schedulePolicy"), *a.SchedulePolicy, policies))
 	}
 	errs = append(errs, validateWeight(a.Weight, path.Child("weight"))...)
+	if a.VGPU != nil && *a.VGPU {
+		for _, k := range []struct {
+			on   *bool
+			name string
+		}{{a.GPUSharing, "gpuSharing"}, {a.GPUNumber, "gpuNumber"}} {
+			if k.on != nil && *k.on {
+				errs = append(errs, field.Invalid(path.Child(k.name), true, "may not be on with vgpu: a node runs either the vGPU device plugin or the GPU-sharing one"))
+			}
+		}
+		if a.SchedulePolicy != nil && *a.SchedulePolicy == DeviceSharePolicyFGD {
+			errs = append(errs, field.Invalid(path.Child("schedulePolicy"), DeviceSharePolicyFGD, "vGPUs are placed by binpack or spread"))
+		}
+	}
 	return errs
 }
 

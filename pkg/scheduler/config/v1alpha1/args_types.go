@@ -403,6 +403,15 @@ type DeviceShareArgs struct {
 	// deviceshare.ScheduleWeight. Default 1.
 	// +optional
 	Weight *int32 `json:"weight,omitempty"`
+
+	// VGPU places pods asking for virtual GPUs (volcano.sh/vgpu-number,
+	// -memory, -cores) on the cards a node's vGPU device plugin registers,
+	// and writes the chosen devices for it at bind. Volcano's
+	// deviceshare.VGPUEnable. Default false; when on, gpuSharing and
+	// gpuNumber default to off, and may not be on with it (as in Volcano:
+	// a node runs one NVIDIA device plugin). Policies binpack and spread.
+	// +optional
+	VGPU *bool `json:"vgpu,omitempty"`
 }
 
 // Device-share scheduling policies.

@@ -647,7 +647,7 @@ const (
 	deviceShareAscendHAMiKey    = "deviceshare.AscendHAMiVNPUEnable"
 	deviceShareGeometriesCMKey  = "deviceshare.KnownGeometriesCMName"
 	deviceShareGeometriesNSKey  = "deviceshare.KnownGeometriesCMNamespace"
-	deviceShareNotAvailableText = "is not available in this version of Caldera, which shares NVIDIA GPUs by memory (deviceshare.GPUSharingEnable) and by whole cards (deviceshare.GPUNumberEnable)"
+	deviceShareNotAvailableText = "is not available in this version of Caldera, which shares NVIDIA GPUs by memory (deviceshare.GPUSharingEnable), by whole cards (deviceshare.GPUNumberEnable) and as virtual GPUs (deviceshare.VGPUEnable)"
 )
 
 func translateDeviceShare(t *translator, args map[string]any, from, to *field.Path) v1alpha1.PluginArgs {
@@ -673,7 +673,7 @@ func translateDeviceShare(t *translator, args map[string]any, from, to *field.Pa
 		// Read only by the device kinds below.
 		readArg[string](deviceShareGeometriesCMKey, toString, nil),
 		readArg[string](deviceShareGeometriesNSKey, toString, nil),
-		notAvailable(deviceShareVGPUKey),
+		setArg(deviceShareVGPUKey, toBool, &a.VGPU, to.Child("vgpu")),
 		notAvailable(deviceShareVGPUSpreadKey),
 		notAvailable(deviceShareAscendMindKey),
 		notAvailable(deviceShareAscendHAMiKey),

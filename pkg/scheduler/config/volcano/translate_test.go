@@ -123,7 +123,20 @@ tiers:
       deviceshare.VGPUEnable: false
 `,
 			want: config(tier(v1alpha1.PluginConfig{Name: "deviceshare", Args: rawArgs(t, &v1alpha1.DeviceShareArgs{
-				GPUSharing: new(true), GPUNumber: new(false), SchedulePolicy: new("spread"), Weight: new(int32(10)),
+				GPUSharing: new(true), GPUNumber: new(false), SchedulePolicy: new("spread"), Weight: new(int32(10)), VGPU: new(false),
+			})})),
+		},
+		"deviceshare's vGPU kind": {
+			in: `
+tiers:
+- plugins:
+  - name: deviceshare
+    arguments:
+      deviceshare.VGPUEnable: true
+      deviceshare.SchedulePolicy: binpack
+`,
+			want: config(tier(v1alpha1.PluginConfig{Name: "deviceshare", Args: rawArgs(t, &v1alpha1.DeviceShareArgs{
+				VGPU: new(true), SchedulePolicy: new("binpack"),
 			})})),
 		},
 		"nodeorder weights": {
@@ -489,12 +502,12 @@ tiers:
 - plugins:
   - name: deviceshare
     arguments:
-      deviceshare.VGPUEnable: true
+      deviceshare.AscendHAMiVNPUEnable: true
       deviceshare.GPUSharingEnabled: true
 `,
 			want: []string{
+				`tiers[0].plugins[0].arguments[deviceshare.AscendHAMiVNPUEnable]: Invalid value: true: AscendHAMiVNPUEnable is not available in this version of Caldera, which shares NVIDIA GPUs by memory (deviceshare.GPUSharingEnable), by whole cards (deviceshare.GPUNumberEnable) and as virtual GPUs (deviceshare.VGPUEnable)`,
 				`tiers[0].plugins[0].arguments[deviceshare.GPUSharingEnabled]: Forbidden: unknown argument of plugin deviceshare; did you mean "deviceshare.GPUSharingEnable"?`,
-				`tiers[0].plugins[0].arguments[deviceshare.VGPUEnable]: Invalid value: true: VGPUEnable is not available in this version of Caldera, which shares NVIDIA GPUs by memory (deviceshare.GPUSharingEnable) and by whole cards (deviceshare.GPUNumberEnable)`,
 			},
 		},
 		"GPU sharing in predicates": {

@@ -9,6 +9,7 @@ package deviceshare
 import (
 	"slices"
 
+	"github.com/caldera-sh/caldera/pkg/devices/vgpu"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
@@ -23,9 +24,9 @@ const MaxNodeScore = 100
 
 // Plugin is the deviceshare plugin.
 type Plugin struct {
-	sharing, number bool
-	policy          string
-	weight          float64
+	sharing, number, vgpu bool
+	policy                string
+	weight                float64
 	// workload is the cluster's typical tasks in this cycle (fgd only);
 	// scratch and picks are fgd's reused buffers.
 	workload Workload
@@ -49,7 +50,7 @@ func New(args any, _ *framework.Handle) (framework.Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Plugin{sharing: *a.GPUSharing, number: *a.GPUNumber, policy: *a.SchedulePolicy, weight: float64(*a.Weight)}, nil
+	return &Plugin{sharing: *a.GPUSharing, number: *a.GPUNumber, vgpu: *a.VGPU, policy: *a.SchedulePolicy, weight: float64(*a.Weight)}, nil
 }
 
 // Name returns the plugin's name.
@@ -94,6 +95,9 @@ func (p *Plugin) request(t *api.TaskInfo) api.GPURequest {
 
 // Predicate implements framework.PredicatePlugin.
 func (p *Plugin) Predicate(t *api.TaskInfo, n *api.NodeInfo) *framework.Status {
+	if _, st := p.vgpuFit(t, n.VGPUs); st != nil {
+		return st
+	}
 	req := p.request(t)
 	if !req.Any() {
 		return nil
@@ -104,6 +108,11 @@ func (p *Plugin) Predicate(t *api.TaskInfo, n *api.NodeInfo) *framework.Status {
 // PredicateWithout implements framework.VictimPredicatePlugin: the victims'
 // cards count as free.
 func (p *Plugin) PredicateWithout(t *api.TaskInfo, n *api.NodeInfo, victims []*api.TaskInfo) *framework.Status {
+	if p.vgpu && t.VGPU != nil {
+		if _, st := p.vgpuFit(t, vgpuWithout(n, victims)); st != nil {
+			return st
+		}
+	}
 	req := p.request(t)
 	if !req.Any() {
 		return nil
@@ -145,6 +154,13 @@ func fit(req api.GPURequest, cards []api.GPUDevice) *framework.Status {
 // Reserve implements framework.ReservePlugin: the task takes the cards the
 // policy chooses.
 func (p *Plugin) Reserve(t *api.TaskInfo, n *api.NodeInfo) *framework.Status {
+	devs, st := p.vgpuFit(t, n.VGPUs)
+	if st != nil {
+		return st
+	}
+	if devs != nil {
+		t.VGPUDevices = devs
+	}
 	req := p.request(t)
 	if !req.Any() {
 		return nil
@@ -163,6 +179,9 @@ func (p *Plugin) Reserve(t *api.TaskInfo, n *api.NodeInfo) *framework.Status {
 
 // Unreserve implements framework.ReservePlugin.
 func (p *Plugin) Unreserve(t *api.TaskInfo, _ *api.NodeInfo) {
+	if p.vgpu && t.VGPU != nil {
+		t.VGPUDevices = nil
+	}
 	if p.request(t).Any() {
 		t.GPUIndex = nil
 	}
@@ -177,6 +196,14 @@ func (p *Plugin) Unreserve(t *api.TaskInfo, _ *api.NodeInfo) {
 func (p *Plugin) ScoreNodes(t *api.TaskInfo, nodes []*api.NodeInfo, scores []float64) {
 	req := p.request(t)
 	if p.weight == 0 {
+		return
+	}
+	if p.vgpu && t.VGPU != nil {
+		for i, n := range nodes {
+			if devs, st := p.vgpuFit(t, n.VGPUs); st == nil {
+				scores[i] += p.weight * vgpu.Score(n.VGPUs, devs, p.policy)
+			}
+		}
 		return
 	}
 	if !req.Any() {
@@ -201,7 +228,7 @@ func (p *Plugin) ScoreNodes(t *api.TaskInfo, nodes []*api.NodeInfo, scores []flo
 // Signature implements framework.SignerPlugin: a node's verdict and score
 // depend on the task's request, which the session's signature holds, and
 // the node alone.
-func (p *Plugin) Signature(*api.TaskInfo) (string, bool) { return "", true }
+func (p *Plugin) Signature(t *api.TaskInfo) (string, bool) { return vgpuSignature(t), true }
 
 // KeepScores implements framework.ScoreKeeperPlugin.
 func (p *Plugin) KeepScores(t *api.TaskInfo, nodes []*api.NodeInfo) (framework.KeptScores, error) {
