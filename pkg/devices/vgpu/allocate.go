@@ -112,6 +112,10 @@ func fits(c *CardState, r Request, f Filter) string {
 		return "not an NVIDIA card"
 	case !f.allows(c.Card):
 		return "not allowed to the pod"
+	case c.Mode == ModeMIG:
+		// Shares of a MIG card are whole instances (PickInstance); the
+		// scheduler does not cut cards yet.
+		return "a MIG card"
 	case c.UsedShares >= c.Shares:
 		return "no share left"
 	case c.MemoryMiB-c.UsedMemoryMiB < r.memoryOn(c.Card):

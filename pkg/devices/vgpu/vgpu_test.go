@@ -140,6 +140,8 @@ func TestAllocate(t *testing.T) {
 			filter: Filter{UseUUIDs: []string{"GPU-a", "GPU-b"}, NoUseUUIDs: []string{"GPU-a"}}, want: [][]string{{"GPU-b"}}},
 		{name: "the pod's mode", cards: cards(1), reqs: []Request{{Number: 1, MemoryMiB: 1}}, filter: Filter{Mode: ModeMIG},
 			reason: "0 of 1 vGPUs"},
+		{name: "MIG cards are not shared by memory", cards: func() []CardState { c := cards(2); c[0].Mode = ModeMIG; return c }(),
+			reqs: []Request{{Number: 1, MemoryMiB: 1}}, want: [][]string{{"GPU-b"}}},
 		{name: "unhealthy cards are not given", cards: func() []CardState { c := cards(2); c[0].Healthy = false; return c }(),
 			reqs: []Request{{Number: 1, MemoryMiB: 1}}, want: [][]string{{"GPU-b"}}},
 		{name: "containers asking for nothing get nothing", cards: cards(1), reqs: []Request{{}, {Number: 1, MemoryMiB: 1}},
