@@ -48,6 +48,11 @@ type CardState struct {
 	UsedShares    int
 	UsedMemoryMiB int64
 	UsedCores     int
+	// Geometry is a MIG card's instance sizes (nil for a card not in MIG
+	// mode, and for a MIG card of a model without one, which is passed
+	// over); MIG the instances its shares hold.
+	Geometry *Geometry
+	MIG      MIGUsage
 }
 
 // Filter narrows the cards a pod may get, from its annotations.
@@ -112,13 +117,11 @@ func fits(c *CardState, r Request, f Filter) string {
 		return "not an NVIDIA card"
 	case !f.allows(c.Card):
 		return "not allowed to the pod"
-	case c.Mode == ModeMIG:
-		// Shares of a MIG card are whole instances (PickInstance); the
-		// scheduler does not cut cards yet.
-		return "a MIG card"
+	case c.Mode == ModeMIG && c.Geometry == nil:
+		return "a MIG card of a model with no known geometry"
 	case c.UsedShares >= c.Shares:
 		return "no share left"
-	case c.MemoryMiB-c.UsedMemoryMiB < r.memoryOn(c.Card):
+	case c.Mode != ModeMIG && c.MemoryMiB-c.UsedMemoryMiB < r.memoryOn(c.Card):
 		return "too little memory"
 	case c.UsedCores+r.Cores > 100:
 		return "too few cores"
@@ -168,11 +171,20 @@ func Allocate(cards []CardState, reqs []Request, f Filter, policy string) ([][]D
 			if fits(c, r, f) != "" {
 				continue
 			}
-			mem := r.memoryOn(c.Card)
+			id, mem := c.UUID, r.memoryOn(c.Card)
+			if c.Mode == ModeMIG {
+				// A share of a MIG card is a whole instance.
+				choice, ok := PickInstance(*c.Geometry, c.MIG, mem)
+				if !ok {
+					continue
+				}
+				c.MIG.Take(choice)
+				id, mem = MIGDeviceID(c.UUID, *c.Geometry, choice), choice.Instance.MemoryMiB
+			}
 			c.UsedShares++
 			c.UsedMemoryMiB += mem
 			c.UsedCores += r.Cores
-			devs = append(devs, Device{UUID: c.UUID, Type: DeviceType, MemoryMiB: mem, Cores: r.Cores})
+			devs = append(devs, Device{UUID: id, Type: DeviceType, MemoryMiB: mem, Cores: r.Cores})
 		}
 		if len(devs) < r.Number {
 			need := fmt.Sprintf("%d%% of its memory", r.MemoryPercent)
@@ -191,9 +203,21 @@ func Allocate(cards []CardState, reqs []Request, f Filter, policy string) ([][]D
 func Hold(cards []CardState, devices [][]Device, sign int) {
 	for _, devs := range devices {
 		for _, d := range devs {
-			i := slices.IndexFunc(cards, func(c CardState) bool { return c.UUID == d.UUID })
+			i := cardOf(cards, d.UUID)
 			if i < 0 {
 				continue
+			}
+			if c := &cards[i]; c.Geometry != nil {
+				if _, group, pos, ok := ParseMIGDeviceID(d.UUID); ok {
+					gi := slices.IndexFunc(c.Geometry.Groups, func(g Group) bool { return g.Name == group })
+					switch {
+					case gi < 0 || pos >= maxPositions:
+					case sign > 0:
+						c.MIG.Take(MIGChoice{Group: gi, Position: pos})
+					default:
+						c.MIG.Release(pos)
+					}
+				}
 			}
 			cards[i].UsedShares += sign
 			cards[i].UsedMemoryMiB += int64(sign) * d.MemoryMiB
@@ -212,7 +236,7 @@ func Score(cards []CardState, devices [][]Device, policy string) float64 {
 	Hold(after, devices, 1)
 	for _, devs := range devices {
 		for _, d := range devs {
-			i := slices.IndexFunc(cards, func(c CardState) bool { return c.UUID == d.UUID })
+			i := cardOf(cards, d.UUID)
 			if i < 0 || cards[i].MemoryMiB == 0 || cards[i].Shares == 0 {
 				continue
 			}
@@ -229,4 +253,13 @@ func Score(cards []CardState, devices [][]Device, policy string) float64 {
 		return 0
 	}
 	return sum / float64(n)
+}
+
+// cardOf is the index of the card a device is on (a MIG instance's id
+// names its card), -1 when none of cards.
+func cardOf(cards []CardState, id string) int {
+	if uuid, _, _, ok := ParseMIGDeviceID(id); ok {
+		id = uuid
+	}
+	return slices.IndexFunc(cards, func(c CardState) bool { return c.UUID == id })
 }

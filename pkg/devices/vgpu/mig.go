@@ -84,17 +84,36 @@ func DefaultGeometries() []Geometry {
 	}
 }
 
-// MIGUsage is how a card is cut and which instances are taken: Group is
-// the index of the group in use (-1 while no instance is), Taken the
-// positions taken (a group's instances numbered in the configuration's
-// order, each size's count in turn).
-type MIGUsage struct {
-	Group int
-	Taken map[int]bool
+var defaultGeometries = DefaultGeometries()
+
+// DefaultGeometryFor is the shipped geometry of a card type, nil for a
+// model without one. Shared: it must not be changed.
+func DefaultGeometryFor(cardType string) *Geometry {
+	for i, g := range defaultGeometries {
+		if slices.ContainsFunc(g.Models, func(m string) bool { return strings.Contains(cardType, m) }) {
+			return &defaultGeometries[i]
+		}
+	}
+	return nil
 }
 
-// Unpartitioned is the usage of a card no instance of which is taken.
-func Unpartitioned() MIGUsage { return MIGUsage{Group: -1, Taken: map[int]bool{}} }
+// MIGUsage is how a card is cut and which instances are taken: Taken has
+// bit p set for each position p taken (a group's instances numbered in the
+// configuration's order, each size's count in turn), and Group is the
+// index of the group in use while any is. The zero value is an uncut
+// card. It is a value: copies do not share.
+type MIGUsage struct {
+	Group int
+	Taken uint64
+}
+
+// maxPositions bounds a group's instances (NVIDIA's cards have at most 7).
+const maxPositions = 64
+
+// Cut says whether any instance of the card is taken.
+func (u MIGUsage) Cut() bool { return u.Taken != 0 }
+
+func (u MIGUsage) taken(pos int) bool { return u.Taken&(1<<uint(pos)) != 0 }
 
 // MIGChoice is an instance chosen for a share.
 type MIGChoice struct {
@@ -105,14 +124,13 @@ type MIGChoice struct {
 
 // PickInstance chooses the instance for a share of memMiB on a card of
 // geometry g used as u: the smallest instance that holds the share (best
-// fit), among every group while no instance is taken, else within the
-// group in use; of equal sizes, the earlier group and the first free
-// position.
+// fit), among every group while the card is uncut, else within the group
+// in use; of equal sizes, the earlier group and the first free position.
 func PickInstance(g Geometry, u MIGUsage, memMiB int64) (MIGChoice, bool) {
 	var best MIGChoice
 	found := false
 	for gi, grp := range g.Groups {
-		if u.Group >= 0 && gi != u.Group {
+		if u.Cut() && gi != u.Group {
 			continue
 		}
 		start := 0
@@ -120,7 +138,7 @@ func PickInstance(g Geometry, u MIGUsage, memMiB int64) (MIGChoice, bool) {
 			if in.MemoryMiB >= memMiB {
 				for k := range in.Count {
 					pos := start + k
-					if u.Taken[pos] {
+					if pos >= maxPositions || u.taken(pos) {
 						continue
 					}
 					c := MIGChoice{Group: gi, Position: pos, Instance: in}
@@ -139,14 +157,14 @@ func PickInstance(g Geometry, u MIGUsage, memMiB int64) (MIGChoice, bool) {
 // Take records the choice on the usage (Release undoes it).
 func (u *MIGUsage) Take(c MIGChoice) {
 	u.Group = c.Group
-	u.Taken[c.Position] = true
+	u.Taken |= 1 << uint(c.Position)
 }
 
-// Release frees a position; a card with none taken is unpartitioned again.
+// Release frees a position; a card with none taken is uncut again.
 func (u *MIGUsage) Release(position int) {
-	delete(u.Taken, position)
-	if len(u.Taken) == 0 {
-		u.Group = -1
+	u.Taken &^= 1 << uint(position)
+	if u.Taken == 0 {
+		u.Group = 0
 	}
 }
 
@@ -177,7 +195,7 @@ func ParseMIGDeviceID(id string) (uuid, group string, position int, ok bool) {
 // does not have, or of a second group, or past the group's instances, is
 // an error naming it.
 func UsageOf(g Geometry, held []string) (MIGUsage, error) {
-	u := Unpartitioned()
+	var u MIGUsage
 	for _, id := range held {
 		_, group, pos, ok := ParseMIGDeviceID(id)
 		if !ok {
@@ -187,12 +205,12 @@ func UsageOf(g Geometry, held []string) (MIGUsage, error) {
 		switch {
 		case gi < 0:
 			return u, fmt.Errorf("device %q: the card's geometry has no group %q", id, group)
-		case u.Group >= 0 && u.Group != gi:
+		case u.Cut() && u.Group != gi:
 			return u, fmt.Errorf("device %q: the card is cut as %s already", id, g.Groups[u.Group].Name)
-		case pos >= g.Groups[gi].slots():
+		case pos >= g.Groups[gi].slots() || pos >= maxPositions:
 			return u, fmt.Errorf("device %q: %s holds %d instances", id, group, g.Groups[gi].slots())
 		}
-		u.Group, u.Taken[pos] = gi, true
+		u.Take(MIGChoice{Group: gi, Position: pos})
 	}
 	return u, nil
 }

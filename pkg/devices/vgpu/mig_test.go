@@ -13,6 +13,8 @@ func a100() Geometry {
 	return g
 }
 
+func uncut() MIGUsage { return MIGUsage{} }
+
 func TestGeometryFor(t *testing.T) {
 	if g, ok := GeometryFor(DefaultGeometries(), "NVIDIA-NVIDIA A100-SXM4-80GB"); !ok || g.Groups[3].Instances[0].Name != "7g.80gb" {
 		t.Errorf("A100-80GB: %+v, %v", g, ok)
@@ -32,24 +34,24 @@ func TestPickInstance(t *testing.T) {
 		wantPos int
 		none    bool
 	}{
-		{name: "a small share takes the smallest instance on an uncut card", usage: Unpartitioned, mem: 3000, want: "group1/1g.5gb", wantPos: 0},
-		{name: "8 GB needs a 2g.10gb: the first group that has one", usage: Unpartitioned, mem: 8000, want: "group2/2g.10gb", wantPos: 0},
-		{name: "15 GB takes a 3g.20gb", usage: Unpartitioned, mem: 15000, want: "group3/3g.20gb", wantPos: 0},
-		{name: "the whole card", usage: Unpartitioned, mem: 40000, want: "group4/7g.40gb", wantPos: 0},
-		{name: "more than the card", usage: Unpartitioned, mem: 50000, none: true},
+		{name: "a small share takes the smallest instance on an uncut card", usage: uncut, mem: 3000, want: "group1/1g.5gb", wantPos: 0},
+		{name: "8 GB needs a 2g.10gb: the first group that has one", usage: uncut, mem: 8000, want: "group2/2g.10gb", wantPos: 0},
+		{name: "15 GB takes a 3g.20gb", usage: uncut, mem: 15000, want: "group3/3g.20gb", wantPos: 0},
+		{name: "the whole card", usage: uncut, mem: 40000, want: "group4/7g.40gb", wantPos: 0},
+		{name: "more than the card", usage: uncut, mem: 50000, none: true},
 		{name: "a cut card offers only its group's instances", usage: func() MIGUsage {
-			u := Unpartitioned()
+			var u MIGUsage
 			u.Take(MIGChoice{Group: 1, Position: 0})
 			return u
 		}, mem: 3000, want: "group2/1g.5gb", wantPos: 3},
 		{name: "the next free position of a size", usage: func() MIGUsage {
-			u := Unpartitioned()
+			var u MIGUsage
 			u.Take(MIGChoice{Group: 1, Position: 0})
 			u.Take(MIGChoice{Group: 1, Position: 1})
 			return u
 		}, mem: 8000, want: "group2/2g.10gb", wantPos: 2},
 		{name: "a cut card with no instance left of the size", usage: func() MIGUsage {
-			u := Unpartitioned()
+			var u MIGUsage
 			for p := range 3 {
 				u.Take(MIGChoice{Group: 1, Position: p})
 			}
@@ -87,13 +89,13 @@ func TestMIGDeviceIDAndUsage(t *testing.T) {
 		t.Error("a whole-card id parsed as an instance")
 	}
 	u, err := UsageOf(g, []string{"GPU-0fc3[group2-0]", "GPU-0fc3[group2-3]"})
-	if err != nil || u.Group != 1 || !u.Taken[0] || !u.Taken[3] || len(u.Taken) != 2 {
+	if err != nil || u.Group != 1 || u.Taken != 1<<0|1<<3 {
 		t.Errorf("usage %+v, %v", u, err)
 	}
 	u.Release(0)
 	u.Release(3)
-	if u.Group != -1 {
-		t.Errorf("a card with nothing taken is still cut as group %d", u.Group)
+	if u.Cut() {
+		t.Errorf("a card with nothing taken is still cut: %+v", u)
 	}
 	for _, tc := range []struct {
 		held []string

@@ -140,7 +140,7 @@ func TestAllocate(t *testing.T) {
 			filter: Filter{UseUUIDs: []string{"GPU-a", "GPU-b"}, NoUseUUIDs: []string{"GPU-a"}}, want: [][]string{{"GPU-b"}}},
 		{name: "the pod's mode", cards: cards(1), reqs: []Request{{Number: 1, MemoryMiB: 1}}, filter: Filter{Mode: ModeMIG},
 			reason: "0 of 1 vGPUs"},
-		{name: "MIG cards are not shared by memory", cards: func() []CardState { c := cards(2); c[0].Mode = ModeMIG; return c }(),
+		{name: "a MIG card of a model with no geometry is passed over", cards: func() []CardState { c := cards(2); c[0].Mode = ModeMIG; return c }(),
 			reqs: []Request{{Number: 1, MemoryMiB: 1}}, want: [][]string{{"GPU-b"}}},
 		{name: "unhealthy cards are not given", cards: func() []CardState { c := cards(2); c[0].Healthy = false; return c }(),
 			reqs: []Request{{Number: 1, MemoryMiB: 1}}, want: [][]string{{"GPU-b"}}},
@@ -186,5 +186,51 @@ func TestHoldAndScore(t *testing.T) {
 	Hold(c, devs, -1)
 	if diff := cmp.Diff(cards(2, 2), c); diff != "" {
 		t.Errorf("Hold then release changed the cards:\n%s", diff)
+	}
+}
+
+// migCards is a node of n A100-40GB cards in MIG mode, uncut.
+func migCards(n int) []CardState {
+	out := make([]CardState, n)
+	for i := range out {
+		typ := "NVIDIA-NVIDIA A100-SXM4-40GB"
+		out[i] = CardState{Card: Card{UUID: "GPU-m" + string(rune('0'+i)), Shares: 7, MemoryMiB: 40960, Type: typ, Healthy: true, Mode: ModeMIG},
+			Geometry: DefaultGeometryFor(typ)}
+	}
+	return out
+}
+
+// TestAllocateMIG: a share of a MIG card is an instance cut to its size;
+// a cut card offers only its group's instances; the holds follow the
+// instance ids.
+func TestAllocateMIG(t *testing.T) {
+	cards := migCards(2)
+	devs, reason := Allocate(cards, []Request{{Number: 1, MemoryMiB: 3000}, {Number: 1, MemoryMiB: 8000}}, Filter{Mode: ModeMIG}, Binpack)
+	if reason != "" {
+		t.Fatal(reason)
+	}
+	want := [][]Device{
+		{{UUID: "GPU-m0[group1-0]", Type: DeviceType, MemoryMiB: 5120}},
+		// The first card is cut as group1 now (1g.5gb only): 8 GB goes to
+		// the second, as a 2g.10gb of group2.
+		{{UUID: "GPU-m1[group2-0]", Type: DeviceType, MemoryMiB: 10240}},
+	}
+	if diff := cmp.Diff(want, devs); diff != "" {
+		t.Fatalf("devices (-want,+got):\n%s", diff)
+	}
+	Hold(cards, devs, 1)
+	if cards[0].MIG != (MIGUsage{Group: 0, Taken: 1}) || cards[1].MIG != (MIGUsage{Group: 1, Taken: 1}) || cards[0].UsedMemoryMiB != 5120 {
+		t.Errorf("after the hold: %+v / %+v", cards[0], cards[1])
+	}
+	// 20 GB fits neither cut card's group.
+	if _, reason := Allocate(cards, []Request{{Number: 1, MemoryMiB: 20000}}, Filter{}, Binpack); reason == "" {
+		t.Error("20 GB placed on cards cut as group1 and group2")
+	}
+	Hold(cards, devs, -1)
+	if cards[0].MIG.Cut() || cards[1].MIG.Cut() || cards[1].UsedShares != 0 {
+		t.Errorf("after the release: %+v / %+v", cards[0], cards[1])
+	}
+	if devs, reason := Allocate(cards, []Request{{Number: 1, MemoryMiB: 20000}}, Filter{}, Binpack); reason != "" || devs[0][0].UUID != "GPU-m0[group3-0]" {
+		t.Errorf("20 GB on uncut cards: %v, %q; want a 3g.20gb", devs, reason)
 	}
 }

@@ -27,6 +27,9 @@ func vgpuCardsOf(node *corev1.Node, alloc *Resource) []vgpu.CardState {
 	out := make([]vgpu.CardState, len(cards))
 	for i, c := range cards {
 		out[i].Card = c
+		if c.Mode == vgpu.ModeMIG {
+			out[i].Geometry = vgpu.DefaultGeometryFor(c.Type)
+		}
 	}
 	return out
 }

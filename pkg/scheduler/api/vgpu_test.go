@@ -108,3 +108,21 @@ func TestVGPUBindAnnotations(t *testing.T) {
 		t.Errorf("read back %+v", d)
 	}
 }
+
+// TestNodeMIGCards: a MIG card carries its model's geometry, and a bound
+// pod's instance holds its position on the card.
+func TestNodeMIGCards(t *testing.T) {
+	n := NewNodeInfo(vgpuNode("GPU-m,7,40960,NVIDIA-NVIDIA A100-SXM4-40GB,true,mig:GPU-t,7,16000,NVIDIA-Tesla T4,true,mig:"))
+	if n.VGPUs[0].Geometry == nil || n.VGPUs[1].Geometry != nil {
+		t.Fatalf("geometries: A100 %v, T4 %v; want the A100's only", n.VGPUs[0].Geometry, n.VGPUs[1].Geometry)
+	}
+	task := NewTaskInfo(vgpuPod("p", "GPU-m[group2-1],NVIDIA,10240,0:", [3]string{"1", "8000", ""}), "j")
+	n.AddTask(task)
+	if got := n.VGPUs[0].MIG; got != (vgpu.MIGUsage{Group: 1, Taken: 1 << 1}) || n.VGPUs[0].UsedMemoryMiB != 10240 {
+		t.Errorf("card after the pod: %+v", n.VGPUs[0])
+	}
+	n.RemoveTask(klog.Background(), task)
+	if n.VGPUs[0].MIG.Cut() {
+		t.Errorf("card still cut after the pod left: %+v", n.VGPUs[0].MIG)
+	}
+}

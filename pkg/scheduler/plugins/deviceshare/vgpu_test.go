@@ -159,3 +159,20 @@ func TestVGPUVictims(t *testing.T) {
 		t.Errorf("PredicateWithout changed the node's cards: %+v", n.VGPUs[0])
 	}
 }
+
+// TestVGPUMIG: a pod asking for MIG gets an instance cut to its size, and
+// the bind names it.
+func TestVGPUMIG(t *testing.T) {
+	n := vgpuNode("m0", 1, "NVIDIA-NVIDIA A100-SXM4-40GB")
+	n.Annotations[vgpu.RegisterAnnotation] = vgpu.FormatRegistration([]vgpu.Card{
+		{UUID: "GPU-m0", Shares: 7, MemoryMiB: 40960, Type: "NVIDIA-NVIDIA A100-SXM4-40GB", Healthy: true, Mode: vgpu.ModeMIG}})
+	o := api.Objects{
+		Nodes:     []*corev1.Node{n},
+		Pods:      []*corev1.Pod{vgpuPod("p", 1, 8000, 0).Annotation(vgpu.ModeAnnotation, vgpu.ModeMIG).Obj()},
+		PodGroups: []*schedulingv1beta1.PodGroup{inqueue("p", 1)},
+	}
+	binds, _ := placeVGPU(t, "binpack", o)
+	if got := binds["p"][vgpu.IDsAnnotation]; got != "GPU-m0[group2-0],NVIDIA,10240,0:" {
+		t.Errorf("devices %q, want a 2g.10gb instance of group2", got)
+	}
+}
