@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the fill-the-cluster experiment on GPU cards (fill-cards-*.yaml) for
+# Runs the fill-the-cluster experiment on GPU cards (fill-cards-*.yaml; or
+# fill-<policy>.yaml, such as POLICIES="vgpu-binpack vgpu-spread") for
 # each scoring policy and each seed in SEEDS (default 42 to 51, ten draws,
 # as Weng et al. do), on the Alibaba 2023 GPU trace in TRACE (default
 # ../shared/traces/alibaba-gpu-v2023 next to the repository), and prints
@@ -14,7 +15,9 @@ trap 'rm -rf "${work}"' EXIT
 go build -o "${work}/calderactl" "${root}/cmd/calderactl"
 printf '%-8s %5s %12s %10s\n' policy seed allocation wall
 for p in ${policies}; do
-  sed "s|TRACE/|${trace}/|" "${root}/hack/sim/fill-cards-${p}.yaml" > "${work}/${p}.yaml"
+  f="${root}/hack/sim/fill-cards-${p}.yaml"
+  [ -f "${f}" ] || f="${root}/hack/sim/fill-${p}.yaml"
+  sed "s|TRACE/|${trace}/|" "${f}" > "${work}/${p}.yaml"
   sum=0 n=0
   for seed in ${seeds}; do
     out="$("${work}/calderactl" sim "${work}/${p}.yaml" --seed "${seed}" -o json)"

@@ -1,8 +1,11 @@
 package scenario
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/caldera-sh/caldera/pkg/devices/vgpu"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 )
 
@@ -10,6 +13,9 @@ import (
 // their pods hold, to check the scheduler's placements on them.
 type cardBook struct {
 	cards map[string][]card
+	// vgpus are each node's virtual-GPU cards (volcano.sh/node-vgpu-register)
+	// with the shares their pods hold.
+	vgpus map[string][]vgpu.CardState
 	// placements counts placements on cards; overcommits those that took
 	// more of a card than it had free, or a card whole that others used.
 	placements, overcommits int
@@ -21,7 +27,9 @@ type card struct {
 	pods         int
 }
 
-func newCardBook() cardBook { return cardBook{cards: map[string][]card{}} }
+func newCardBook() cardBook {
+	return cardBook{cards: map[string][]card{}, vgpus: map[string][]vgpu.CardState{}}
+}
 
 // addNode gives a node with GPU cards its cards, sharing its GPU memory
 // evenly.
@@ -34,11 +42,51 @@ func (b *cardBook) addNode(n *corev1.Node) {
 		}
 		b.cards[n.Name] = cards
 	}
+	if reg := n.Annotations[vgpu.RegisterAnnotation]; reg != "" {
+		cards, _ := vgpu.ParseRegistration(reg)
+		states := make([]vgpu.CardState, len(cards))
+		for i, c := range cards {
+			states[i].Card = c
+		}
+		b.vgpus[n.Name] = states
+	}
+}
+
+// useVGPU follows a pod's hold on its node's virtual-GPU cards; a share
+// that takes more memory or cores than its card has free, or a share
+// past the card's count, is an overcommit.
+func (b *cardBook) useVGPU(p *corev1.Pod, node string, sign int) {
+	cards := b.vgpus[node]
+	devs, err := vgpu.DecodePod(p.Annotations[vgpu.IDsAnnotation])
+	if len(cards) == 0 || len(devs) == 0 || err != nil {
+		return
+	}
+	if sign > 0 {
+		b.placements++
+		for _, c := range devs {
+			for _, d := range c {
+				i := slices.IndexFunc(cards, func(s vgpu.CardState) bool { return s.UUID == d.UUID })
+				if i < 0 {
+					b.overcommits++
+					continue
+				}
+				s := cards[i]
+				if s.UsedShares+1 > s.Shares || s.UsedMemoryMiB+d.MemoryMiB > s.MemoryMiB || s.UsedCores+d.Cores > 100 {
+					b.overcommits++
+				}
+			}
+		}
+	}
+	vgpu.Hold(cards, devs, sign)
 }
 
 // use follows a pod's hold on its node's cards: taken (sign 1) or given
 // back (-1).
 func (b *cardBook) use(p *corev1.Pod, node string, sign int) {
+	if p.Annotations[vgpu.IDsAnnotation] != "" {
+		b.useVGPU(p, node, sign)
+		return
+	}
 	cards := b.cards[node]
 	idx, err := api.ParseGPUIndex(p.Annotations[api.GPUIndexAnnotation])
 	if len(cards) == 0 || len(idx) == 0 || err != nil {

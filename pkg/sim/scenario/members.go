@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/pkg/devices/vgpu"
 	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/config"
@@ -273,10 +274,26 @@ func (s *Scenario) nodes(cl Cluster) ([]*corev1.Node, error) {
 					extra[api.ResourceGPUMemory] = n.GPUs * 1000
 				}
 			}
+			var annotations map[string]string
+			if t.VGPU && n.GPUs > 0 {
+				extra[vgpu.ResourceNumber] = n.GPUs * vgpuSharesPerCard
+				extra[vgpu.ResourceMemory] = n.GPUs * 1000
+				extra[vgpu.ResourceCores] = n.GPUs * 100
+				cards := make([]vgpu.Card, n.GPUs)
+				for i := range cards {
+					cards[i] = vgpu.Card{UUID: fmt.Sprintf("GPU-%s-%d", n.Name, i), Shares: vgpuSharesPerCard, MemoryMiB: 1000,
+						Type: "NVIDIA-" + n.Model, Healthy: true, Mode: vgpu.ModeHAMiCore}
+				}
+				annotations = map[string]string{vgpu.RegisterAnnotation: vgpu.FormatRegistration(cards)}
+			}
 			rl := quantities(n.CPUMilli, n.MemoryMiB, extra)
-			out = append(out, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: labels},
+			out = append(out, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: labels, Annotations: annotations},
 				Status: corev1.NodeStatus{Capacity: rl, Allocatable: rl, Conditions: ready}})
 		}
 	}
 	return out, nil
 }
+
+// vgpuSharesPerCard is how many virtual GPUs a simulated card takes, the
+// vGPU device plugin's default.
+const vgpuSharesPerCard = 10

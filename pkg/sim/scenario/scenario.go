@@ -94,6 +94,12 @@ type NodeTrace struct {
 	// the deviceshare plugin to place tasks on cards. The milli-GPUs stay,
 	// for the accounts.
 	GPUCards bool `json:"gpuCards,omitempty"`
+	// VGPU gives each node its GPU cards as Volcano's vGPU device plugin
+	// registers them (volcano.sh/node-vgpu-register, 10 virtual GPUs per
+	// card, 1000 of memory per card so that memory counts thousandths of
+	// a card, 100 cores), for the deviceshare plugin's vgpu kind. The
+	// milli-GPUs stay, for the accounts.
+	VGPU bool `json:"vgpu,omitempty"`
 }
 
 // Queue is a queue under root.
@@ -157,6 +163,11 @@ type TaskTrace struct {
 	// task of whole GPUs for volcano.sh/gpu-number, beside its milli-GPUs.
 	// The nodes need gpuCards too.
 	GPUCards bool `json:"gpuCards,omitempty"`
+	// VGPU asks for virtual GPUs: a task sharing a GPU for one of its
+	// gpu_milli thousandths of a card's memory and as many tenths of a
+	// percent of its cores, a task of whole GPUs for that many whole
+	// cards (all their memory and cores). The nodes need vgpu too.
+	VGPU bool `json:"vgpu,omitempty"`
 	// Sample draws the tasks instead of replaying them in order.
 	Sample *TaskSample `json:"sample,omitempty"`
 }
@@ -305,6 +316,12 @@ func (s *Scenario) validate() field.ErrorList {
 		if t.GPUCards && !s.anyNodeCards() {
 			errs = append(errs, field.Invalid(p.Child("gpuCards"), true, "the tasks ask for GPU cards, and no cluster's trace nodes have them: set gpuCards in cluster.trace too"))
 		}
+		if t.VGPU && !s.anyNodeVGPUs() {
+			errs = append(errs, field.Invalid(p.Child("vgpu"), true, "the tasks ask for virtual GPUs, and no cluster's trace nodes register them: set vgpu in cluster.trace too"))
+		}
+		if t.VGPU && t.GPUCards {
+			errs = append(errs, field.Invalid(p.Child("vgpu"), true, "a task asks for GPU cards (gpuCards) or virtual GPUs (vgpu), not both"))
+		}
 	}
 	gens := map[string]bool{}
 	// common checks what every kind of generator has: a unique name, a
@@ -373,6 +390,20 @@ func (s *Scenario) anyNodeCards() bool {
 	}
 	for _, c := range s.Clusters {
 		if c.Trace != nil && c.Trace.GPUCards {
+			return true
+		}
+	}
+	return false
+}
+
+// anyNodeVGPUs reports whether some cluster's trace nodes register
+// virtual GPUs.
+func (s *Scenario) anyNodeVGPUs() bool {
+	if s.Cluster != nil && s.Cluster.Trace != nil && s.Cluster.Trace.VGPU {
+		return true
+	}
+	for _, c := range s.Clusters {
+		if c.Trace != nil && c.Trace.VGPU {
 			return true
 		}
 	}

@@ -225,16 +225,26 @@ func TestHyperJobs(t *testing.T) {
 }
 
 // TestFillCards: tasks drawn from the slice fill its GPU cards under each
-// deviceshare policy: every GPU task that starts holds cards, no card
-// holds more than its memory, the draw and the placements repeat, and the
-// draw asks for 1.3 times the cluster's GPUs.
+// deviceshare policy, and its virtual GPUs under each vgpu policy: every
+// GPU task that starts holds cards, no card holds more than its memory
+// (nor, with vGPUs, more shares or cores than it has), the draw and the
+// placements repeat, and the draw asks for 1.3 times the cluster's GPUs.
 func TestFillCards(t *testing.T) {
-	for _, policy := range []string{"binpack", "spread", "fgd"} {
+	for _, policy := range []string{"binpack", "spread", "fgd", "vgpu/binpack", "vgpu/spread"} {
 		t.Run(policy, func(t *testing.T) {
 			load := func() *Scenario {
 				s, err := Load("testdata/fill-cards-slice.yaml")
 				if err != nil {
 					t.Fatal(err)
+				}
+				if p, ok := strings.CutPrefix(policy, "vgpu/"); ok {
+					// The line's own indentation, for the new key.
+					line := s.Scheduler[strings.LastIndex(s.Scheduler[:strings.Index(s.Scheduler, "schedulePolicy: fgd")], "\n")+1:]
+					indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
+					s.Scheduler = strings.Replace(s.Scheduler, "schedulePolicy: fgd", "vgpu: true\n"+indent+"schedulePolicy: "+p, 1)
+					s.Cluster.Trace.GPUCards, s.Cluster.Trace.VGPU = false, true
+					s.Workload.Trace.GPUCards, s.Workload.Trace.VGPU = false, true
+					return s
 				}
 				s.Scheduler = strings.Replace(s.Scheduler, "schedulePolicy: fgd", "schedulePolicy: "+policy, 1)
 				return s
@@ -287,6 +297,8 @@ func TestCardErrors(t *testing.T) {
 		"gpuCards: true":                    "workload.trace.gpuCards: Invalid value: true: the tasks ask for GPU cards, and no cluster's trace nodes have them: set gpuCards in cluster.trace too",
 		"sample: {gpuLoad: 0}":              "workload.trace.sample.gpuLoad: Invalid value: 0: must be positive",
 		"repeat: 2, sample: {gpuLoad: 1.3}": "workload.trace.repeat: Invalid value: 2: a sample draws as many tasks as its gpuLoad asks; repeat has no meaning with it",
+		"vgpu: true":                        "workload.trace.vgpu: Invalid value: true: the tasks ask for virtual GPUs, and no cluster's trace nodes register them: set vgpu in cluster.trace too",
+		"vgpu: true, gpuCards: true":        "workload.trace.vgpu: Invalid value: true: a task asks for GPU cards (gpuCards) or virtual GPUs (vgpu), not both",
 	} {
 		if _, err := Parse([]byte(strings.Replace(base, "%s", in, 1))); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", in, err, want)

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/pkg/devices/vgpu"
 	"github.com/caldera-sh/caldera/pkg/federation/dispatch"
 	"github.com/caldera-sh/caldera/pkg/hyperjob/split"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
@@ -189,6 +190,15 @@ func (s *Scenario) jobs(gpuCapacity float64) ([]job, int, error) {
 					} else {
 						req[api.ResourceGPUNumber] = *resource.NewQuantity(task.GPUs, resource.DecimalSI)
 					}
+				}
+				if t.VGPU {
+					number, memory, cores := int64(1), task.GPUMilli, (task.GPUMilli+9)/10
+					if task.GPUMilli >= 1000 {
+						number, memory, cores = task.GPUs, 1000, 100
+					}
+					req[vgpu.ResourceNumber] = *resource.NewQuantity(number, resource.DecimalSI)
+					req[vgpu.ResourceMemory] = *resource.NewQuantity(memory, resource.DecimalSI)
+					req[vgpu.ResourceCores] = *resource.NewQuantity(cores, resource.DecimalSI)
 				}
 			}
 			arrival := time.Duration(float64(task.Arrival) / scale)
