@@ -70,8 +70,12 @@ type Filter struct {
 // NewFilter reads a pod's annotations.
 func NewFilter(annotations map[string]string) Filter {
 	list := func(key string) []string {
+		v := annotations[key]
+		if v == "" {
+			return nil
+		}
 		var out []string
-		for _, s := range strings.Split(annotations[key], ",") {
+		for _, s := range strings.Split(v, ",") {
 			if s = strings.TrimSpace(s); s != "" {
 				out = append(out, s)
 			}
@@ -87,9 +91,8 @@ func (f Filter) allows(c Card) bool {
 	if f.Mode != "" && f.Mode != c.Mode {
 		return false
 	}
-	t := strings.ToUpper(c.Type)
 	contains := func(parts []string) bool {
-		return slices.ContainsFunc(parts, func(p string) bool { return strings.Contains(t, strings.ToUpper(p)) })
+		return slices.ContainsFunc(parts, func(p string) bool { return containsFold(c.Type, p) })
 	}
 	if len(f.UseTypes) > 0 && !contains(f.UseTypes) || contains(f.NoUseTypes) {
 		return false
@@ -113,7 +116,7 @@ func fits(c *CardState, r Request, f Filter) string {
 	switch {
 	case !c.Healthy:
 		return "unhealthy"
-	case !strings.Contains(strings.ToUpper(c.Type), DeviceType):
+	case !containsFold(c.Type, DeviceType):
 		return "not an NVIDIA card"
 	case !f.allows(c.Card):
 		return "not allowed to the pod"
@@ -139,6 +142,9 @@ func fits(c *CardState, r Request, f Filter) string {
 // what the pod's earlier containers took. It returns the devices per
 // container, or why the node cannot hold the pod. cards is not changed.
 func Allocate(cards []CardState, reqs []Request, f Filter, policy string) ([][]Device, string) {
+	if devs, ok := allocateOne(cards, reqs, f, policy); ok {
+		return devs, ""
+	}
 	work := slices.Clone(cards)
 	out := make([][]Device, len(reqs))
 	for ci, r := range reqs {
@@ -230,6 +236,20 @@ func Hold(cards []CardState, devices [][]Device, sign int) {
 // binpack favours the cards fullest afterwards, spread the emptiest
 // before; 0 to 100, the mean over the devices.
 func Score(cards []CardState, devices [][]Device, policy string) float64 {
+	if d, ok := onlyDevice(devices); ok {
+		i := cardOf(cards, d.UUID)
+		if i < 0 || cards[i].MemoryMiB == 0 || cards[i].Shares == 0 {
+			return 0
+		}
+		c := &cards[i]
+		switch policy {
+		case Binpack:
+			return 100 * float64(c.UsedMemoryMiB+d.MemoryMiB) / float64(c.MemoryMiB)
+		case Spread:
+			return 100 * (1 - float64(c.UsedShares)/float64(c.Shares))
+		}
+		return 0
+	}
 	var sum float64
 	n := 0
 	after := slices.Clone(cards)
@@ -262,4 +282,72 @@ func cardOf(cards []CardState, id string) int {
 		id = uuid
 	}
 	return slices.IndexFunc(cards, func(c CardState) bool { return c.UUID == id })
+}
+
+// allocateOne is Allocate for the common case of one container asking for
+// one share of a card that is not cut into MIG instances, without copying
+// the cards: the best card by the policy. ok is false when the request is
+// not that case, or no card fits (Allocate then says why).
+func allocateOne(cards []CardState, reqs []Request, f Filter, policy string) ([][]Device, bool) {
+	ci := -1
+	for i, r := range reqs {
+		switch {
+		case r.Number == 0:
+		case r.Number == 1 && ci < 0:
+			ci = i
+		default:
+			return nil, false
+		}
+	}
+	if ci < 0 {
+		return nil, false
+	}
+	r := reqs[ci]
+	best := -1
+	for i := range cards {
+		c := &cards[i]
+		if c.Mode == ModeMIG || fits(c, r, f) != "" {
+			continue
+		}
+		if best < 0 {
+			best = i
+			continue
+		}
+		b := &cards[best]
+		switch {
+		case policy == Binpack && c.UsedMemoryMiB > b.UsedMemoryMiB,
+			policy == Spread && c.UsedShares < b.UsedShares:
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil, false
+	}
+	c := &cards[best]
+	out := make([][]Device, len(reqs))
+	out[ci] = []Device{{UUID: c.UUID, Type: DeviceType, MemoryMiB: r.memoryOn(c.Card), Cores: r.Cores}}
+	return out, true
+}
+
+// onlyDevice is the one device of devices, if there is exactly one.
+func onlyDevice(devices [][]Device) (Device, bool) {
+	var only Device
+	n := 0
+	for _, devs := range devices {
+		for _, d := range devs {
+			only = d
+			n++
+		}
+	}
+	return only, n == 1
+}
+
+// containsFold says whether sub is in s, in any case, without allocating.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
 }

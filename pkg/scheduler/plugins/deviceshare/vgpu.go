@@ -1,8 +1,8 @@
 package deviceshare
 
 import (
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/caldera-sh/caldera/pkg/devices/vgpu"
@@ -53,7 +53,16 @@ func vgpuSignature(t *api.TaskInfo) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%v", t.VGPU)
+	for _, r := range t.VGPU {
+		b.WriteString(strconv.Itoa(r.Number))
+		b.WriteByte(',')
+		b.WriteString(strconv.FormatInt(r.MemoryMiB, 10))
+		b.WriteByte(',')
+		b.WriteString(strconv.Itoa(r.MemoryPercent))
+		b.WriteByte(',')
+		b.WriteString(strconv.Itoa(r.Cores))
+		b.WriteByte(';')
+	}
 	if t.Pod != nil {
 		for _, k := range []string{vgpu.ModeAnnotation, vgpu.UseTypeAnnotation, vgpu.NoUseTypeAnno, vgpu.UseUUIDAnnotation, vgpu.NoUseUUIDAnno} {
 			b.WriteByte(0)
