@@ -54,27 +54,9 @@ func TestGPUSharingExample(t *testing.T) {
 	createNamespace(t, ns)
 	createQueue(t, queue("default", 1, nil))
 	gpuNodes(t, ns, 2)
-	stop, err := fw.StartSchedulerFile(gpuSharingConf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := stop(); err != nil {
-			t.Error(err)
-		}
-	}()
+	runSchedulerFile(t, gpuSharingConf)
 	createExampleJob(t, ns, "../../../examples/batch/gpu-sharing-inference.yaml")
-
-	var pods []corev1.Pod
-	poll.Eventually(t, t.Context(), 60*time.Second, "the job's 5 pods bound", func() (bool, string) {
-		pods = listPods(t, ns)
-		for _, p := range pods {
-			if p.Spec.NodeName == "" {
-				return false, describePods(pods)
-			}
-		}
-		return len(pods) == 5, describePods(pods)
-	})
+	pods := waitAllBound(t, ns, 5)
 	servers := map[string]bool{}
 	var trainer string
 	for _, p := range pods {

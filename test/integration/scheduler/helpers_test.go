@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -21,6 +22,7 @@ import (
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/controllers/job/core"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // createNodes creates kwok nodes, deleted when the test ends: other tests'
@@ -172,4 +174,36 @@ func createExampleJobNamed(t *testing.T, ns, path, name string) (*batchv1alpha1.
 		}
 	}
 	return &job, pg
+}
+
+// runSchedulerFile runs the scheduler with the configuration file at path
+// (relative to this directory) until the test ends.
+func runSchedulerFile(t *testing.T, path string) {
+	t.Helper()
+	stop, err := fw.StartSchedulerFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// waitAllBound waits until namespace ns has n pods, every one bound, and
+// returns them.
+func waitAllBound(t *testing.T, ns string, n int) []corev1.Pod {
+	t.Helper()
+	var pods []corev1.Pod
+	poll.Eventually(t, t.Context(), 60*time.Second, fmt.Sprintf("%d pods bound", n), func() (bool, string) {
+		pods = listPods(t, ns)
+		for _, p := range pods {
+			if p.Spec.NodeName == "" {
+				return false, describePods(pods)
+			}
+		}
+		return len(pods) == n, describePods(pods)
+	})
+	return pods
 }

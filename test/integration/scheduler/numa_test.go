@@ -62,15 +62,7 @@ func TestNUMAAwareExample(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = fw.Client.Delete(t.Context(), r) })
 	}
-	stop, err := fw.StartSchedulerFile(numaAwareConf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := stop(); err != nil {
-			t.Error(err)
-		}
-	}()
+	runSchedulerFile(t, numaAwareConf)
 
 	bound := func(job string) (bool, string) {
 		var nodes []string

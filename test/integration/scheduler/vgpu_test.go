@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/pkg/devices/vgpu"
-	"github.com/caldera-sh/caldera/test/poll"
 )
 
 const vgpuConf = "../../../examples/scheduler/vgpu.conf"
@@ -57,27 +55,9 @@ func TestVGPUExample(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	stop, err := fw.StartSchedulerFile(vgpuConf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := stop(); err != nil {
-			t.Error(err)
-		}
-	}()
+	runSchedulerFile(t, vgpuConf)
 	createExampleJob(t, ns, "../../../examples/batch/vgpu-inference.yaml")
-
-	var pods []corev1.Pod
-	poll.Eventually(t, t.Context(), 60*time.Second, "the job's 3 pods bound", func() (bool, string) {
-		pods = listPods(t, ns)
-		for _, p := range pods {
-			if p.Spec.NodeName == "" {
-				return false, describePods(pods)
-			}
-		}
-		return len(pods) == 3, describePods(pods)
-	})
+	pods := waitAllBound(t, ns, 3)
 	cards := map[string]bool{}
 	for _, p := range pods {
 		a := p.Annotations
