@@ -11,9 +11,6 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 )
 
-// NumaPolicyKey is the pod annotation that carries a task's topologyPolicy.
-const NumaPolicyKey = "volcano.sh/numa-topology-policy"
-
 // OwnerRef is the controller reference every object of the Job carries.
 func OwnerRef(job *batchv1alpha1.Job) metav1.OwnerReference {
 	return metav1.OwnerReference{
@@ -83,7 +80,7 @@ func BuildPod(job *batchv1alpha1.Job, ti, index int, plugins []JobPlugin) *corev
 		pod.Labels[batchv1alpha1.TaskPartitionID] = strconv.Itoa(index / int(pp.PartitionSize))
 	}
 	if ts.TopologyPolicy != "" {
-		pod.Annotations[NumaPolicyKey] = string(ts.TopologyPolicy)
+		pod.Annotations[schedulingv1beta1.NumaPolicyKey] = string(ts.TopologyPolicy)
 	}
 	if pod.Spec.SchedulerName == "" {
 		pod.Spec.SchedulerName = job.Spec.SchedulerName
