@@ -111,6 +111,18 @@ const (
 	Spread = "spread"
 )
 
+// ahead orders two cards as the policy tries them: negative when a comes
+// before b, 0 when the policy does not tell them apart.
+func ahead(policy string, a, b *CardState) int {
+	switch policy {
+	case Binpack:
+		return cmp.Compare(b.UsedMemoryMiB, a.UsedMemoryMiB)
+	case Spread:
+		return cmp.Compare(a.UsedShares, b.UsedShares)
+	}
+	return 0
+}
+
 // fits says why a share of r does not fit card c ("" when it does).
 func fits(c *CardState, r Request, f Filter) string {
 	switch {
@@ -159,14 +171,7 @@ func Allocate(cards []CardState, reqs []Request, f Filter, policy string) ([][]D
 			order[i] = i
 		}
 		slices.SortStableFunc(order, func(a, b int) int {
-			ca, cb := &work[a], &work[b]
-			switch policy {
-			case Binpack:
-				return cmp.Or(cmp.Compare(cb.UsedMemoryMiB, ca.UsedMemoryMiB), cmp.Compare(a, b))
-			case Spread:
-				return cmp.Or(cmp.Compare(ca.UsedShares, cb.UsedShares), cmp.Compare(a, b))
-			}
-			return cmp.Compare(a, b)
+			return cmp.Or(ahead(policy, &work[a], &work[b]), cmp.Compare(a, b))
 		})
 		var devs []Device
 		for _, i := range order {
@@ -214,13 +219,10 @@ func Hold(cards []CardState, devices [][]Device, sign int) {
 				continue
 			}
 			if c := &cards[i]; c.Geometry != nil {
-				if _, group, pos, ok := ParseMIGDeviceID(d.UUID); ok {
-					gi := slices.IndexFunc(c.Geometry.Groups, func(g Group) bool { return g.Name == group })
-					switch {
-					case gi < 0 || pos >= maxPositions:
-					case sign > 0:
+				if gi, pos, err := c.Geometry.instanceOf(d.UUID); err == nil {
+					if sign > 0 {
 						c.MIG.Take(MIGChoice{Group: gi, Position: pos})
-					default:
+					} else {
 						c.MIG.Release(pos)
 					}
 				}
@@ -313,10 +315,7 @@ func allocateOne(cards []CardState, reqs []Request, f Filter, policy string) ([]
 			best = i
 			continue
 		}
-		b := &cards[best]
-		switch {
-		case policy == Binpack && c.UsedMemoryMiB > b.UsedMemoryMiB,
-			policy == Spread && c.UsedShares < b.UsedShares:
+		if ahead(policy, c, &cards[best]) < 0 {
 			best = i
 		}
 	}

@@ -50,12 +50,18 @@ type Geometry struct {
 // GeometryFor returns the first geometry one of whose models is part of
 // the card's type.
 func GeometryFor(geometries []Geometry, cardType string) (Geometry, bool) {
-	for _, g := range geometries {
-		if slices.ContainsFunc(g.Models, func(m string) bool { return strings.Contains(cardType, m) }) {
-			return g, true
-		}
+	if i := geometryIndex(geometries, cardType); i >= 0 {
+		return geometries[i], true
 	}
 	return Geometry{}, false
+}
+
+// geometryIndex is the index of the first geometry for the card type, -1
+// when none is.
+func geometryIndex(geometries []Geometry, cardType string) int {
+	return slices.IndexFunc(geometries, func(g Geometry) bool {
+		return slices.ContainsFunc(g.Models, func(m string) bool { return strings.Contains(cardType, m) })
+	})
 }
 
 // DefaultGeometries are the geometries Volcano's vGPU device
@@ -89,10 +95,8 @@ var defaultGeometries = DefaultGeometries()
 // DefaultGeometryFor is the shipped geometry of a card type, nil for a
 // model without one. Shared: it must not be changed.
 func DefaultGeometryFor(cardType string) *Geometry {
-	for i, g := range defaultGeometries {
-		if slices.ContainsFunc(g.Models, func(m string) bool { return strings.Contains(cardType, m) }) {
-			return &defaultGeometries[i]
-		}
+	if i := geometryIndex(defaultGeometries, cardType); i >= 0 {
+		return &defaultGeometries[i]
 	}
 	return nil
 }
@@ -197,20 +201,32 @@ func ParseMIGDeviceID(id string) (uuid, group string, position int, ok bool) {
 func UsageOf(g Geometry, held []string) (MIGUsage, error) {
 	var u MIGUsage
 	for _, id := range held {
-		_, group, pos, ok := ParseMIGDeviceID(id)
-		if !ok {
-			return u, fmt.Errorf("device %q names no MIG instance", id)
+		gi, pos, err := g.instanceOf(id)
+		if err != nil {
+			return u, err
 		}
-		gi := slices.IndexFunc(g.Groups, func(x Group) bool { return x.Name == group })
-		switch {
-		case gi < 0:
-			return u, fmt.Errorf("device %q: the card's geometry has no group %q", id, group)
-		case u.Cut() && u.Group != gi:
+		if u.Cut() && u.Group != gi {
 			return u, fmt.Errorf("device %q: the card is cut as %s already", id, g.Groups[u.Group].Name)
-		case pos >= g.Groups[gi].slots() || pos >= maxPositions:
-			return u, fmt.Errorf("device %q: %s holds %d instances", id, group, g.Groups[gi].slots())
 		}
 		u.Take(MIGChoice{Group: gi, Position: pos})
 	}
 	return u, nil
+}
+
+// instanceOf reads an instance's device id against the geometry: the
+// index of its group and its position, or why the id names no instance of
+// it.
+func (g Geometry) instanceOf(id string) (group, position int, err error) {
+	_, name, pos, ok := ParseMIGDeviceID(id)
+	if !ok {
+		return 0, 0, fmt.Errorf("device %q names no MIG instance", id)
+	}
+	gi := slices.IndexFunc(g.Groups, func(x Group) bool { return x.Name == name })
+	switch {
+	case gi < 0:
+		return 0, 0, fmt.Errorf("device %q: the card's geometry has no group %q", id, name)
+	case pos >= g.Groups[gi].slots() || pos >= maxPositions:
+		return 0, 0, fmt.Errorf("device %q: %s holds %d instances", id, name, g.Groups[gi].slots())
+	}
+	return gi, pos, nil
 }
