@@ -20,6 +20,7 @@ import (
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	policyv1alpha1 "github.com/caldera-sh/caldera/pkg/federation/karmada/policy/v1alpha1"
 	workv1alpha2 "github.com/caldera-sh/caldera/pkg/federation/karmada/work/v1alpha2"
 	"github.com/caldera-sh/caldera/test/poll"
 )
@@ -134,9 +135,27 @@ func TestFederationLargeJob(t *testing.T) {
 	if err := kc.Create(ctx, jobPolicy(ns)); err != nil {
 		t.Fatal(err)
 	}
-	// The fill: 14 Jobs ending one second apart, from 40 s on: long
-	// enough to outlast the steps below however the members share them
-	// (a member holding eight frees itself whole when they end).
+	// The fill: 14 Jobs ending one second apart, from 40 s on, long
+	// enough to outlast the steps below. They are placed by name, eight
+	// in member-a and six in member-b, so the two free CPUs and the
+	// stream's first Jobs are in member-b. Whichever member the large Job
+	// reserves, the other has room for the stream before the reserved
+	// one frees whole: member-b's first stream Jobs end 20 s after they
+	// start, before any fill; member-a's fills (40–47 s) end before
+	// member-b's (48–53 s).
+	fills := map[string][]string{}
+	for i := range 14 {
+		member := "member-a"
+		if i >= 8 {
+			member = "member-b"
+		}
+		fills[member] = append(fills[member], fmt.Sprintf("fill-%02d", i))
+	}
+	for member, names := range fills {
+		if err := kc.Create(ctx, pinPolicy(ns, "fill-"+member, member, names)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for i := range 14 {
 		if err := kc.Create(ctx, runFor(trainingJob(ns, fmt.Sprintf("fill-%02d", i), "batch", 1), time.Duration(40+i)*time.Second)); err != nil {
 			t.Fatal(err)
@@ -237,6 +256,19 @@ func TestFederationLargeJob(t *testing.T) {
 		t.Errorf("CapacityReserved event says %q", m)
 	}
 	t.Logf("large ran in %s with %d stream jobs still held; %d stream jobs ran in %s", reservedBy, held, stream, other)
+}
+
+// pinPolicy propagates the named Jobs to one member. It names them, so
+// it claims them over jobPolicy, which selects the kind.
+func pinPolicy(ns, name, member string, jobs []string) *policyv1alpha1.PropagationPolicy {
+	pp := jobPolicy(ns)
+	pp.Name = name
+	pp.Spec.ResourceSelectors = nil
+	for _, j := range jobs {
+		pp.Spec.ResourceSelectors = append(pp.Spec.ResourceSelectors, policyv1alpha1.ResourceSelector{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job", Name: j})
+	}
+	pp.Spec.Placement.ClusterAffinity = &policyv1alpha1.ClusterAffinity{ClusterNames: []string{member}}
+	return pp
 }
 
 // runFor makes the Job's pods succeed after d on kwok.
