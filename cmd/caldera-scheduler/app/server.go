@@ -133,6 +133,8 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 		return nil, fmt.Errorf("creating client: %w", err)
 	}
 	factory := newInformerFactory(clientset)
+	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: clientset.EventsV1()})
+	recorder := broadcaster.NewRecorder(scheme, "caldera-scheduler")
 	handle := &framework.Handle{}
 	// Nodes carry kube-scheduler's view of them when its plugins run.
 	var newMirror func() api.NodeMirror
@@ -141,7 +143,7 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 		return nil, err
 	}
 	if needFit {
-		fit, err := podfit.New(ctx, podfit.Options{InformerFactory: factory, ClientSet: clientset, Profile: fitOpts})
+		fit, err := podfit.New(ctx, podfit.Options{InformerFactory: factory, ClientSet: clientset, Profile: fitOpts, EventRecorder: recorder})
 		if err != nil {
 			return nil, err
 		}
@@ -161,9 +163,6 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 	if err := m.Register(reg); err != nil {
 		return nil, fmt.Errorf("registering metrics: %w", err)
 	}
-
-	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: clientset.EventsV1()})
-	recorder := broadcaster.NewRecorder(scheme, "caldera-scheduler")
 
 	var sched *scheduler.Scheduler
 	c := cache.New(cache.Options{

@@ -12,6 +12,7 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -50,6 +51,10 @@ type Options struct {
 	Parallelism int
 	// Profile changes kube-scheduler's default profile.
 	Profile ProfileOptions
+	// EventRecorder records the events kube-scheduler's plugins record
+	// (DynamicResources, while a device's binding conditions are pending);
+	// nil discards them.
+	EventRecorder events.EventRecorderLogger
 	// Fresh keeps no filter verdicts or raw scores across calls
 	// (kept.go): every Filter and Score runs the plugins. Tests compare
 	// kept results with it.
@@ -89,6 +94,8 @@ type Evaluator struct {
 	// (kept.go), unless fresh.
 	kept  keptResults
 	fresh bool
+	// dra is set when DynamicResources runs: pods with claims are placed.
+	dra bool
 }
 
 var _ framework.PodFit = &Evaluator{}
@@ -120,15 +127,28 @@ func New(ctx context.Context, o Options) (*Evaluator, error) {
 	// component-base's legacy registry, where Caldera may expose them.
 	schedmetrics.Register()
 
-	e := &Evaluator{lister: &lister{}, parallelism: parallelism, fresh: o.Fresh}
-	captured := &signers{}
-	e.fw, err = frameworkruntime.NewFramework(ctx, captured.wrap(newRegistry(plfeature.NewSchedulerFeaturesFromGates(gate))), profile,
+	e := &Evaluator{lister: &lister{}, parallelism: parallelism, fresh: o.Fresh, dra: o.Profile.DynamicResources}
+	var recorder events.EventRecorderLogger = discardEvents{}
+	if o.EventRecorder != nil {
+		recorder = o.EventRecorder
+	}
+	opts := []frameworkruntime.Option{
 		frameworkruntime.WithClientSet(o.ClientSet),
 		frameworkruntime.WithInformerFactory(o.InformerFactory),
 		frameworkruntime.WithSnapshotSharedLister(e.lister),
 		frameworkruntime.WithSharedCSIManager(nodevolumelimits.NewCSIManager(o.InformerFactory.Storage().V1().CSINodes().Lister())),
 		frameworkruntime.WithParallelism(parallelism),
-	)
+		frameworkruntime.WithEventRecorder(recorder),
+	}
+	if e.dra {
+		m, err := newDRAManager(ctx, o.InformerFactory, o.ClientSet, gate)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, frameworkruntime.WithSharedDRAManager(m))
+	}
+	captured := &signers{}
+	e.fw, err = frameworkruntime.NewFramework(ctx, captured.wrap(newRegistry(plfeature.NewSchedulerFeaturesFromGates(gate))), profile, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("podfit: building kube-scheduler's plugins: %w", err)
 	}
@@ -209,11 +229,11 @@ func (s *PodState) Allows(nodeName string) bool {
 // status means the pod fits no node (and the PodState is nil): the status
 // is then every node's reason.
 func (e *Evaluator) PreFilter(ctx context.Context, pod *corev1.Pod) (framework.PodFitState, *framework.Status) {
-	if len(pod.Spec.ResourceClaims) > 0 {
+	if len(pod.Spec.ResourceClaims) > 0 && !e.dra {
 		// kube-scheduler's DynamicResources plugin is not run; refusing is
 		// better than placing the pod as if it had no claims.
 		return nil, &framework.Status{Plugin: names.DynamicResources, Code: framework.UnschedulableAndUnresolvable,
-			Reasons: []string{"pod has resource claims; Caldera does not allocate devices (DRA) yet"}}
+			Reasons: []string{"pod has resource claims, and the predicates plugin's dynamicResourceAllocation (Volcano's predicate.DynamicResourceAllocationEnable) is off"}}
 	}
 	state := k8sframework.NewCycleState()
 	result, st, restricting := e.fw.RunPreFilterPlugins(ctx, state, pod)

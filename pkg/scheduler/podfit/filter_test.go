@@ -128,13 +128,13 @@ func TestFilter(t *testing.T) {
 			},
 			wantWhy: map[string]string{"n1": "VolumeBinding: pod has unbound immediate PersistentVolumeClaims"},
 		},
-		"resource claims are refused": {
+		"resource claims are refused without dynamic resource allocation": {
 			pod: func() *corev1.Pod {
 				p := st.MakePod(ns, "p").Obj()
 				p.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimName: new("gpu")}}
 				return p
 			}(),
-			wantWhy: map[string]string{"n4": "DynamicResources: pod has resource claims; Caldera does not allocate devices (DRA) yet"},
+			wantWhy: map[string]string{"n4": "DynamicResources: pod has resource claims, and the predicates plugin's dynamicResourceAllocation (Volcano's predicate.DynamicResourceAllocationEnable) is off"},
 		},
 	}
 	for name, tc := range cases {

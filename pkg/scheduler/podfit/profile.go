@@ -5,9 +5,11 @@ import (
 	"slices"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultbinder"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
 	plfeature "k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/imagelocality"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/interpodaffinity"
@@ -56,6 +58,11 @@ var podPlugins = []string{
 	names.NodeDeclaredFeatures,
 }
 
+// draPlugins run when ProfileOptions.DynamicResources asks for them:
+// kube-scheduler's DynamicResources plugin allocates the devices of a pod's
+// ResourceClaims (PreFilter, Filter, Score, Reserve, PreBind).
+var draPlugins = []string{names.DynamicResources}
+
 // inertPlugins must be in every upstream profile (exactly one queue sort,
 // at least one binder) but are never run here: Caldera orders its own
 // queues and binds through its own binder.
@@ -67,7 +74,7 @@ var inertPlugins = []string{names.PrioritySort, names.DefaultBinder}
 var excludedPlugins = []string{
 	names.SchedulingGates,   // Caldera holds gated pods back itself.
 	names.DefaultPreemption, // Caldera's preempt and reclaim actions decide evictions.
-	names.DynamicResources,  // needs a DRA manager; pods with claims are refused instead.
+	names.DynamicResources,  // draPlugins: run only when asked; pods with claims are refused otherwise.
 	names.GangScheduling,    // Caldera's gang plugin owns gangs.
 	names.TopologyPlacementGenerator,
 	names.PodGroupPodsCount,
@@ -88,6 +95,7 @@ func newRegistry(fts plfeature.Features) frameworkruntime.Registry {
 		volumerestrictions.Name:              frameworkruntime.FactoryAdapter(fts, volumerestrictions.New),
 		nodevolumelimits.CSIName:             frameworkruntime.FactoryAdapter(fts, nodevolumelimits.NewCSI),
 		volumebinding.Name:                   frameworkruntime.FactoryAdapter(fts, volumebinding.New),
+		dynamicresources.Name:                frameworkruntime.FactoryAdapter(fts, dynamicresources.New),
 		volumezone.Name:                      frameworkruntime.FactoryAdapter(fts, volumezone.New),
 		podtopologyspread.Name:               frameworkruntime.FactoryAdapter(fts, podtopologyspread.New),
 		interpodaffinity.Name:                frameworkruntime.FactoryAdapter(fts, interpodaffinity.New),
@@ -121,6 +129,13 @@ type ProfileOptions struct {
 	// VolumeBindingShape, when set, replaces VolumeBinding's storage
 	// capacity scoring shape.
 	VolumeBindingShape []config.UtilizationShapePoint
+	// DynamicResources runs kube-scheduler's DynamicResources plugin, so
+	// pods with ResourceClaims are placed and their claims allocated.
+	// Without it such pods fit no node.
+	DynamicResources bool
+	// DRAFilterTimeout, when set, bounds DynamicResources' Filter on one
+	// node; 0 means no bound.
+	DRAFilterTimeout *time.Duration
 }
 
 func newProfile(po ProfileOptions) (*config.KubeSchedulerProfile, error) {
@@ -133,7 +148,8 @@ func newProfile(po ProfileOptions) (*config.KubeSchedulerProfile, error) {
 	}
 	def := cfg.Profiles[0]
 	keep := func(name string) bool {
-		return slices.Contains(podPlugins, name) || slices.Contains(inertPlugins, name)
+		return slices.Contains(podPlugins, name) || slices.Contains(inertPlugins, name) ||
+			(po.DynamicResources && slices.Contains(draPlugins, name))
 	}
 	var enabled []config.Plugin
 	for _, p := range def.Plugins.MultiPoint.Enabled {
@@ -145,7 +161,11 @@ func newProfile(po ProfileOptions) (*config.KubeSchedulerProfile, error) {
 			return nil, fmt.Errorf("kube-scheduler's default profile enables plugin %q, which podfit neither runs nor excludes", p.Name)
 		}
 	}
-	for _, name := range podPlugins {
+	wanted := podPlugins
+	if po.DynamicResources {
+		wanted = append(slices.Clip(wanted), draPlugins...)
+	}
+	for _, name := range wanted {
 		if !slices.ContainsFunc(enabled, func(p config.Plugin) bool { return p.Name == name }) {
 			return nil, fmt.Errorf("plugin %q is not in kube-scheduler's default profile", name)
 		}
@@ -190,6 +210,12 @@ func newProfile(po ProfileOptions) (*config.KubeSchedulerProfile, error) {
 				a.Shape = po.VolumeBindingShape
 			}
 			pc.Args = a
+		case *config.DynamicResourcesArgs:
+			if po.DRAFilterTimeout != nil {
+				a := args.DeepCopy()
+				a.FilterTimeout = &metav1.Duration{Duration: *po.DRAFilterTimeout}
+				pc.Args = a
+			}
 		}
 		pluginConfig = append(pluginConfig, pc)
 	}

@@ -65,7 +65,11 @@ func predicateOptions(a *configv1alpha1.PredicatesArgs, opts *podfit.ProfileOpti
 		}
 	}
 	if a.DynamicResourceAllocation != nil && *a.DynamicResourceAllocation {
-		return fmt.Errorf("%s: dynamic resource allocation is not available in this version", path.Child("dynamicResourceAllocation"))
+		opts.DynamicResources = true
+		if a.DRAFilterTimeout != nil {
+			d := a.DRAFilterTimeout.Duration
+			opts.DRAFilterTimeout = &d
+		}
 	}
 	if a.VolumeBindingTimeout != nil {
 		opts.VolumeBindTimeout = a.VolumeBindingTimeout.Duration

@@ -210,18 +210,37 @@ func setUpCluster(t *testing.T, ctx context.Context, cs kubernetes.Interface) {
 	})
 }
 
-// feasibleByEvaluator builds the snapshot from the cluster's objects, as
-// the scheduler's cache does, and asks the evaluator about every pod of the
-// matrix.
+// feasibleByEvaluator asks the evaluator about every pod of the matrix.
 func feasibleByEvaluator(t *testing.T, ctx context.Context, cs kubernetes.Interface) map[string][]string {
 	t.Helper()
+	e, nodes := newEvaluator(t, ctx, cs, podfit.Options{})
+	out := map[string][]string{}
+	for _, spec := range matrix() {
+		fit, why := e.Feasible(ctx, spec.pod)
+		out[spec.name] = fit
+		for _, n := range nodes {
+			if s := why[n.Name]; s != nil {
+				t.Logf("%s: not %s: %s", spec.name, n.Name, s.Message())
+			}
+		}
+	}
+	return out
+}
+
+// newEvaluator builds an evaluator with o (its informer factory and client
+// set from cs) and gives it the cluster's nodes and pods as the
+// scheduler's cache does; it is closed when the test ends.
+func newEvaluator(t *testing.T, ctx context.Context, cs kubernetes.Interface, o podfit.Options) (*podfit.Evaluator, []*api.NodeInfo) {
+	t.Helper()
 	factory := informers.NewSharedInformerFactory(cs, 0)
-	e, err := podfit.New(ctx, podfit.Options{InformerFactory: factory, ClientSet: cs})
+	o.InformerFactory, o.ClientSet = factory, cs
+	e, err := podfit.New(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Close()
+	t.Cleanup(func() { _ = e.Close() })
 	factory.Start(ctx.Done())
+	t.Cleanup(factory.Shutdown)
 	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
 			t.Fatalf("informer for %v did not sync", typ)
@@ -250,18 +269,7 @@ func feasibleByEvaluator(t *testing.T, ctx context.Context, cs kubernetes.Interf
 		}
 	}
 	e.SetNodes(nodes)
-
-	out := map[string][]string{}
-	for _, spec := range matrix() {
-		fit, why := e.Feasible(ctx, spec.pod)
-		out[spec.name] = fit
-		for _, n := range nodes {
-			if s := why[n.Name]; s != nil {
-				t.Logf("%s: not %s: %s", spec.name, n.Name, s.Message())
-			}
-		}
-	}
-	return out
+	return e, nodes
 }
 
 // acceptedOn runs one kube-scheduler trial: a copy of the pod for

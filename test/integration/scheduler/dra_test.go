@@ -1,0 +1,205 @@
+//go:build integration
+
+package scheduler
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	"github.com/caldera-sh/caldera/pkg/controlplane"
+	"github.com/caldera-sh/caldera/test/poll"
+)
+
+const (
+	draConf          = "../../../examples/scheduler/dra.conf"
+	draClassFile     = "../../../examples/dra/gpu-deviceclass.yaml"
+	draTemplateFile  = "../../../examples/dra/single-gpu-claim-template.yaml"
+	draTrainingFile  = "../../../examples/batch/dra-training.yaml"
+	exampleGPUDriver = "gpu.example.com"
+)
+
+// gpuSlice is the ResourceSlice the example driver publishes for a node
+// with n GPUs.
+func gpuSlice(node string, n int, generation int64) *resourcev1.ResourceSlice {
+	s := &resourcev1.ResourceSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: node + "-gpus"},
+		Spec: resourcev1.ResourceSliceSpec{
+			Driver:   exampleGPUDriver,
+			Pool:     resourcev1.ResourcePool{Name: node, Generation: generation, ResourceSliceCount: 1},
+			NodeName: new(node),
+		},
+	}
+	for i := range n {
+		s.Spec.Devices = append(s.Spec.Devices, resourcev1.Device{Name: fmt.Sprintf("gpu-%d", i)})
+	}
+	return s
+}
+
+func readExample[T any](t *testing.T, path string) *T {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obj T
+	if err := yaml.UnmarshalStrict(raw, &obj); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return &obj
+}
+
+// TestDRAExample runs the documented example (docs/dra.md):
+// examples/batch/dra-training.yaml, four workers of one GPU each from the
+// single-gpu claim template, under examples/scheduler/dra.conf, with
+// kube-controller-manager's resourceclaim controller making the claims.
+// The example driver publishes three GPUs: the gang does not fit, and
+// none of its claims is allocated (the scheduler says why). With a fourth
+// GPU published, every worker is bound, each claim allocated one GPU of
+// its pod's node, reserved for that pod, no GPU twice.
+func TestDRAExample(t *testing.T) {
+	const ns = "dra-example"
+	createNamespace(t, ns)
+	createQueue(t, queue("default", 1, nil))
+	cs := kubernetes.NewForConfigOrDie(fw.RESTConfig())
+	ctx := t.Context()
+
+	nodes := []string{ns + "-0", ns + "-1"}
+	var specs []controlplane.NodeSpec
+	for _, name := range nodes {
+		s := cpuNode(name, "8")
+		s.Labels = map[string]string{"test": ns}
+		specs = append(specs, s)
+	}
+	createNodes(t, specs)
+	class := readExample[resourcev1.DeviceClass](t, draClassFile)
+	if _, err := cs.ResourceV1().DeviceClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	template := readExample[resourcev1.ResourceClaimTemplate](t, draTemplateFile)
+	template.Namespace = ns
+	if _, err := cs.ResourceV1().ResourceClaimTemplates(ns).Create(ctx, template, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range []int{2, 1} {
+		if _, err := cs.ResourceV1().ResourceSlices().Create(ctx, gpuSlice(nodes[i], n, 1), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, n := range nodes {
+			_ = cs.ResourceV1().ResourceSlices().Delete(ctx, n+"-gpus", metav1.DeleteOptions{})
+		}
+		_ = cs.ResourceV1().DeviceClasses().Delete(ctx, class.Name, metav1.DeleteOptions{})
+	})
+	kcm, err := controlplane.StartKubeControllerManager(ctx, fw.Cluster.APIServer, controlplane.KubeControllerManagerOptions{
+		BinDir: fw.BinDir, Dir: filepath.Join(fw.Dir, "kcm-dra"), Controllers: []string{"resourceclaim-controller"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := kcm.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	runSchedulerFile(t, draConf)
+
+	_, pg := createExampleJob(t, ns, draTrainingFile)
+	// Every worker has its claim; then the scheduler tries the gang with
+	// the claims and finds three GPUs for four.
+	claimOf := func(p corev1.Pod) string {
+		for _, s := range p.Status.ResourceClaimStatuses {
+			if s.Name == "gpu" && s.ResourceClaimName != nil {
+				return *s.ResourceClaimName
+			}
+		}
+		return ""
+	}
+	poll.Eventually(t, ctx, 60*time.Second, "a claim made for every worker", func() (bool, string) {
+		pods := listPods(t, ns)
+		for _, p := range pods {
+			if claimOf(p) == "" {
+				return false, p.Name + " has no claim yet"
+			}
+		}
+		return len(pods) == 4, describePods(pods)
+	})
+	poll.Eventually(t, ctx, 60*time.Second, "the gang told its claims cannot all be allocated", func() (bool, string) {
+		var got schedulingv1beta1.PodGroup
+		if err := fw.Client.Get(ctx, client.ObjectKeyFromObject(pg), &got); err != nil {
+			return false, err.Error()
+		}
+		for _, c := range got.Status.Conditions {
+			if c.Type == schedulingv1beta1.PodGroupUnschedulableType && c.Status == corev1.ConditionTrue &&
+				strings.Contains(c.Message, "cannot allocate all claims") {
+				return true, c.Message
+			}
+		}
+		return false, fmt.Sprintf("conditions %+v", got.Status.Conditions)
+	})
+	for _, p := range listPods(t, ns) {
+		if p.Spec.NodeName != "" {
+			t.Errorf("%s bound to %s while its gang does not fit", p.Name, p.Spec.NodeName)
+		}
+		c, err := cs.ResourceV1().ResourceClaims(ns).Get(ctx, claimOf(p), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Status.Allocation != nil {
+			t.Errorf("claim %s of %s allocated %+v while its gang does not fit", c.Name, p.Name, c.Status.Allocation.Devices.Results)
+		}
+	}
+
+	// The driver publishes a second GPU on the second node.
+	if _, err := cs.ResourceV1().ResourceSlices().Update(ctx, withVersion(t, cs, gpuSlice(nodes[1], 2, 2)), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pods := waitAllBound(t, ns, 4)
+	seen := map[string]string{}
+	for _, p := range pods {
+		c, err := cs.ResourceV1().ResourceClaims(ns).Get(ctx, claimOf(p), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := c.Status.Allocation
+		if a == nil || len(a.Devices.Results) != 1 {
+			t.Errorf("claim %s of %s: allocation %+v, want one GPU", c.Name, p.Name, a)
+			continue
+		}
+		r := a.Devices.Results[0]
+		if r.Pool != p.Spec.NodeName || r.Driver != exampleGPUDriver {
+			t.Errorf("claim %s of %s (on %s) has %s/%s/%s", c.Name, p.Name, p.Spec.NodeName, r.Driver, r.Pool, r.Device)
+		}
+		dev := r.Pool + "/" + r.Device
+		if other, ok := seen[dev]; ok {
+			t.Errorf("%s allocated to both %s and %s", dev, other, p.Name)
+		}
+		seen[dev] = p.Name
+		if len(c.Status.ReservedFor) != 1 || c.Status.ReservedFor[0].UID != p.UID {
+			t.Errorf("claim %s reserved for %+v, want %s", c.Name, c.Status.ReservedFor, p.Name)
+		}
+	}
+}
+
+// withVersion gives the slice the resource version of the stored one.
+func withVersion(t *testing.T, cs kubernetes.Interface, s *resourcev1.ResourceSlice) *resourcev1.ResourceSlice {
+	t.Helper()
+	cur, err := cs.ResourceV1().ResourceSlices().Get(t.Context(), s.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ResourceVersion = cur.ResourceVersion
+	return s
+}
