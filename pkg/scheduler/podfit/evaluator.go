@@ -95,7 +95,9 @@ type Evaluator struct {
 	kept  keptResults
 	fresh bool
 	// dra is set when DynamicResources runs: pods with claims are placed.
-	dra bool
+	// draView is the DRA manager the plugin reads.
+	dra     bool
+	draView *draView
 }
 
 var _ framework.PodFit = &Evaluator{}
@@ -141,11 +143,11 @@ func New(ctx context.Context, o Options) (*Evaluator, error) {
 		frameworkruntime.WithEventRecorder(recorder),
 	}
 	if e.dra {
-		m, err := newDRAManager(ctx, o.InformerFactory, o.ClientSet, gate)
+		e.draView, err = newDRAManager(ctx, o.InformerFactory, o.ClientSet, gate)
 		if err != nil {
 			return nil, err
 		}
-		opts = append(opts, frameworkruntime.WithSharedDRAManager(m))
+		opts = append(opts, frameworkruntime.WithSharedDRAManager(e.draView))
 	}
 	captured := &signers{}
 	e.fw, err = frameworkruntime.NewFramework(ctx, captured.wrap(newRegistry(plfeature.NewSchedulerFeaturesFromGates(gate))), profile, opts...)
@@ -271,7 +273,7 @@ func (e *Evaluator) Filter(ctx context.Context, fs framework.PodFitState, node *
 	}
 	info := nodeInfoOf(node)
 	generation := info.Generation
-	st := fromUpstream(e.fw.RunFilterPlugins(ctx, s.state, s.pod, info))
+	st := devicesResolvable(fromUpstream(e.fw.RunFilterPlugins(ctx, s.state, s.pod, info)))
 	if r != nil {
 		e.keepFilter(r, node, generation, st)
 	}
@@ -281,13 +283,25 @@ func (e *Evaluator) Filter(ctx context.Context, fs framework.PodFitState, node *
 // FilterWithout reports whether the pod would fit the node if the victims
 // (pods on that node) were gone: the PreFilter state and the node are
 // copied, the victims removed from both, and the filters run, as
-// kube-scheduler does when it looks for preemption victims.
+// kube-scheduler does when it looks for preemption victims. With DRA, the
+// devices of claims that only victims use count as free: the pod's
+// PreFilter runs again without them.
 func (e *Evaluator) FilterWithout(ctx context.Context, fs framework.PodFitState, node *api.NodeInfo, victims []*corev1.Pod) *framework.Status {
 	s := fs.(*PodState)
 	if s.allowed != nil && !s.allowed.Has(node.Name) {
 		return s.notAllowed
 	}
 	state := s.state.Clone()
+	if e.dra && len(s.pod.Spec.ResourceClaims) > 0 {
+		if freed := e.draView.claims.freedBy(victims); len(freed) > 0 {
+			var st *fwk.Status
+			state = k8sframework.NewCycleState()
+			e.draView.claims.without(freed, func() { _, st, _ = e.fw.RunPreFilterPlugins(ctx, state, s.pod) })
+			if !st.IsSuccess() {
+				return fromUpstream(st)
+			}
+		}
+	}
 	ni := nodeInfoOf(node).SnapshotConcrete()
 	logger := klog.FromContext(ctx)
 	for _, v := range victims {

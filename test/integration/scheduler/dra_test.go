@@ -3,6 +3,7 @@
 package scheduler
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	schedv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -76,57 +79,13 @@ func TestDRAExample(t *testing.T) {
 	ctx := t.Context()
 
 	nodes := []string{ns + "-0", ns + "-1"}
-	var specs []controlplane.NodeSpec
-	for _, name := range nodes {
-		s := cpuNode(name, "8")
-		s.Labels = map[string]string{"test": ns}
-		specs = append(specs, s)
-	}
-	createNodes(t, specs)
-	class := readExample[resourcev1.DeviceClass](t, draClassFile)
-	if _, err := cs.ResourceV1().DeviceClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	template := readExample[resourcev1.ResourceClaimTemplate](t, draTemplateFile)
-	template.Namespace = ns
-	if _, err := cs.ResourceV1().ResourceClaimTemplates(ns).Create(ctx, template, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	for i, n := range []int{2, 1} {
-		if _, err := cs.ResourceV1().ResourceSlices().Create(ctx, gpuSlice(nodes[i], n, 1), metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() {
-		for _, n := range nodes {
-			_ = cs.ResourceV1().ResourceSlices().Delete(ctx, n+"-gpus", metav1.DeleteOptions{})
-		}
-		_ = cs.ResourceV1().DeviceClasses().Delete(ctx, class.Name, metav1.DeleteOptions{})
-	})
-	kcm, err := controlplane.StartKubeControllerManager(ctx, fw.Cluster.APIServer, controlplane.KubeControllerManagerOptions{
-		BinDir: fw.BinDir, Dir: filepath.Join(fw.Dir, "kcm-dra"), Controllers: []string{"resourceclaim-controller"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := kcm.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	labelledNodes(t, ns, len(nodes), "8")
+	startDRADriver(t, ns, map[string]int{nodes[0]: 2, nodes[1]: 1})
 	runSchedulerFile(t, draConf)
 
 	_, pg := createExampleJob(t, ns, draTrainingFile)
 	// Every worker has its claim; then the scheduler tries the gang with
 	// the claims and finds three GPUs for four.
-	claimOf := func(p corev1.Pod) string {
-		for _, s := range p.Status.ResourceClaimStatuses {
-			if s.Name == "gpu" && s.ResourceClaimName != nil {
-				return *s.ResourceClaimName
-			}
-		}
-		return ""
-	}
 	poll.Eventually(t, ctx, 60*time.Second, "a claim made for every worker", func() (bool, string) {
 		pods := listPods(t, ns)
 		for _, p := range pods {
@@ -193,6 +152,60 @@ func TestDRAExample(t *testing.T) {
 	}
 }
 
+// startDRADriver sets up what a GPU driver and Kubernetes provide for
+// the examples: the example DeviceClass, the single-gpu claim template in
+// ns, a ResourceSlice of gpus[node] GPUs per node, and
+// kube-controller-manager's resourceclaim controller, which makes the
+// claims of pods from templates and frees them when the pods are gone.
+// Everything goes when the test ends.
+func startDRADriver(t *testing.T, ns string, gpus map[string]int) {
+	t.Helper()
+	cs := kubernetes.NewForConfigOrDie(fw.RESTConfig())
+	ctx := t.Context()
+	class := readExample[resourcev1.DeviceClass](t, draClassFile)
+	if _, err := cs.ResourceV1().DeviceClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	template := readExample[resourcev1.ResourceClaimTemplate](t, draTemplateFile)
+	template.Namespace = ns
+	if _, err := cs.ResourceV1().ResourceClaimTemplates(ns).Create(ctx, template, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for node, n := range gpus {
+		if _, err := cs.ResourceV1().ResourceSlices().Create(ctx, gpuSlice(node, n, 1), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for node := range gpus {
+			_ = cs.ResourceV1().ResourceSlices().Delete(context.Background(), node+"-gpus", metav1.DeleteOptions{})
+		}
+		_ = cs.ResourceV1().DeviceClasses().Delete(context.Background(), class.Name, metav1.DeleteOptions{})
+	})
+	kcm, err := controlplane.StartKubeControllerManager(ctx, fw.Cluster.APIServer, controlplane.KubeControllerManagerOptions{
+		BinDir: fw.BinDir, Dir: filepath.Join(fw.Dir, "kcm-"+ns), Controllers: []string{"resourceclaim-controller"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := kcm.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// claimOf names the pod's claim "gpu" as the resourceclaim controller
+// made it; "" until it has.
+func claimOf(p corev1.Pod) string {
+	for _, s := range p.Status.ResourceClaimStatuses {
+		if s.Name == "gpu" && s.ResourceClaimName != nil {
+			return *s.ResourceClaimName
+		}
+	}
+	return ""
+}
+
 // withVersion gives the slice the resource version of the stored one.
 func withVersion(t *testing.T, cs kubernetes.Interface, s *resourcev1.ResourceSlice) *resourcev1.ResourceSlice {
 	t.Helper()
@@ -202,4 +215,108 @@ func withVersion(t *testing.T, cs kubernetes.Interface, s *resourcev1.ResourceSl
 	}
 	s.ResourceVersion = cur.ResourceVersion
 	return s
+}
+
+// draPreemptConfig is the preempt configuration with claims allocated.
+var draPreemptConfig = strings.Replace(preemptConfig, "  - name: predicates\n",
+	"  - name: predicates\n    args:\n      dynamicResourceAllocation: true\n", 1)
+
+// TestDRAPreemption: two low-priority pods hold the node's two GPUs
+// through their claims, with CPU to spare. A high-priority pod asking for
+// one GPU evicts the younger low-priority pod, exactly one, because its
+// claim's GPU is what the preemptor needs; once the resourceclaim
+// controller has freed that claim, the preemptor is bound and allocated
+// the GPU the victim held.
+func TestDRAPreemption(t *testing.T) {
+	if !strings.Contains(draPreemptConfig, "dynamicResourceAllocation: true") {
+		t.Fatal("the configuration does not turn on dynamic resource allocation")
+	}
+	const ns = "dra-preempt"
+	createNamespace(t, ns)
+	createQueue(t, queue("default", 1, nil))
+	labelledNodes(t, ns, 1, "8")
+	node := ns + "-0"
+	startDRADriver(t, ns, map[string]int{node: 2})
+	for name, value := range map[string]int32{"dra-low": 10, "dra-high": 1000} {
+		pc := &schedv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
+		if err := fw.Client.Create(t.Context(), pc); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatal(err)
+		}
+	}
+	explained := fw.StartSchedulerExplained(t, draPreemptConfig)
+	cs := kubernetes.NewForConfigOrDie(fw.RESTConfig())
+	create := func(name, class string) {
+		t.Helper()
+		spec := podSpec(ns, "1")
+		spec.PriorityClassName = class
+		spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: new("single-gpu")}}
+		spec.Containers[0].Resources.Claims = []corev1.ResourceClaim{{Name: "gpu"}}
+		createPod(t, ns, name, map[string]string{schedulingv1beta1.QueueNameAnnotation: "default"}, spec)
+	}
+	get := func(name string) (corev1.Pod, error) {
+		var p corev1.Pod
+		err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &p)
+		return p, err
+	}
+	running := func(name string) func() (bool, string) {
+		return func() (bool, string) {
+			p, err := get(name)
+			if err != nil {
+				return false, err.Error()
+			}
+			return p.Status.Phase == corev1.PodRunning, fmt.Sprintf("phase %s, node %q", p.Status.Phase, p.Spec.NodeName)
+		}
+	}
+	create("low-old", "dra-low")
+	create("low-young", "dra-low")
+	poll.Eventually(t, t.Context(), 60*time.Second, "low-old running", running("low-old"))
+	poll.Eventually(t, t.Context(), 60*time.Second, "low-young running", running("low-young"))
+	started := time.Now().Add(-time.Hour)
+	setStartTime(t, ns, "low-old", started)
+	setStartTime(t, ns, "low-young", started.Add(time.Minute))
+	young, err := get("low-young")
+	if err != nil {
+		t.Fatal(err)
+	}
+	youngClaim, err := cs.ResourceV1().ResourceClaims(ns).Get(t.Context(), claimOf(young), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if youngClaim.Status.Allocation == nil {
+		t.Fatalf("low-young runs with claim %s unallocated", youngClaim.Name)
+	}
+	youngGPU := youngClaim.Status.Allocation.Devices.Results[0].Device
+
+	create("high", "dra-high")
+	poll.Eventually(t, t.Context(), 90*time.Second, "high running in the victim's place", func() (bool, string) {
+		ok, msg := running("high")()
+		var evs corev1.EventList
+		_ = fw.Client.List(t.Context(), &evs, client.InNamespace(ns))
+		var seen []string
+		for _, e := range evs.Items {
+			seen = append(seen, e.Reason+"/"+e.InvolvedObject.Name+": "+e.Message)
+		}
+		xs, _ := explained.List(t.Context())
+		for _, x := range xs {
+			seen = append(seen, fmt.Sprintf("%+v", x))
+		}
+		return ok, msg + fmt.Sprint(seen)
+	})
+	if _, err := get("low-young"); !apierrors.IsNotFound(err) {
+		t.Errorf("low-young: %v, want evicted", err)
+	}
+	if p, err := get("low-old"); err != nil || p.Spec.NodeName != node {
+		t.Errorf("low-old: %v on %q, want it kept on %s", err, p.Spec.NodeName, node)
+	}
+	high, err := get("high")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cs.ResourceV1().ResourceClaims(ns).Get(t.Context(), claimOf(high), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := c.Status.Allocation; a == nil || len(a.Devices.Results) != 1 || a.Devices.Results[0].Device != youngGPU {
+		t.Errorf("high's claim %s allocated %+v, want the victim's %s", c.Name, a, youngGPU)
+	}
 }

@@ -286,7 +286,26 @@ type selection struct {
 }
 
 // fits reports whether the task fits the room made so far.
-func (s *selection) fits() bool { return s.t.Resreq.LessEqual(s.room) }
+func (s *selection) fits() bool {
+	return s.t.Resreq.LessEqual(s.room) && s.devicesFit(s.c.Victims)
+}
+
+// devicesFit reports whether a task with resource claims would find its
+// devices on the node with the victims there gone. Only the predicates
+// count devices (a victim's claims free them), so they are asked; a task
+// without claims needs no devices.
+func (s *selection) devicesFit(victims []*api.TaskInfo) bool {
+	if s.t.Pod == nil || len(s.t.Pod.Spec.ResourceClaims) == 0 {
+		return true
+	}
+	var on []*api.TaskInfo
+	for _, v := range victims {
+		if v.NodeName == s.c.Node.Name {
+			on = append(on, v)
+		}
+	}
+	return s.ssn.PredicateWithout(s.t, s.c.Node, on) == nil
+}
 
 func (s *selection) take(v *api.TaskInfo) {
 	s.c.Victims = append(s.c.Victims, v)
@@ -359,7 +378,7 @@ func (s *selection) keepSparedUnneeded(spared int) {
 			continue
 		}
 		without := s.room.Clone().Sub(v.Resreq)
-		if s.t.Resreq.LessEqual(without) {
+		if s.t.Resreq.LessEqual(without) && s.devicesFit(slices.Delete(slices.Clone(s.c.Victims), i, i+1)) {
 			s.room = without
 			s.c.Victims = slices.Delete(s.c.Victims, i, i+1)
 			s.taken[v.Job]--
