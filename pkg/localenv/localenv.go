@@ -87,9 +87,10 @@ func AllComponents() []string {
 var KubeControllers = []string{"*"}
 
 // SchedulerConfig is the local environment's scheduler configuration:
-// Volcano's default tiers with cooldown protection, network topology and
+// Volcano's default tiers with cooldown protection, network topology,
 // GPU sharing by card (the H100 nodes offer volcano.sh/gpu-memory and
-// gpu-number), and preemption and reclaim besides placement.
+// gpu-number), devices allocated to ResourceClaims (DRADriver publishes
+// the A100 nodes' GPUs), and preemption and reclaim besides placement.
 const SchedulerConfig = `actions: "enqueue, allocate, preempt, reclaim, backfill"
 tiers:
 - plugins:
@@ -101,6 +102,8 @@ tiers:
   - name: overcommit
   - name: drf
   - name: predicates
+    arguments:
+      predicate.DynamicResourceAllocationEnable: true
   - name: deviceshare
     arguments:
       deviceshare.GPUSharingEnable: true
@@ -227,6 +230,11 @@ func Start(ctx context.Context, o Options) (_ *Environment, err error) {
 	}
 	if err := step(fmt.Sprintf("creating %d simulated nodes", len(o.Nodes)), func() error {
 		return controlplane.CreateNodes(ctx, env.cluster.Client, o.Nodes)
+	}); err != nil {
+		return nil, err
+	}
+	if err := step("publishing the example DRA driver's GPUs", func() error {
+		return publishDRADevices(ctx, env.cluster.Client, o.Nodes)
 	}); err != nil {
 		return nil, err
 	}

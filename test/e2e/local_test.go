@@ -96,8 +96,9 @@ func TestLocalUpAndDown(t *testing.T) {
 		return strings.Count(out, "=Running") == 2, out
 	})
 	// The nodes and volumes have what the examples ask for: GPU memory to
-	// share, and a volume for the MPI job's claim.
-	for _, job := range []string{"shared-inference", "lm-mpi-job"} {
+	// share, a volume for the MPI job's claim, and the example DRA
+	// driver's GPUs for the DRA job's claims.
+	for _, job := range []string{"shared-inference", "lm-mpi-job", "dra-training"} {
 		waitFor(job+" running", func() (bool, string) {
 			out := kubectl("get", "vcjob", job, "-o", "jsonpath={.status.state.phase}")
 			return out == "Running", out
@@ -107,6 +108,26 @@ func TestLocalUpAndDown(t *testing.T) {
 	// pod names the card it got.
 	if out := kubectl("get", "pods", "-l", "volcano.sh/job-name=shared-inference,volcano.sh/task-spec=server", "-o", `jsonpath={range .items[*]}{.metadata.annotations.volcano\.sh/gpu-index} {end}`); len(strings.Fields(out)) != 4 {
 		t.Errorf("shared-inference server pods' volcano.sh/gpu-index annotations = %q, want 4 cards named", out)
+	}
+	// Each dra-training worker's claim holds a GPU of the worker's node,
+	// reserved for it.
+	nodeOf := map[string]string{}
+	for _, f := range strings.Fields(kubectl("get", "pods", "-l", "volcano.sh/job-name=dra-training", "-o", `jsonpath={range .items[*]}{.metadata.name}={.spec.nodeName} {end}`)) {
+		name, node, _ := strings.Cut(f, "=")
+		nodeOf[name] = node
+	}
+	held := 0
+	for _, f := range strings.Fields(kubectl("get", "resourceclaims", "-o", `jsonpath={range .items[*]}{.status.reservedFor[0].name}={.status.allocation.devices.results[0].pool} {end}`)) {
+		pod, pool, _ := strings.Cut(f, "=")
+		if node, ok := nodeOf[pod]; ok {
+			held++
+			if pool != node {
+				t.Errorf("%s runs on %s with a GPU of %q", pod, node, pool)
+			}
+		}
+	}
+	if len(nodeOf) != 4 || held != 4 {
+		t.Errorf("dra-training: %d workers %v, %d of them holding a GPU; want 4 and 4", len(nodeOf), nodeOf, held)
 	}
 	kubectl("delete", "vcjob", "ddp", "--wait=true")
 	waitFor("ddp's pods and PodGroup gone", func() (bool, string) {
