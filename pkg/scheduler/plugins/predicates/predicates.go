@@ -193,7 +193,7 @@ func (p *Plugin) OnAllocate(t *api.TaskInfo) {
 		return
 	}
 	if st := p.fit.Reserve(p.ssn.Ctx, s, t.NodeName); st != nil {
-		p.ssn.Logger.Info("Reserving volumes failed", "pod", t.Namespace+"/"+t.Name, "node", t.NodeName, "status", st.Message())
+		p.ssn.Logger.Info("Reserving volumes and devices failed", "pod", t.Namespace+"/"+t.Name, "node", t.NodeName, "status", st.Message())
 		return
 	}
 	p.mu.Lock()
@@ -213,6 +213,11 @@ func (p *Plugin) PreBind(ctx context.Context, t *api.TaskInfo, node string) erro
 	delete(p.reserved, t.UID)
 	p.mu.Unlock()
 	if s == nil {
+		if t.Pod != nil && len(t.Pod.Spec.ResourceClaims) > 0 {
+			// Its claims' devices were not reserved on the node (OnAllocate
+			// logged why): bound, the pod would hold no devices.
+			return fmt.Errorf("pod %s/%s has resource claims and none was reserved on %s", t.Namespace, t.Name, node)
+		}
 		return nil
 	}
 	if st := p.fit.PreBind(ctx, s, node); st != nil {

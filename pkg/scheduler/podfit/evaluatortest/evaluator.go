@@ -6,6 +6,7 @@ import (
 	"context"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 
@@ -22,12 +23,13 @@ func NewEvaluator(tb testing.TB) *podfit.Evaluator {
 }
 
 // NewEvaluatorWith is NewEvaluator with options (the informer factory and
-// clientset are set here).
-func NewEvaluatorWith(tb testing.TB, o podfit.Options) *podfit.Evaluator {
+// clientset are set here) over a fake clientset holding objs (claims,
+// slices, classes the plugins read through their informers).
+func NewEvaluatorWith(tb testing.TB, o podfit.Options, objs ...runtime.Object) *podfit.Evaluator {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
-	cs := fake.NewClientset()
+	cs := fake.NewClientset(objs...)
 	factory := informers.NewSharedInformerFactory(cs, 0)
 	o.InformerFactory, o.ClientSet = factory, cs
 	e, err := podfit.New(ctx, o)

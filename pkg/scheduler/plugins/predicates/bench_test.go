@@ -1,0 +1,122 @@
+package predicates
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
+	"github.com/caldera-sh/caldera/pkg/scheduler/actions/allocate"
+	"github.com/caldera-sh/caldera/pkg/scheduler/api"
+	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/gang"
+	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
+	"github.com/caldera-sh/caldera/pkg/scheduler/podfit/evaluatortest"
+	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
+)
+
+const benchDriver = "gpu.example.com"
+
+// binds records where each task went.
+type binds map[string]string
+
+func (b binds) Bind(t *api.TaskInfo, node string) { b[t.Name] = node }
+
+// BenchmarkPlaceDRA places single-pod jobs, each asking for one of the
+// nodes' eight GPUs, on nodes that offer them: as a GPU count
+// (nvidia.com/gpu, "plain") and as DRA devices of a ResourceSlice per node
+// with one ResourceClaim per pod ("dra"). Both go through the predicates
+// plugin (kube-scheduler's filters) and the allocate action, in one run;
+// the target is dra at no less than 70% of plain's pods/s. Sizes: nodes of
+// 8 devices and as many pods as devices, every device taken (100 nodes, and
+// 1,000 nodes with 8,000 pods; run one iteration, -benchtime=1x: the DRA
+// size of 1,000 nodes takes minutes, docs/performance.md).
+func BenchmarkPlaceDRA(b *testing.B) {
+	for _, nodes := range []int{100, 1000} {
+		pods := nodes * 8
+		for _, kind := range []string{"plain", "dra"} {
+			b.Run(fmt.Sprintf("%s/%dnodes", kind, nodes), func(b *testing.B) { benchPlaceDRA(b, kind, nodes, pods) })
+		}
+	}
+}
+
+func benchPlaceDRA(b *testing.B, kind string, nodes, pods int) {
+	o := api.Objects{Queues: []*schedulingv1beta1.Queue{schedtesting.MakeQueue("default").Obj()}}
+	var objs []runtime.Object
+	if kind == "dra" {
+		objs = append(objs, &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: benchDriver},
+			Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{
+				Expression: `device.driver == "` + benchDriver + `"`}}}}})
+	}
+	for i := range nodes {
+		name := fmt.Sprintf("n%04d", i)
+		if kind == "plain" {
+			o.Nodes = append(o.Nodes, st.MakeNode(name).Alloc("cpu", "64", "memory", "256Gi", "nvidia.com/gpu", "8", "pods", "110").Obj())
+			continue
+		}
+		o.Nodes = append(o.Nodes, st.MakeNode(name).Alloc("cpu", "64", "memory", "256Gi", "pods", "110").Obj())
+		s := &resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: resourcev1.ResourceSliceSpec{
+			Driver: benchDriver, Pool: resourcev1.ResourcePool{Name: name, ResourceSliceCount: 1}, NodeName: &name}}
+		for d := range 8 {
+			s.Spec.Devices = append(s.Spec.Devices, resourcev1.Device{Name: fmt.Sprintf("gpu-%d", d)})
+		}
+		objs = append(objs, s)
+	}
+	for i := range pods {
+		name := fmt.Sprintf("p%05d", i)
+		p := st.MakePod("ns", name).Group(name).Req("cpu", "1")
+		if kind == "plain" {
+			p.Limit("nvidia.com/gpu", "1")
+		}
+		pod := p.Obj()
+		if kind == "dra" {
+			pod.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimName: &name}}
+			objs = append(objs, &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: pod.UID + "-claim"},
+				Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{Requests: []resourcev1.DeviceRequest{{Name: "gpu",
+					Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: benchDriver, AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: 1}}}}}})
+		}
+		o.Pods = append(o.Pods, pod)
+		o.PodGroups = append(o.PodGroups, schedtesting.MakePodGroup(name, "ns").MinMember(1).Queue("default").Phase(schedulingv1beta1.PodGroupInqueue).Obj())
+	}
+	fit := evaluatortest.NewEvaluatorWith(b, podfit.Options{Profile: podfit.ProfileOptions{DynamicResources: kind == "dra"}}, objs...)
+	g, err := gang.New(nil, &framework.Handle{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pl, err := New(nil, &framework.Handle{PodFit: fit})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := pl.(*Plugin)
+	tiers := []framework.Tier{{Plugins: []framework.TierPlugin{{Plugin: g}, {Plugin: p}}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		snap := api.Build(o)
+		rec := binds{}
+		b.StartTimer()
+		ssn := framework.OpenSession(b.Context(), snap, tiers, framework.Options{Now: time.Unix(0, 0), Sink: rec})
+		allocate.New().Execute(ssn)
+		ssn.Close()
+		b.StopTimer()
+		if len(rec) != pods {
+			b.Fatalf("%d of %d pods placed", len(rec), pods)
+		}
+		// The claims' devices were reserved in flight: let them go for the
+		// next round, as a bind or a discarded gang would.
+		for _, j := range snap.Jobs {
+			for _, t := range j.Tasks {
+				p.Unreserve(context.Background(), t)
+			}
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(pods*b.N)/b.Elapsed().Seconds(), "pods/s")
+}
