@@ -253,20 +253,8 @@ func TestDRAPreemption(t *testing.T) {
 		spec.Containers[0].Resources.Claims = []corev1.ResourceClaim{{Name: "gpu"}}
 		createPod(t, ns, name, map[string]string{schedulingv1beta1.QueueNameAnnotation: "default"}, spec)
 	}
-	get := func(name string) (corev1.Pod, error) {
-		var p corev1.Pod
-		err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &p)
-		return p, err
-	}
-	running := func(name string) func() (bool, string) {
-		return func() (bool, string) {
-			p, err := get(name)
-			if err != nil {
-				return false, err.Error()
-			}
-			return p.Status.Phase == corev1.PodRunning, fmt.Sprintf("phase %s, node %q", p.Status.Phase, p.Spec.NodeName)
-		}
-	}
+	get := func(name string) (corev1.Pod, error) { return getPod(t, ns, name) }
+	running := func(name string) func() (bool, string) { return podRunning(t, ns, name) }
 	create("low-old", "dra-low")
 	create("low-young", "dra-low")
 	poll.Eventually(t, t.Context(), 60*time.Second, "low-old running", running("low-old"))

@@ -207,3 +207,22 @@ func waitAllBound(t *testing.T, ns string, n int) []corev1.Pod {
 	})
 	return pods
 }
+
+// getPod reads the pod ns/name.
+func getPod(t *testing.T, ns, name string) (corev1.Pod, error) {
+	t.Helper()
+	var p corev1.Pod
+	err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &p)
+	return p, err
+}
+
+// podRunning is a poll condition: the pod ns/name is Running.
+func podRunning(t *testing.T, ns, name string) func() (bool, string) {
+	return func() (bool, string) {
+		p, err := getPod(t, ns, name)
+		if err != nil {
+			return false, err.Error()
+		}
+		return p.Status.Phase == corev1.PodRunning, fmt.Sprintf("phase %s, node %q", p.Status.Phase, p.Spec.NodeName)
+	}
+}

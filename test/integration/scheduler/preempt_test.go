@@ -55,11 +55,7 @@ func TestPriorityPreemptionInOneQueue(t *testing.T) {
 		spec.PriorityClassName = class
 		createPod(t, ns, name, map[string]string{schedulingv1beta1.QueueNameAnnotation: queue}, spec)
 	}
-	get := func(name string) (corev1.Pod, error) {
-		var p corev1.Pod
-		err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &p)
-		return p, err
-	}
+	get := func(name string) (corev1.Pod, error) { return getPod(t, ns, name) }
 	bound := func(name string) (bool, string) {
 		p, err := get(name)
 		if err != nil {
@@ -67,15 +63,7 @@ func TestPriorityPreemptionInOneQueue(t *testing.T) {
 		}
 		return p.Spec.NodeName != "", "node " + p.Spec.NodeName
 	}
-	running := func(name string) func() (bool, string) {
-		return func() (bool, string) {
-			p, err := get(name)
-			if err != nil {
-				return false, err.Error()
-			}
-			return p.Status.Phase == corev1.PodRunning, fmt.Sprintf("phase %s, node %q", p.Status.Phase, p.Spec.NodeName)
-		}
-	}
+	running := func(name string) func() (bool, string) { return podRunning(t, ns, name) }
 	// Two low-priority pods fill the node, the second one younger: it
 	// started a minute after the first (victims are chosen by start time).
 	create("low-old", "preempt-low", "default")
