@@ -91,8 +91,22 @@ func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 	framework.WriteState(ssn, stateKey, map[types.UID]framework.PodFitState{})
 }
 
-// OnSessionClose forgets the cycle.
-func (p *Plugin) OnSessionClose(*framework.Session) { p.ssn = nil }
+// OnSessionClose forgets the cycle. A pipelined task is not bound: what
+// was reserved for it goes, or its claims would stay in flight and the
+// next cycle could not place it again.
+func (p *Plugin) OnSessionClose(ssn *framework.Session) {
+	p.mu.Lock()
+	held := len(p.reserved) > 0
+	p.mu.Unlock()
+	if held {
+		for _, j := range ssn.Snapshot.Jobs {
+			for _, t := range j.ByStatus[api.Pipelined] {
+				p.Unreserve(ssn.Ctx, t)
+			}
+		}
+	}
+	p.ssn = nil
+}
 
 // PodState returns a task's PreFilter state for the cycle, computing it when
 // the predicates plugin has not (yet) done so. Other plugins (nodeorder) use
