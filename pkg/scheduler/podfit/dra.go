@@ -2,8 +2,10 @@ package podfit
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -12,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/dynamic-resource-allocation/deviceclass/extendedresourcecache"
@@ -59,7 +62,19 @@ func newDRAManager(ctx context.Context, factory informers.SharedInformerFactory,
 			return nil, fmt.Errorf("podfit: watching DeviceClasses: %w", err)
 		}
 	}
-	return newDRAView(m, opts.EnableConsumableCapacity), nil
+	v := newDRAView(m, opts.EnableConsumableCapacity)
+	// The epoch counts what the plugin reads, once it reads it: claims
+	// from the assume cache (after the allocated devices it feeds), slices
+	// from the tracker (taint rules applied), classes from their informer.
+	count := v.countEvent()
+	claims.AddEventHandler(count)
+	if _, err := slices.AddEventHandler(count); err != nil {
+		return nil, fmt.Errorf("podfit: watching ResourceSlices: %w", err)
+	}
+	if _, err := factory.Resource().V1().DeviceClasses().Informer().AddEventHandler(count); err != nil {
+		return nil, fmt.Errorf("podfit: watching DeviceClasses: %w", err)
+	}
+	return v, nil
 }
 
 // noDevices is DynamicResources' reason when the node's free devices
@@ -95,6 +110,14 @@ func (d discardEvents) WithLogger(klog.Logger) events.EventRecorderLogger { retu
 type draView struct {
 	fwk.SharedDRAManager
 	claims *claimsView
+
+	// epoch counts the events of claims, slices, classes and taint rules;
+	// local says whether every slice was node-local at localEpoch.
+	epoch      atomic.Uint64
+	localMu    sync.Mutex
+	local      bool
+	localKnown bool
+	localEpoch uint64
 }
 
 func newDRAView(m fwk.SharedDRAManager, consumableCapacity bool) *draView {
@@ -222,4 +245,86 @@ func (c *claimsView) freedBy(victims []*corev1.Pod) []*resourcev1.ResourceClaim 
 		}
 	}
 	return out
+}
+
+// Signing pods with claims. kube-scheduler's plugin refuses to sign them;
+// Caldera signs the pods whose claims make them alike: each claim the
+// pod's own (made for it from a template), not allocated, not reserved,
+// not in flight, asking for devices with exact requests only (a
+// prioritized list scores nodes by what the filter chose), while every
+// ResourceSlice is node-local. Such pods fit a node by its own devices
+// alone, and placing one changes no other node. The signature carries the
+// claims' requests and an epoch that moves with every claim, slice, class
+// and taint rule event, so results kept for it end when the devices may
+// have changed.
+
+// countEvent is a handler that moves the epoch on every event.
+func (v *draView) countEvent() cache.ResourceEventHandler {
+	bump := func(any) { v.epoch.Add(1) }
+	return cache.ResourceEventHandlerFuncs{AddFunc: bump, UpdateFunc: func(_, o any) { bump(o) }, DeleteFunc: bump}
+}
+
+// nodeLocal reports whether every slice publishes devices of one node,
+// worked out once per epoch.
+func (v *draView) nodeLocal() bool {
+	epoch := v.epoch.Load()
+	v.localMu.Lock()
+	defer v.localMu.Unlock()
+	if v.localKnown && v.localEpoch == epoch {
+		return v.local
+	}
+	slices, err := v.ResourceSlices().ListWithDeviceTaintRules()
+	if err != nil {
+		return false
+	}
+	local := true
+	for _, s := range slices {
+		if s.Spec.NodeName == nil || *s.Spec.NodeName == "" {
+			local = false
+			break
+		}
+	}
+	v.local, v.localEpoch, v.localKnown = local, epoch, true
+	return local
+}
+
+// signature returns the fragment that makes pods with alike claims alike,
+// false when the pod's claims do not qualify.
+func (v *draView) signature(pod *corev1.Pod) (string, bool) {
+	epoch := v.epoch.Load()
+	if !v.nodeLocal() {
+		return "", false
+	}
+	resolver := v.DeviceClassResolver()
+	for _, c := range pod.Spec.Containers {
+		for name := range c.Resources.Requests {
+			if resolver.GetDeviceClass(name) != nil {
+				return "", false
+			}
+		}
+	}
+	specs := make([]resourcev1.DeviceClaim, 0, len(pod.Spec.ResourceClaims))
+	for i := range pod.Spec.ResourceClaims {
+		name, mustCheckOwner, err := resourceclaim.Name(pod, &pod.Spec.ResourceClaims[i])
+		if err != nil || name == nil || !mustCheckOwner {
+			return "", false
+		}
+		claim, err := v.claims.Get(pod.Namespace, *name)
+		if err != nil || resourceclaim.IsForPod(pod, claim, false) != nil ||
+			claim.Status.Allocation != nil || len(claim.Status.ReservedFor) > 0 ||
+			v.claims.GetPendingAllocation(claim.UID) != nil {
+			return "", false
+		}
+		for _, r := range claim.Spec.Devices.Requests {
+			if r.Exactly == nil {
+				return "", false
+			}
+		}
+		specs = append(specs, claim.Spec.Devices)
+	}
+	b, err := json.Marshal(specs)
+	if err != nil {
+		return "", false
+	}
+	return fmt.Sprintf("%d/%s", epoch, b), true
 }

@@ -98,6 +98,9 @@ type Evaluator struct {
 	// draView is the DRA manager the plugin reads.
 	dra     bool
 	draView *draView
+	// draFilter is the DynamicResources plugin's filter, run again at
+	// Reserve.
+	draFilter fwk.FilterPlugin
 }
 
 var _ framework.PodFit = &Evaluator{}
@@ -155,6 +158,11 @@ func New(ctx context.Context, o Options) (*Evaluator, error) {
 		return nil, fmt.Errorf("podfit: building kube-scheduler's plugins: %w", err)
 	}
 	e.setUpSigning(captured.plugins, o.InformerFactory)
+	for _, p := range captured.plugins {
+		if f, ok := p.(fwk.FilterPlugin); ok && e.dra && p.Name() == names.DynamicResources {
+			e.draFilter = f
+		}
+	}
 	return e, nil
 }
 
@@ -345,6 +353,18 @@ func (e *Evaluator) Reserve(ctx context.Context, fs framework.PodFitState, nodeN
 	if s.assumed != nil {
 		return errorStatus("", fmt.Errorf("pod %s/%s is already reserved on %s", s.pod.Namespace, s.pod.Name, s.assumed.Spec.NodeName))
 	}
+	if e.draFilter != nil && len(s.pod.Spec.ResourceClaims) > 0 {
+		// Reserve takes the devices the filter chose on the node for this
+		// pod; a node chosen from an alike pod's results was not filtered
+		// for it.
+		info, err := e.lister.Get(nodeName)
+		if err != nil {
+			return errorStatus("", err)
+		}
+		if st := e.draFilter.Filter(ctx, s.state, s.pod, info); !st.IsSuccess() {
+			return fromUpstream(st)
+		}
+	}
 	// As kube-scheduler does: the reserve and bind plugins see the pod
 	// with its node set.
 	assumed := s.pod.DeepCopy()
@@ -366,6 +386,11 @@ func (e *Evaluator) Unreserve(ctx context.Context, fs framework.PodFitState) {
 	}
 	e.fw.RunReservePluginsUnreserve(ctx, s.state, s.assumed, s.assumed.Spec.NodeName)
 	s.assumed = nil
+	if e.draView != nil && len(s.pod.Spec.ResourceClaims) > 0 {
+		// Devices came free without an event: results kept for alike
+		// pods end.
+		e.draView.epoch.Add(1)
+	}
 }
 
 // PreBind does what must happen before the pod is bound to the node it was

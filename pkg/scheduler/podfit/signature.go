@@ -131,6 +131,19 @@ func (e *Evaluator) Signature(ctx context.Context, pod *corev1.Pod) (string, boo
 		"caldera.sh/namespace": pod.Namespace,
 	}
 	for _, p := range e.signers {
+		if p.Name() == names.DynamicResources && len(pod.Spec.ResourceClaims) > 0 {
+			// The plugin signs no pod with claims; alike claims sign it
+			// here (dra.go).
+			if e.draView == nil {
+				return "", false
+			}
+			claims, ok := e.draView.signature(pod)
+			if !ok {
+				return "", false
+			}
+			sig["caldera.sh/resource-claims"] = claims
+			continue
+		}
 		fragments, st := p.SignPod(ctx, pod)
 		if !st.IsSuccess() {
 			return "", false

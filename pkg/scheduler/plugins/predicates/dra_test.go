@@ -3,6 +3,7 @@ package predicates
 import (
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -11,11 +12,14 @@ import (
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	schedtesting "github.com/caldera-sh/caldera/apis/scheduling/v1beta1/testing"
+	"github.com/caldera-sh/caldera/pkg/scheduler/actions/allocate"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/gang"
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit/evaluatortest"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // TestPipelinedClaimsReleased: a task with a claim pipelined on the node
@@ -46,6 +50,7 @@ func TestPipelinedClaimsReleased(t *testing.T) {
 				Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: benchDriver, AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: 1}}}}}})
 	}
 	fit := evaluatortest.NewEvaluatorWith(t, podfit.Options{Profile: podfit.ProfileOptions{DynamicResources: true}}, objs...)
+	waitDevicesSeen(t, fit, o, len(objs))
 	pl, err := New(nil, &framework.Handle{PodFit: fit})
 	if err != nil {
 		t.Fatal(err)
@@ -95,5 +100,134 @@ func TestPipelinedClaimsReleased(t *testing.T) {
 	}
 	if s := ssn.Predicate(first, snap.Nodes[node]); s != nil {
 		t.Errorf("first on %s in the next cycle: %s", node, s.Message())
+	}
+}
+
+// TestAlikeClaimPodsOneSearch: seven single-pod jobs whose claims (one
+// GPU each, from a template) make them alike, on three nodes of two GPUs:
+// they share one search of the nodes (they are signed alike), six are
+// placed, two per node, and the seventh finds no device, so no GPU is
+// given twice.
+func TestAlikeClaimPodsOneSearch(t *testing.T) {
+	o, objs := deviceCluster("dra", 3, 2, 7)
+	fit := evaluatortest.NewEvaluatorWith(t, podfit.Options{Profile: podfit.ProfileOptions{DynamicResources: true}}, objs...)
+	waitDevicesSeen(t, fit, o, len(objs))
+	g, err := gang.New(nil, &framework.Handle{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := New(nil, &framework.Handle{PodFit: fit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := api.Build(o)
+	var sigs []string
+	for _, j := range snap.Jobs {
+		for _, tk := range j.Tasks {
+			sig, ok := fit.Signature(t.Context(), tk.Pod)
+			if !ok {
+				t.Fatalf("%s is not signed", tk.Name)
+			}
+			sigs = append(sigs, sig)
+		}
+	}
+	for _, s := range sigs[1:] {
+		if s != sigs[0] {
+			t.Fatalf("alike claim pods signed differently:\n%s\n%s", sigs[0], s)
+		}
+	}
+	rec := binds{}
+	ssn := framework.OpenSession(t.Context(), snap, []framework.Tier{{Plugins: []framework.TierPlugin{{Plugin: g}, {Plugin: pl}}}},
+		framework.Options{Now: time.Unix(0, 0), Sink: rec})
+	allocate.New().Execute(ssn)
+	ssn.Close()
+	perNode := map[string]int{}
+	for _, n := range rec {
+		perNode[n]++
+	}
+	if len(rec) != 6 || len(perNode) != 3 || perNode["n0000"] != 2 || perNode["n0001"] != 2 || perNode["n0002"] != 2 {
+		t.Errorf("placed %d: %v, want 6, two per node", len(rec), perNode)
+	}
+}
+
+// TestClaimSignatures: pods whose claims are not their own, are
+// allocated, or ask with a prioritized list are not signed. (That a slice
+// event ends the results kept for alike pods, TestDRAExample shows on an
+// API server: its fourth GPU is found.)
+func TestClaimSignatures(t *testing.T) {
+	o, objs := deviceCluster("dra", 1, 2, 4)
+	named := o.Pods[1]
+	named.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimName: new(named.Name)}}
+	named.Status.ResourceClaimStatuses = nil
+	for _, obj := range objs {
+		c, ok := obj.(*resourcev1.ResourceClaim)
+		if !ok {
+			continue
+		}
+		switch c.Name {
+		case o.Pods[2].Name:
+			c.Status.Allocation = &resourcev1.AllocationResult{Devices: resourcev1.DeviceAllocationResult{Results: []resourcev1.DeviceRequestAllocationResult{
+				{Request: "gpu", Driver: benchDriver, Pool: "n0000", Device: "gpu-0"}}}}
+		case o.Pods[3].Name:
+			c.Spec.Devices.Requests = []resourcev1.DeviceRequest{{Name: "gpu", FirstAvailable: []resourcev1.DeviceSubRequest{
+				{Name: "one", DeviceClassName: benchDriver, AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: 1}}}}
+		}
+	}
+	fit := evaluatortest.NewEvaluatorWith(t, podfit.Options{Profile: podfit.ProfileOptions{DynamicResources: true}}, objs...)
+	waitDevicesSeen(t, fit, api.Objects{Nodes: o.Nodes, Pods: o.Pods[:1]}, len(objs))
+	if _, ok := fit.Signature(t.Context(), o.Pods[0]); !ok {
+		t.Fatal("a pod with its own unallocated claim is not signed")
+	}
+	for i, why := range map[int]string{1: "a named claim", 2: "an allocated claim", 3: "a prioritized list"} {
+		if sig, ok := fit.Signature(t.Context(), o.Pods[i]); ok {
+			t.Errorf("pod with %s signed %q", why, sig)
+		}
+	}
+}
+
+// TestSliceChangeEndsKeptVerdicts: a signed claim pod's verdict on a node
+// is kept across cycles while the node does not change; when the node's
+// only GPU is withdrawn (its slice deleted), the node's pods and
+// generation stay the same, yet the next cycle finds no device there.
+func TestSliceChangeEndsKeptVerdicts(t *testing.T) {
+	o, objs := deviceCluster("dra", 1, 1, 1)
+	fit, cs := evaluatortest.NewEvaluatorAndClient(t, podfit.Options{Profile: podfit.ProfileOptions{DynamicResources: true}}, objs...)
+	waitDevicesSeen(t, fit, o, len(objs))
+	pl, err := New(nil, &framework.Handle{PodFit: fit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tiers := []framework.Tier{{Plugins: []framework.TierPlugin{{Plugin: pl}}}}
+	cycle := func() *framework.Status {
+		snap := api.Build(o)
+		ssn := framework.OpenSession(t.Context(), snap, tiers, framework.Options{})
+		defer ssn.Close()
+		for _, j := range snap.Jobs {
+			for _, tk := range j.Tasks {
+				if s := ssn.PrePredicate(tk); s != nil {
+					return s
+				}
+				return ssn.Predicate(tk, snap.Nodes["n0000"])
+			}
+		}
+		t.Fatal("no task")
+		return nil
+	}
+	if s := cycle(); s != nil {
+		t.Fatalf("first cycle: %s", s.Message())
+	}
+	before, ok := fit.Signature(t.Context(), o.Pods[0])
+	if !ok {
+		t.Fatal("the pod is not signed")
+	}
+	if err := cs.ResourceV1().ResourceSlices().Delete(t.Context(), "n0000", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll.Eventually(t, t.Context(), 10*time.Second, "the evaluator seeing the slice go", func() (bool, string) {
+		after, _ := fit.Signature(t.Context(), o.Pods[0])
+		return after != before, after
+	})
+	if s := cycle(); s == nil || !strings.Contains(s.Message(), "cannot allocate all claims") {
+		t.Errorf("after the GPU is withdrawn: %v, want no device", s)
 	}
 }

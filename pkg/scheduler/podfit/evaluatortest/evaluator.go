@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
@@ -27,6 +28,14 @@ func NewEvaluator(tb testing.TB) *podfit.Evaluator {
 // slices, classes the plugins read through their informers).
 func NewEvaluatorWith(tb testing.TB, o podfit.Options, objs ...runtime.Object) *podfit.Evaluator {
 	tb.Helper()
+	e, _ := NewEvaluatorAndClient(tb, o, objs...)
+	return e
+}
+
+// NewEvaluatorAndClient is NewEvaluatorWith, also returning the fake
+// clientset, to change what the informers serve.
+func NewEvaluatorAndClient(tb testing.TB, o podfit.Options, objs ...runtime.Object) (*podfit.Evaluator, kubernetes.Interface) {
+	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
 	cs := fake.NewClientset(objs...)
@@ -39,5 +48,5 @@ func NewEvaluatorWith(tb testing.TB, o podfit.Options, objs ...runtime.Object) *
 	tb.Cleanup(func() { _ = e.Close() })
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
-	return e
+	return e, cs
 }
