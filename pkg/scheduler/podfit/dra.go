@@ -106,13 +106,15 @@ func (d discardEvents) WithLogger(klog.Logger) events.EventRecorderLogger { retu
 // draView is the DRA manager the DynamicResources plugin reads. It is
 // kube-scheduler's, except while FilterWithout asks whether a pod would fit
 // with victims gone: then the devices of the claims that only the victims
-// use are not counted as allocated.
+// use are not counted as allocated. It also signs pods with alike claims
+// (signature, below).
 type draView struct {
 	fwk.SharedDRAManager
 	claims *claimsView
 
-	// epoch counts the events of claims, slices, classes and taint rules;
-	// local says whether every slice was node-local at localEpoch.
+	// epoch counts the events of claims, slices (taint rules applied) and
+	// classes, and unreservations; local says whether every slice was
+	// node-local at localEpoch.
 	epoch      atomic.Uint64
 	localMu    sync.Mutex
 	local      bool
