@@ -94,9 +94,8 @@ type Evaluator struct {
 	// (kept.go), unless fresh.
 	kept  keptResults
 	fresh bool
-	// dra is set when DynamicResources runs: pods with claims are placed.
-	// draView is the DRA manager the plugin reads.
-	dra     bool
+	// draView is the DRA manager the DynamicResources plugin reads; nil
+	// when the plugin does not run (pods with claims are refused).
 	draView *draView
 	// draFilter is the DynamicResources plugin's filter, run again at
 	// Reserve.
@@ -132,7 +131,7 @@ func New(ctx context.Context, o Options) (*Evaluator, error) {
 	// component-base's legacy registry, where Caldera may expose them.
 	schedmetrics.Register()
 
-	e := &Evaluator{lister: &lister{}, parallelism: parallelism, fresh: o.Fresh, dra: o.Profile.DynamicResources}
+	e := &Evaluator{lister: &lister{}, parallelism: parallelism, fresh: o.Fresh}
 	var recorder events.EventRecorderLogger = discardEvents{}
 	if o.EventRecorder != nil {
 		recorder = o.EventRecorder
@@ -145,7 +144,7 @@ func New(ctx context.Context, o Options) (*Evaluator, error) {
 		frameworkruntime.WithParallelism(parallelism),
 		frameworkruntime.WithEventRecorder(recorder),
 	}
-	if e.dra {
+	if o.Profile.DynamicResources {
 		e.draView, err = newDRAManager(ctx, o.InformerFactory, o.ClientSet, gate)
 		if err != nil {
 			return nil, err
@@ -159,7 +158,7 @@ func New(ctx context.Context, o Options) (*Evaluator, error) {
 	}
 	e.setUpSigning(captured.plugins, o.InformerFactory)
 	for _, p := range captured.plugins {
-		if f, ok := p.(fwk.FilterPlugin); ok && e.dra && p.Name() == names.DynamicResources {
+		if f, ok := p.(fwk.FilterPlugin); ok && e.draView != nil && p.Name() == names.DynamicResources {
 			e.draFilter = f
 		}
 	}
@@ -239,7 +238,7 @@ func (s *PodState) Allows(nodeName string) bool {
 // status means the pod fits no node (and the PodState is nil): the status
 // is then every node's reason.
 func (e *Evaluator) PreFilter(ctx context.Context, pod *corev1.Pod) (framework.PodFitState, *framework.Status) {
-	if len(pod.Spec.ResourceClaims) > 0 && !e.dra {
+	if len(pod.Spec.ResourceClaims) > 0 && e.draView == nil {
 		// kube-scheduler's DynamicResources plugin is not run; refusing is
 		// better than placing the pod as if it had no claims.
 		return nil, &framework.Status{Plugin: names.DynamicResources, Code: framework.UnschedulableAndUnresolvable,
@@ -300,7 +299,7 @@ func (e *Evaluator) FilterWithout(ctx context.Context, fs framework.PodFitState,
 		return s.notAllowed
 	}
 	state := s.state.Clone()
-	if e.dra && len(s.pod.Spec.ResourceClaims) > 0 {
+	if e.draView != nil && len(s.pod.Spec.ResourceClaims) > 0 {
 		if freed := e.draView.claims.freedBy(victims); len(freed) > 0 {
 			var st *fwk.Status
 			state = k8sframework.NewCycleState()

@@ -165,10 +165,13 @@ func Choose(ssn *framework.Session, job *api.JobInfo, t *api.TaskInfo, p *Policy
 }
 
 // onNode returns the victims that run on the choice's node.
-func (c *Choice) onNode() []*api.TaskInfo {
-	out := make([]*api.TaskInfo, 0, len(c.Victims))
-	for _, v := range c.Victims {
-		if v.NodeName == c.Node.Name {
+func (c *Choice) onNode() []*api.TaskInfo { return onNode(c.Victims, c.Node.Name) }
+
+// onNode returns the victims that run on the node.
+func onNode(victims []*api.TaskInfo, node string) []*api.TaskInfo {
+	out := make([]*api.TaskInfo, 0, len(victims))
+	for _, v := range victims {
+		if v.NodeName == node {
 			out = append(out, v)
 		}
 	}
@@ -298,13 +301,7 @@ func (s *selection) devicesFit(victims []*api.TaskInfo) bool {
 	if s.t.Pod == nil || len(s.t.Pod.Spec.ResourceClaims) == 0 {
 		return true
 	}
-	var on []*api.TaskInfo
-	for _, v := range victims {
-		if v.NodeName == s.c.Node.Name {
-			on = append(on, v)
-		}
-	}
-	return s.ssn.PredicateWithout(s.t, s.c.Node, on) == nil
+	return s.ssn.PredicateWithout(s.t, s.c.Node, onNode(victims, s.c.Node.Name)) == nil
 }
 
 func (s *selection) take(v *api.TaskInfo) {
