@@ -25,8 +25,10 @@ type PodFit interface {
 	// placements made on them afterwards are seen by the next PreFilter.
 	SetNodes(nodes []*api.NodeInfo)
 	// PreFilter computes the pod's state against the current nodes; a
-	// non-nil status means the pod fits no node.
-	PreFilter(ctx context.Context, pod *corev1.Pod) (PodFitState, *Status)
+	// non-nil status means the pod fits no node. sign, when not nil, gives
+	// the pod's signature as the caller computes it (see Signature), so
+	// that it is not computed again.
+	PreFilter(ctx context.Context, pod *corev1.Pod, sign func() (string, bool)) (PodFitState, *Status)
 	// Signature returns a string equal for pods the plugins cannot tell
 	// apart; false when the pod cannot be signed.
 	Signature(ctx context.Context, pod *corev1.Pod) (string, bool)
@@ -57,9 +59,6 @@ type PodFit interface {
 type PodFitState interface {
 	// Allows reports whether PreFilter left the node as a candidate.
 	Allows(nodeName string) bool
-	// SignWith gives the state the pod's signature as the caller computes
-	// it, so that it is not computed again.
-	SignWith(sign func() (string, bool))
 }
 
 // PodFitScores are a pod's raw scores on a list of nodes, kept so that a

@@ -68,7 +68,7 @@ func BenchmarkFilter(b *testing.B) {
 			e, _ := newTestEvaluator(b)
 			nodes := bench5k.build()
 			e.SetNodes(nodes)
-			s, status := e.PreFilter(b.Context(), benchPods[kind](bench5k.placedGang))
+			s, status := e.PreFilter(b.Context(), benchPods[kind](bench5k.placedGang), nil)
 			if status != nil {
 				b.Fatal(status)
 			}
@@ -99,7 +99,7 @@ func BenchmarkPreFilter(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				if _, status := e.PreFilter(ctx, pod); status != nil {
+				if _, status := e.PreFilter(ctx, pod, nil); status != nil {
 					b.Fatal(status)
 				}
 			}
@@ -127,7 +127,7 @@ func BenchmarkGangCycle(b *testing.B) {
 		var done []placed
 		for i := bench5k.placedGang; i < 50; i++ {
 			pod := benchPods["anti-affinity+spread"](i)
-			s, status := e.PreFilter(ctx, pod)
+			s, status := e.PreFilter(ctx, pod, nil)
 			if status != nil {
 				b.Fatal(status)
 			}

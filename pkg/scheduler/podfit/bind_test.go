@@ -31,7 +31,7 @@ func TestReserveHoldsDelayedClaimToTheNode(t *testing.T) {
 	ctx := t.Context()
 	user := func(name string) *corev1.Pod { return st.MakePod(ns, name).PVC("data").Obj() }
 
-	first, status := e.PreFilter(ctx, user("first"))
+	first, status := e.PreFilter(ctx, user("first"), nil)
 	if status != nil {
 		t.Fatal(status)
 	}
@@ -62,7 +62,7 @@ func TestPreBindSelectsTheNodeForProvisioning(t *testing.T) {
 	e, cs := newTestEvaluator(t, delayedClaim()...)
 	e.SetNodes(nodeInfos(filterCluster()))
 	ctx := t.Context()
-	s, status := e.PreFilter(ctx, st.MakePod(ns, "p").PVC("data").Obj())
+	s, status := e.PreFilter(ctx, st.MakePod(ns, "p").PVC("data").Obj(), nil)
 	if status != nil {
 		t.Fatal(status)
 	}
@@ -96,7 +96,7 @@ func TestPreBindWithoutClaims(t *testing.T) {
 	e, _ := newTestEvaluator(t)
 	e.SetNodes(nodeInfos(filterCluster()))
 	ctx := t.Context()
-	s, status := e.PreFilter(ctx, st.MakePod(ns, "p").Obj())
+	s, status := e.PreFilter(ctx, st.MakePod(ns, "p").Obj(), nil)
 	if status != nil {
 		t.Fatal(status)
 	}
@@ -116,7 +116,7 @@ func TestAddAndRemovePodUpdateTheState(t *testing.T) {
 	nodes := nodeInfos([]*corev1.Node{st.MakeNode("a").Obj(), st.MakeNode("b").Obj()}, []*corev1.Pod{victim})
 	e.SetNodes(nodes)
 	ctx := t.Context()
-	s, status := e.PreFilter(ctx, st.MakePod(ns, "p").PodAntiAffinity(hostKey, "app", "x").Obj())
+	s, status := e.PreFilter(ctx, st.MakePod(ns, "p").PodAntiAffinity(hostKey, "app", "x").Obj(), nil)
 	if status != nil {
 		t.Fatal(status)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -71,6 +73,10 @@ func newDRAManager(ctx context.Context, factory informers.SharedInformerFactory,
 	if _, err := slices.AddEventHandler(count); err != nil {
 		return nil, fmt.Errorf("podfit: watching ResourceSlices: %w", err)
 	}
+	bumpSlices := func(any) { v.slices.epoch.Add(1) }
+	if _, err := slices.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: bumpSlices, UpdateFunc: func(_, o any) { bumpSlices(o) }, DeleteFunc: bumpSlices}); err != nil {
+		return nil, fmt.Errorf("podfit: watching ResourceSlices: %w", err)
+	}
 	if _, err := factory.Resource().V1().DeviceClasses().Informer().AddEventHandler(count); err != nil {
 		return nil, fmt.Errorf("podfit: watching DeviceClasses: %w", err)
 	}
@@ -106,33 +112,39 @@ func (d discardEvents) WithLogger(klog.Logger) events.EventRecorderLogger { retu
 // draView is the DRA manager the DynamicResources plugin reads. It is
 // kube-scheduler's, except while FilterWithout asks whether a pod would fit
 // with victims gone: then the devices of the claims that only the victims
-// use are not counted as allocated. It also signs pods with alike claims
+// use are not counted as allocated. It lists the slices an alike pod's
+// allocator needs (slicescope.go), and signs pods with alike claims
 // (signature, below).
 type draView struct {
 	fwk.SharedDRAManager
 	claims *claimsView
+	slices *slicesView
+	specs  claimSpecs
 
 	// epoch counts the events of claims, slices (taint rules applied) and
-	// classes, and unreservations; local says whether every slice was
-	// node-local at localEpoch.
-	epoch      atomic.Uint64
-	localMu    sync.Mutex
-	local      bool
-	localKnown bool
-	localEpoch uint64
+	// classes, and unreservations.
+	epoch atomic.Uint64
 }
 
 func newDRAView(m fwk.SharedDRAManager, consumableCapacity bool) *draView {
-	return &draView{SharedDRAManager: m, claims: &claimsView{ResourceClaimTracker: m.ResourceClaims(), consumableCapacity: consumableCapacity}}
+	v := &draView{SharedDRAManager: m, slices: &slicesView{tracker: m.ResourceSlices()}}
+	v.claims = &claimsView{ResourceClaimTracker: m.ResourceClaims(), consumableCapacity: consumableCapacity, flight: newInFlight(), epoch: &v.epoch}
+	return v
 }
 
 func (v *draView) ResourceClaims() fwk.ResourceClaimTracker { return v.claims }
 
-// claimsView leaves the devices of the freed claims out of the allocated
-// devices.
+func (v *draView) ResourceSlices() fwk.ResourceSliceLister { return v.slices }
+
+// claimsView is the claim tracker the plugin reads. It keeps the claims in
+// flight itself (inflight.go), and leaves the devices of the freed claims
+// out of the allocated devices.
 type claimsView struct {
 	fwk.ResourceClaimTracker
 	consumableCapacity bool
+	flight             *inFlight
+	// epoch is the view's count of claim (and other) events.
+	epoch *atomic.Uint64
 
 	mu    sync.Mutex
 	freed []*resourcev1.ResourceClaim
@@ -179,35 +191,44 @@ func (c *claimsView) eachDevice(claim *resourcev1.ResourceClaim, dedicated func(
 	}
 }
 
+// ListAllAllocatedDevices is the tracker's devices (of the claims the
+// assume cache shows allocated, since none is in flight there) and the
+// devices of the claims in flight, less those the freed claims hold.
 func (c *claimsView) ListAllAllocatedDevices() (sets.Set[structured.DeviceID], error) {
+	// The claims in flight are read first: a claim leaves flight only after
+	// the assume cache shows it allocated, so it is in one or the other.
+	flying := c.flight.listed()
 	all, err := c.ResourceClaimTracker.ListAllAllocatedDevices()
-	freed := c.freedNow()
-	if err != nil || len(freed) == 0 {
-		return all, err
+	if err != nil {
+		return nil, err
 	}
-	all = all.Clone()
-	for _, claim := range freed {
+	all = merge(all, flying)
+	for _, claim := range c.freedNow() {
 		c.eachDevice(claim, func(id structured.DeviceID) { all.Delete(id) }, func(structured.SharedDeviceID, *resourcev1.DeviceRequestAllocationResult) {})
 	}
 	return all, nil
 }
 
+// GatherAllocatedState is the tracker's state (claims the assume cache
+// shows allocated) with the devices of the claims in flight added, and
+// those the freed claims hold taken out. The state is shared (see
+// inFlight.allocated): only the plugin's allocator may read it.
 func (c *claimsView) GatherAllocatedState() (*structured.AllocatedState, error) {
-	s, err := c.ResourceClaimTracker.GatherAllocatedState()
+	s, err := c.flight.allocated(c.epoch.Load(), c.ResourceClaimTracker.GatherAllocatedState)
 	freed := c.freedNow()
-	if err != nil || len(freed) == 0 || s == nil {
+	if err != nil || s == nil || len(freed) == 0 {
 		return s, err
 	}
 	out := &structured.AllocatedState{
-		AllocatedDevices:         s.AllocatedDevices.Clone(),
-		AllocatedSharedDeviceIDs: s.AllocatedSharedDeviceIDs.Clone(),
+		AllocatedDevices:         maps.Clone(s.AllocatedDevices),
+		AllocatedSharedDeviceIDs: maps.Clone(s.AllocatedSharedDeviceIDs),
 		AggregatedCapacity:       s.AggregatedCapacity.Clone(),
 	}
 	for _, claim := range freed {
 		c.eachDevice(claim, func(id structured.DeviceID) { out.AllocatedDevices.Delete(id) },
 			func(id structured.SharedDeviceID, r *resourcev1.DeviceRequestAllocationResult) {
 				out.AllocatedSharedDeviceIDs.Delete(id)
-				if r.ConsumedCapacity != nil && out.AggregatedCapacity != nil {
+				if r.ConsumedCapacity != nil {
 					out.AggregatedCapacity.Remove(structured.NewDeviceConsumedCapacity(id.GetDeviceID(), r.ConsumedCapacity))
 				}
 			})
@@ -249,6 +270,15 @@ func (c *claimsView) freedBy(victims []*corev1.Pod) []*resourcev1.ResourceClaim 
 	return out
 }
 
+// draStamp is where the devices stand: the epoch of claim, slice and
+// class events and the generation of the claims in flight. Devices chosen
+// at one stamp are still free at the same stamp.
+type draStamp struct{ epoch, flight uint64 }
+
+func (v *draView) stamp() draStamp {
+	return draStamp{v.epoch.Load(), v.claims.flight.generation.Load()}
+}
+
 // Signing pods with claims. kube-scheduler's plugin refuses to sign them;
 // Caldera signs the pods whose claims make them alike: each claim the
 // pod's own (made for it from a template), not allocated, not reserved,
@@ -266,35 +296,11 @@ func (v *draView) countEvent() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{AddFunc: bump, UpdateFunc: func(_, o any) { bump(o) }, DeleteFunc: bump}
 }
 
-// nodeLocal reports whether every slice publishes devices of one node,
-// worked out once per epoch.
-func (v *draView) nodeLocal() bool {
-	epoch := v.epoch.Load()
-	v.localMu.Lock()
-	defer v.localMu.Unlock()
-	if v.localKnown && v.localEpoch == epoch {
-		return v.local
-	}
-	slices, err := v.ResourceSlices().ListWithDeviceTaintRules()
-	if err != nil {
-		return false
-	}
-	local := true
-	for _, s := range slices {
-		if s.Spec.NodeName == nil || *s.Spec.NodeName == "" {
-			local = false
-			break
-		}
-	}
-	v.local, v.localEpoch, v.localKnown = local, epoch, true
-	return local
-}
-
 // signature returns the fragment that makes pods with alike claims alike,
 // false when the pod's claims do not qualify.
 func (v *draView) signature(pod *corev1.Pod) (string, bool) {
 	epoch := v.epoch.Load()
-	if !v.nodeLocal() {
+	if !v.slices.nodeLocal() {
 		return "", false
 	}
 	resolver := v.DeviceClassResolver()
@@ -305,7 +311,8 @@ func (v *draView) signature(pod *corev1.Pod) (string, bool) {
 			}
 		}
 	}
-	specs := make([]resourcev1.DeviceClaim, 0, len(pod.Spec.ResourceClaims))
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d", epoch)
 	for i := range pod.Spec.ResourceClaims {
 		name, mustCheckOwner, err := resourceclaim.Name(pod, &pod.Spec.ResourceClaims[i])
 		if err != nil || name == nil || !mustCheckOwner {
@@ -322,11 +329,41 @@ func (v *draView) signature(pod *corev1.Pod) (string, bool) {
 				return "", false
 			}
 		}
-		specs = append(specs, claim.Spec.Devices)
+		spec, ok := v.specs.of(claim)
+		if !ok {
+			return "", false
+		}
+		b.WriteByte('/')
+		b.WriteString(spec)
 	}
-	b, err := json.Marshal(specs)
+	return b.String(), true
+}
+
+// claimSpecs are claims' device requests as JSON, made once per claim
+// version: alike pods are signed by them.
+type claimSpecs struct {
+	mu    sync.Mutex
+	byUID map[types.UID]claimSpec
+}
+
+type claimSpec struct{ version, json string }
+
+// maxClaimSpecs bounds the specs kept; reaching it forgets them all.
+const maxClaimSpecs = 8192
+
+func (c *claimSpecs) of(claim *resourcev1.ResourceClaim) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.byUID[claim.UID]; ok && s.version == claim.ResourceVersion {
+		return s.json, true
+	}
+	b, err := json.Marshal(claim.Spec.Devices)
 	if err != nil {
 		return "", false
 	}
-	return fmt.Sprintf("%d/%s", epoch, b), true
+	if c.byUID == nil || len(c.byUID) >= maxClaimSpecs {
+		c.byUID = map[types.UID]claimSpec{}
+	}
+	c.byUID[claim.UID] = claimSpec{claim.ResourceVersion, string(b)}
+	return string(b), true
 }

@@ -100,6 +100,9 @@ type Evaluator struct {
 	// draFilter is the DynamicResources plugin's filter, run again at
 	// Reserve.
 	draFilter fwk.FilterPlugin
+	// draPreFilter is its PreFilter, run again to scope or unscope a pod's
+	// allocator (slicescope.go).
+	draPreFilter fwk.PreFilterPlugin
 }
 
 var _ framework.PodFit = &Evaluator{}
@@ -160,6 +163,7 @@ func New(ctx context.Context, o Options) (*Evaluator, error) {
 	for _, p := range captured.plugins {
 		if f, ok := p.(fwk.FilterPlugin); ok && e.draView != nil && p.Name() == names.DynamicResources {
 			e.draFilter = f
+			e.draPreFilter, _ = p.(fwk.PreFilterPlugin)
 		}
 	}
 	return e, nil
@@ -211,11 +215,83 @@ type PodState struct {
 	changed  bool
 	// sign, when set, gives the pod's signature (a caller's cached one).
 	sign func() (string, bool)
+	// devicesFiltered is, per node, the DRA view's stamp when the DRA
+	// filter last chose devices there for this pod.
+	devicesMu       sync.Mutex
+	devicesFiltered map[string]draStamp
+	// scope is the nodes whose slices the pod's allocator was built over
+	// (nil: every node); unscoped is the state with an allocator over
+	// every slice, built when a node outside the scope is filtered.
+	scope        sets.Set[string]
+	unscopedOnce sync.Once
+	unscoped     *k8sframework.CycleState
+	unscopedErr  *framework.Status
 }
 
-// SignWith gives the state the pod's signature as the caller already
-// computes it (see Signature), so that Filter does not sign the pod again.
-func (s *PodState) SignWith(sign func() (string, bool)) { s.sign = sign }
+// deviceScope returns the nodes an alike pod with claims will be filtered
+// on, those its signature has no verdict kept for at their generation, or
+// nil for every node: when the pod is not signed or most nodes are in it.
+func (e *Evaluator) deviceScope(ctx context.Context, pod *corev1.Pod, sign func() (string, bool)) sets.Set[string] {
+	if e.draView == nil || e.draPreFilter == nil || len(pod.Spec.ResourceClaims) == 0 || e.fresh || e.lister.mayHaveAffinity() {
+		return nil
+	}
+	r := e.lookUpKept(ctx, &PodState{pod: pod, sign: sign})
+	if r == nil {
+		return nil
+	}
+	m := &e.kept
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	nodes := e.lister.nodes
+	if r.layout != e.lister.layout || len(r.filteredAt) != len(nodes) {
+		return nil
+	}
+	scope := sets.New[string]()
+	for i, n := range nodes {
+		if at := r.filteredAt[i]; at == 0 || at != n.Generation {
+			scope.Insert(n.Node().Name)
+			if 2*len(scope) > len(nodes) {
+				return nil
+			}
+		}
+	}
+	return scope
+}
+
+// unscopedState returns the pod's state with its allocator over every
+// slice, built once.
+func (e *Evaluator) unscopedState(ctx context.Context, s *PodState) (*k8sframework.CycleState, *framework.Status) {
+	s.unscopedOnce.Do(func() {
+		state := s.state.Clone().(*k8sframework.CycleState)
+		if _, st := e.draPreFilter.PreFilter(ctx, state, s.pod, nil); !st.IsSuccess() {
+			s.unscopedErr = fromUpstream(st)
+			return
+		}
+		s.unscoped = state
+	})
+	return s.unscoped, s.unscopedErr
+}
+
+// scopeTo builds the pod's allocator again over the slices of the nodes,
+// in the pod's own state; Reserve does so for a node outside the scope.
+func (e *Evaluator) scopeTo(ctx context.Context, s *PodState, nodes sets.Set[string]) *framework.Status {
+	var st *fwk.Status
+	e.draView.slices.within(nodes, func() { _, st = e.draPreFilter.PreFilter(ctx, s.state, s.pod, nil) })
+	if !st.IsSuccess() {
+		return fromUpstream(st)
+	}
+	s.scope = nodes
+	return nil
+}
+
+// devicesChosen reports whether the DRA filter chose devices on the node
+// for this pod, with the devices as they are at stamp.
+func (s *PodState) devicesChosen(node string, stamp draStamp) bool {
+	s.devicesMu.Lock()
+	defer s.devicesMu.Unlock()
+	at, ok := s.devicesFiltered[node]
+	return ok && at == stamp
+}
 
 // Pod returns the pod the state is for.
 func (s *PodState) Pod() *corev1.Pod { return s.pod }
@@ -237,7 +313,7 @@ func (s *PodState) Allows(nodeName string) bool {
 // PreFilter computes the pod's state against the current nodes. A non-nil
 // status means the pod fits no node (and the PodState is nil): the status
 // is then every node's reason.
-func (e *Evaluator) PreFilter(ctx context.Context, pod *corev1.Pod) (framework.PodFitState, *framework.Status) {
+func (e *Evaluator) PreFilter(ctx context.Context, pod *corev1.Pod, sign func() (string, bool)) (framework.PodFitState, *framework.Status) {
 	if len(pod.Spec.ResourceClaims) > 0 && e.draView == nil {
 		// kube-scheduler's DynamicResources plugin is not run; refusing is
 		// better than placing the pod as if it had no claims.
@@ -245,7 +321,15 @@ func (e *Evaluator) PreFilter(ctx context.Context, pod *corev1.Pod) (framework.P
 			Reasons: []string{"pod has resource claims, and the predicates plugin's dynamicResourceAllocation (Volcano's predicate.DynamicResourceAllocationEnable) is off"}}
 	}
 	state := k8sframework.NewCycleState()
-	result, st, restricting := e.fw.RunPreFilterPlugins(ctx, state, pod)
+	scope := e.deviceScope(ctx, pod, sign)
+	var result *fwk.PreFilterResult
+	var st *fwk.Status
+	var restricting sets.Set[string]
+	if scope != nil {
+		e.draView.slices.within(scope, func() { result, st, restricting = e.fw.RunPreFilterPlugins(ctx, state, pod) })
+	} else {
+		result, st, restricting = e.fw.RunPreFilterPlugins(ctx, state, pod)
+	}
 	if !st.IsSuccess() {
 		s := fromUpstream(st)
 		if s.Plugin == "" && restricting.Len() > 0 {
@@ -253,7 +337,7 @@ func (e *Evaluator) PreFilter(ctx context.Context, pod *corev1.Pod) (framework.P
 		}
 		return nil, s
 	}
-	s := &PodState{pod: pod, state: state}
+	s := &PodState{pod: pod, state: state, scope: scope, sign: sign}
 	if !result.AllNodes() {
 		s.allowed = result.NodeNames
 		s.notAllowed = &framework.Status{
@@ -280,9 +364,31 @@ func (e *Evaluator) Filter(ctx context.Context, fs framework.PodFitState, node *
 	}
 	info := nodeInfoOf(node)
 	generation := info.Generation
-	st := devicesResolvable(fromUpstream(e.fw.RunFilterPlugins(ctx, s.state, s.pod, info)))
+	var stamp draStamp
+	devices := e.draView != nil && len(s.pod.Spec.ResourceClaims) > 0
+	if devices {
+		stamp = e.draView.stamp()
+	}
+	state := s.state
+	if s.scope != nil && !s.scope.Has(node.Name) {
+		// Devices chosen with another state are not Reserve's to take.
+		devices = false
+		var st *framework.Status
+		if state, st = e.unscopedState(ctx, s); st != nil {
+			return st
+		}
+	}
+	st := devicesResolvable(fromUpstream(e.fw.RunFilterPlugins(ctx, state, s.pod, info)))
 	if r != nil {
 		e.keepFilter(r, node, generation, st)
+	}
+	if devices && st == nil {
+		s.devicesMu.Lock()
+		if s.devicesFiltered == nil {
+			s.devicesFiltered = map[string]draStamp{}
+		}
+		s.devicesFiltered[node.Name] = stamp
+		s.devicesMu.Unlock()
 	}
 	return st
 }
@@ -298,7 +404,14 @@ func (e *Evaluator) FilterWithout(ctx context.Context, fs framework.PodFitState,
 	if s.allowed != nil && !s.allowed.Has(node.Name) {
 		return s.notAllowed
 	}
-	state := s.state.Clone()
+	state := s.state
+	if s.scope != nil && !s.scope.Has(node.Name) {
+		var st *framework.Status
+		if state, st = e.unscopedState(ctx, s); st != nil {
+			return st
+		}
+	}
+	state = state.Clone().(*k8sframework.CycleState)
 	if e.draView != nil && len(s.pod.Spec.ResourceClaims) > 0 {
 		if freed := e.draView.claims.freedBy(victims); len(freed) > 0 {
 			var st *fwk.Status
@@ -352,13 +465,18 @@ func (e *Evaluator) Reserve(ctx context.Context, fs framework.PodFitState, nodeN
 	if s.assumed != nil {
 		return errorStatus("", fmt.Errorf("pod %s/%s is already reserved on %s", s.pod.Namespace, s.pod.Name, s.assumed.Spec.NodeName))
 	}
-	if e.draFilter != nil && len(s.pod.Spec.ResourceClaims) > 0 {
+	if e.draFilter != nil && len(s.pod.Spec.ResourceClaims) > 0 && !s.devicesChosen(nodeName, e.draView.stamp()) {
 		// Reserve takes the devices the filter chose on the node for this
 		// pod; a node chosen from an alike pod's results was not filtered
-		// for it.
+		// for it, and devices may have been taken or freed since it was.
 		info, err := e.lister.Get(nodeName)
 		if err != nil {
 			return errorStatus("", err)
+		}
+		if s.scope != nil && !s.scope.Has(nodeName) {
+			if st := e.scopeTo(ctx, s, sets.New(nodeName)); st != nil {
+				return st
+			}
 		}
 		if st := e.draFilter.Filter(ctx, s.state, s.pod, info); !st.IsSuccess() {
 			return fromUpstream(st)
@@ -442,7 +560,7 @@ func (e *Evaluator) RemovePod(ctx context.Context, fs framework.PodFitState, oth
 // other node why not. It is PreFilter and Filter over every node.
 func (e *Evaluator) Feasible(ctx context.Context, pod *corev1.Pod) ([]string, map[string]*framework.Status) {
 	failed := map[string]*framework.Status{}
-	s, st := e.PreFilter(ctx, pod)
+	s, st := e.PreFilter(ctx, pod, nil)
 	if st != nil {
 		for _, n := range e.nodes {
 			failed[n.Name] = st

@@ -56,6 +56,11 @@ type sigResults struct {
 	scoredBy    []string
 	scoredEpoch uint64
 	scoreRound  uint64
+	// filteredAt is the generation of each node's kept verdict by its
+	// place in the lister's list at layout (0: none); it lets a pod's
+	// device scope be found without looking nodes up by name.
+	filteredAt []int64
+	layout     uint64
 }
 
 // keptNode is what is kept for a node: the filter verdict computed at
@@ -149,6 +154,12 @@ func (e *Evaluator) keepFilter(r *sigResults, node *api.NodeInfo, generation int
 	v := r.nodes[node.Name]
 	v.filtered, v.status = generation, st
 	e.keepNode(r, node.Name, v)
+	if i, ok := e.lister.index[node.Name]; ok {
+		if r.layout != e.lister.layout || len(r.filteredAt) != len(e.lister.nodes) {
+			r.filteredAt, r.layout = make([]int64, len(e.lister.nodes)), e.lister.layout
+		}
+		r.filteredAt[i] = generation
+	}
 }
 
 // keepNode stores a node's entry; the caller holds the lock.
@@ -157,6 +168,7 @@ func (e *Evaluator) keepNode(r *sigResults, name string, v keptNode) {
 	if len(r.nodes) > 2*len(e.nodes)+16 {
 		// Nodes that left: start again rather than grow.
 		clear(r.nodes)
+		r.filteredAt = nil
 	}
 }
 

@@ -125,7 +125,7 @@ func TestKeptResultsMatchFreshOnes(t *testing.T) {
 				// A cycle: pods of every kind, made anew.
 				for k, shape := range shapes {
 					pod := shape(fmt.Sprintf("p-%d-%d", cycle, k))
-					s, status := e.PreFilter(t.Context(), pod)
+					s, status := e.PreFilter(t.Context(), pod, nil)
 					if status != nil {
 						t.Fatalf("cycle %d, pod kind %d: PreFilter: %v", cycle, k, status)
 					}
@@ -246,11 +246,10 @@ func TestNoVerdictIsKeptOnceAPodWithAffinityIsPlaced(t *testing.T) {
 	// The signature the cycle cached before the placement below.
 	sig, ok := e.Signature(t.Context(), st.MakePod(ns, "web").Label("app", "web").Req("cpu", "1").Obj())
 	web := func(name string) framework.PodFitState {
-		s, status := e.PreFilter(t.Context(), st.MakePod(ns, name).Label("app", "web").Req("cpu", "1").Obj())
+		s, status := e.PreFilter(t.Context(), st.MakePod(ns, name).Label("app", "web").Req("cpu", "1").Obj(), func() (string, bool) { return sig, ok })
 		if status != nil {
 			t.Fatal(status)
 		}
-		s.SignWith(func() (string, bool) { return sig, ok })
 		return s
 	}
 	if st := e.Filter(t.Context(), web("web-0"), nodes[1]); st != nil {

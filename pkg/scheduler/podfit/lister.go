@@ -25,6 +25,10 @@ type lister struct {
 	nodes  []*k8sframework.NodeInfo
 	list   []fwk.NodeInfo
 	byName map[string]*k8sframework.NodeInfo
+	// index is each node's place in the list; layout moves on whenever the
+	// list is rebuilt (other nodes, or another order).
+	index  map[string]int
+	layout uint64
 	// affinitySet: a node held a pod with inter-pod affinity terms when
 	// the list was set; affinityPlaced: such a pod was placed since
 	// (notePlaced). Together they bound anyWithAffinity from above
@@ -74,11 +78,14 @@ func (l *lister) set(nodes []*api.NodeInfo) (changed []int, same bool) {
 		l.byName = make(map[string]*k8sframework.NodeInfo, len(nodes))
 	}
 	clear(l.byName)
+	l.index = make(map[string]int, len(nodes))
+	l.layout++
 	for i, n := range nodes {
 		info := nodeInfoOf(n)
 		l.nodes[i] = info
 		l.list[i] = info
 		l.byName[n.Name] = info
+		l.index[n.Name] = i
 	}
 	return nil, false
 }

@@ -76,7 +76,7 @@ func TestScore(t *testing.T) {
 				e, _ := newTestEvaluatorWith(t, Options{Parallelism: parallelism})
 				nodes := nodeInfos(tc.nodes, tc.pods)
 				e.SetNodes(nodes)
-				s, status := e.PreFilter(t.Context(), tc.pod)
+				s, status := e.PreFilter(t.Context(), tc.pod, nil)
 				if status != nil {
 					t.Fatalf("PreFilter: %v", status)
 				}

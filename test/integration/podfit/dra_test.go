@@ -134,7 +134,7 @@ func TestDRAAllocationsMatchKubeScheduler(t *testing.T) {
 		pod := createClaimAndPod(t, ctx, cs, spec, name)
 		// The claim reaches the evaluator through its informer.
 		poll.Eventually(t, ctx, testTimeout, "the evaluator seeing claim "+name, func() (bool, string) {
-			_, st := e.PreFilter(ctx, pod)
+			_, st := e.PreFilter(ctx, pod, nil)
 			return st == nil || !strings.Contains(st.Message(), "not found"), fmt.Sprint(st)
 		})
 		fit, why := e.Feasible(ctx, pod)
@@ -145,7 +145,7 @@ func TestDRAAllocationsMatchKubeScheduler(t *testing.T) {
 			}
 		}
 		for _, node := range fit {
-			s, st := e.PreFilter(ctx, pod)
+			s, st := e.PreFilter(ctx, pod, nil)
 			if st != nil {
 				t.Fatalf("%s: PreFilter: %s", spec.name, st.Message())
 			}

@@ -63,7 +63,7 @@ func TestScoresAreKubeSchedulers(t *testing.T) {
 	nodes := snap.NodeList
 	task := api.NewTaskInfo(st.MakePod("ns", "new").Req("cpu", "1", "memory", "1Gi").Obj(), "ns/j")
 
-	s, st0 := fit.PreFilter(t.Context(), task.Pod)
+	s, st0 := fit.PreFilter(t.Context(), task.Pod, nil)
 	if st0 != nil {
 		t.Fatal(st0)
 	}

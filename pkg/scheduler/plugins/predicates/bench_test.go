@@ -149,7 +149,7 @@ func waitDevicesSeen(tb testing.TB, fit *podfit.Evaluator, o api.Objects, object
 	fit.SetNodes(api.Build(o).NodeList)
 	poll.Eventually(tb, context.Background(), 30*time.Second, "the evaluator seeing every claim and device", func() (bool, string) {
 		for _, p := range o.Pods {
-			if _, st := fit.PreFilter(context.Background(), p); st != nil {
+			if _, st := fit.PreFilter(context.Background(), p, nil); st != nil {
 				return false, p.Name + ": " + st.Message()
 			}
 		}

@@ -231,3 +231,76 @@ func TestSliceChangeEndsKeptVerdicts(t *testing.T) {
 		t.Errorf("after the GPU is withdrawn: %v, want no device", s)
 	}
 }
+
+// TestDeviceScope: an alike pod's allocator is built over the slices of the
+// nodes its signature has no kept verdict for. A node outside that scope is
+// still judged on its devices: when it changed after PreFilter it is
+// filtered with every slice, and Reserve on it takes one of its devices.
+// Devices reserved that way count for the pods after.
+func TestDeviceScope(t *testing.T) {
+	o, objs := deviceCluster("dra", 3, 2, 6)
+	fit := evaluatortest.NewEvaluatorWith(t, podfit.Options{Profile: podfit.ProfileOptions{DynamicResources: true}}, objs...)
+	waitDevicesSeen(t, fit, o, len(objs))
+	ctx := t.Context()
+	snap := api.Build(o)
+	nodes := snap.NodeList
+	fit.SetNodes(nodes)
+	pre := func(i int) framework.PodFitState {
+		t.Helper()
+		pod := o.Pods[i]
+		sig, ok := fit.Signature(ctx, pod)
+		if !ok {
+			t.Fatalf("%s is not signed", pod.Name)
+		}
+		s, status := fit.PreFilter(ctx, pod, func() (string, bool) { return sig, ok })
+		if status != nil {
+			t.Fatalf("PreFilter %s: %v", pod.Name, status)
+		}
+		return s
+	}
+	// reserve places the pod as a cycle does: Reserve, then the task on
+	// the node, which moves the node's generation.
+	reserve := func(s framework.PodFitState, i int, node *api.NodeInfo) {
+		t.Helper()
+		if status := fit.Reserve(ctx, s, node.Name); status != nil {
+			t.Fatalf("Reserve %s on %s: %v", o.Pods[i].Name, node.Name, status)
+		}
+		pod := o.Pods[i].DeepCopy()
+		pod.Spec.NodeName = node.Name
+		task := api.NewTaskInfo(pod, "")
+		task.Status = api.Allocated
+		node.AddTask(task)
+		fit.NotePlaced(pod)
+	}
+	// The first pod is filtered on every node: its verdicts are kept.
+	s0 := pre(0)
+	for _, n := range nodes {
+		if status := fit.Filter(ctx, s0, n); status != nil {
+			t.Fatalf("%s on %s: %v", o.Pods[0].Name, n.Name, status)
+		}
+	}
+	// Every verdict is kept for the second pod, so its allocator holds no
+	// node's slices; Reserve on n0002 scopes it to that node.
+	reserve(pre(1), 1, nodes[2])
+	// n0002 changed: the third pod is filtered there and finds the one
+	// device left; n0001 changes after its PreFilter, outside its scope,
+	// and must still fit on its devices.
+	s2 := pre(2)
+	filler := st.MakePod("ns", "cpu-only").Req("cpu", "1").Node("n0001").Phase(corev1.PodRunning).Obj()
+	nodes[1].AddTask(api.NewTaskInfo(filler, ""))
+	if status := fit.Filter(ctx, s2, nodes[1]); status != nil {
+		t.Fatalf("%s on n0001, changed after PreFilter: %v, want it to fit", o.Pods[2].Name, status)
+	}
+	if status := fit.Filter(ctx, s2, nodes[2]); status != nil {
+		t.Fatalf("%s on n0002 with one device left: %v, want it to fit", o.Pods[2].Name, status)
+	}
+	reserve(s2, 2, nodes[2])
+	// n0002's two devices are in flight now.
+	s3 := pre(3)
+	if status := fit.Filter(ctx, s3, nodes[2]); status == nil || !strings.Contains(status.Message(), "cannot allocate all claims") {
+		t.Fatalf("%s on n0002 with both devices reserved: %v, want cannot allocate all claims", o.Pods[3].Name, status)
+	}
+	if status := fit.Filter(ctx, s3, nodes[0]); status != nil {
+		t.Fatalf("%s on n0000: %v, want it to fit", o.Pods[3].Name, status)
+	}
+}

@@ -120,9 +120,8 @@ func PodState(ssn *framework.Session, fit framework.PodFit, t *api.TaskInfo) (fr
 	if s := states[t.UID]; s != nil {
 		return s, nil
 	}
-	s, st := fit.PreFilter(ssn.Ctx, t.Pod)
+	s, st := fit.PreFilter(ssn.Ctx, t.Pod, func() (string, bool) { return Signature(ssn, fit, t) })
 	if st == nil {
-		s.SignWith(func() (string, bool) { return Signature(ssn, fit, t) })
 		states[t.UID] = s
 	}
 	return s, st
