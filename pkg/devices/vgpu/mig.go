@@ -95,8 +95,18 @@ var defaultGeometries = DefaultGeometries()
 // DefaultGeometryFor is the shipped geometry of a card type, nil for a
 // model without one. Shared: it must not be changed.
 func DefaultGeometryFor(cardType string) *Geometry {
-	if i := geometryIndex(defaultGeometries, cardType); i >= 0 {
-		return &defaultGeometries[i]
+	return GeometryOf(nil, cardType)
+}
+
+// GeometryOf is the geometry of a card type among the configured ones
+// (nil: the shipped ones), nil for a model without one. Shared: it must not
+// be changed.
+func GeometryOf(geometries []Geometry, cardType string) *Geometry {
+	if geometries == nil {
+		geometries = defaultGeometries
+	}
+	if i := geometryIndex(geometries, cardType); i >= 0 {
+		return &geometries[i]
 	}
 	return nil
 }

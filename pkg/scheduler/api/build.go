@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/caldera-sh/caldera/pkg/devices/vgpu"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -71,6 +72,10 @@ type Objects struct {
 	NeverPreempts func(className string) bool
 	// NewNodeMirror, when set, gives each node a mirror (see NodeMirror).
 	NewNodeMirror func() NodeMirror
+	// MIGGeometries are the MIG geometries of card models the vGPU device
+	// plugin is configured with (vgpu.ParseDeviceConfig); nil: the shipped
+	// ones.
+	MIGGeometries []vgpu.Geometry
 }
 
 // SetPriorityFromTasks sets the priority and preemption policy of a job
@@ -100,6 +105,9 @@ func Build(o Objects) *Snapshot {
 	nodes := map[string]*NodeInfo{}
 	for _, n := range o.Nodes {
 		ni := NewNodeInfo(n)
+		if o.MIGGeometries != nil {
+			ni.SetMIGGeometries(o.MIGGeometries)
+		}
 		if o.NewNodeMirror != nil {
 			ni.SetMirror(o.NewNodeMirror())
 		}

@@ -37,6 +37,9 @@ type NodeInfo struct {
 	// plugin registers them (volcano.sh/node-vgpu-register), with the
 	// shares their tasks hold; nil on a node that offers none.
 	VGPUs []vgpu.CardState
+	// migGeometries are the MIG geometries of card models the vGPU device
+	// plugin is configured with; nil: the shipped ones.
+	migGeometries []vgpu.Geometry
 	// Mirror is a second record of the node and the pods holding resources
 	// here, kept in step by the NodeInfo; nil when nobody keeps one. Set it
 	// with SetMirror.
@@ -89,13 +92,26 @@ func (n *NodeInfo) SetNode(node *corev1.Node) {
 		n.Mirror.SetNode(node)
 	}
 	n.GPUs = gpuDevicesOf(node, n.Allocatable)
-	n.VGPUs = vgpuCardsOf(node, n.Allocatable)
+	n.VGPUs = vgpuCardsOf(node, n.Allocatable, n.migGeometries)
 	if n.GPUs != nil || n.VGPUs != nil {
 		for _, t := range n.Tasks {
 			if t.Status.HoldsResources() {
 				n.accountGPUs(t, 1)
 				vgpu.Hold(n.VGPUs, t.VGPUDevices, 1)
 			}
+		}
+	}
+}
+
+// SetMIGGeometries gives the node the MIG geometries of card models (nil:
+// the shipped ones; shared, not changed) and lays out its MIG cards by
+// them again.
+func (n *NodeInfo) SetMIGGeometries(g []vgpu.Geometry) {
+	n.migGeometries = g
+	for _, c := range n.VGPUs {
+		if c.Mode == vgpu.ModeMIG {
+			n.SetNode(n.Node)
+			return
 		}
 	}
 }
@@ -222,7 +238,9 @@ func (n *NodeInfo) Clone() *NodeInfo {
 		GPUs:        slices.Clone(n.GPUs),
 		VGPUs:       slices.Clone(n.VGPUs),
 		Version:     n.Version,
-		future:      *n.future.Clone(),
+
+		migGeometries: n.migGeometries,
+		future:        *n.future.Clone(),
 	}
 	if n.Mirror != nil {
 		c.Mirror = n.Mirror.Clone()

@@ -11,10 +11,11 @@ import (
 )
 
 // vgpuCardsOf lays out a node's virtual-GPU cards from its device
-// plugin's registration. A node offers vGPUs only when it advertises all
-// three vGPU resources and registers its cards; a registration that does
-// not read offers none.
-func vgpuCardsOf(node *corev1.Node, alloc *Resource) []vgpu.CardState {
+// plugin's registration, MIG cards by the geometries (nil: the shipped
+// ones). A node offers vGPUs only when it advertises all three vGPU
+// resources and registers its cards; a registration that does not read
+// offers none.
+func vgpuCardsOf(node *corev1.Node, alloc *Resource, geometries []vgpu.Geometry) []vgpu.CardState {
 	for _, r := range []corev1.ResourceName{vgpu.ResourceNumber, vgpu.ResourceMemory, vgpu.ResourceCores} {
 		if alloc.Get(r) <= 0 {
 			return nil
@@ -28,7 +29,7 @@ func vgpuCardsOf(node *corev1.Node, alloc *Resource) []vgpu.CardState {
 	for i, c := range cards {
 		out[i].Card = c
 		if c.Mode == vgpu.ModeMIG {
-			out[i].Geometry = vgpu.DefaultGeometryFor(c.Type)
+			out[i].Geometry = vgpu.GeometryOf(geometries, c.Type)
 		}
 	}
 	return out

@@ -9,6 +9,7 @@
 package cache
 
 import (
+	"github.com/caldera-sh/caldera/pkg/devices/vgpu"
 	"maps"
 	"slices"
 	"strings"
@@ -60,6 +61,8 @@ type Cache struct {
 	schedulerNames sets.Set[string]
 	notify         func()
 	newMirror      func() api.NodeMirror
+	// migGeometries are given to every node (SetMIGGeometries).
+	migGeometries []vgpu.Geometry
 
 	nodes  map[string]*nodeEntry
 	jobs   map[api.JobID]*jobEntry

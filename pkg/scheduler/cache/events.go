@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"github.com/caldera-sh/caldera/pkg/devices/vgpu"
 	"maps"
 	"slices"
 	"time"
@@ -218,10 +219,30 @@ func (c *Cache) removeFromNodeLocked(node string, uid types.UID) {
 // gives nodes one.
 func (c *Cache) newNodeInfo(node *corev1.Node) *api.NodeInfo {
 	n := api.NewNodeInfo(node)
+	if c.migGeometries != nil {
+		n.SetMIGGeometries(c.migGeometries)
+	}
 	if c.newMirror != nil {
 		n.SetMirror(c.newMirror())
 	}
 	return n
+}
+
+// SetMIGGeometries gives every node, and the nodes to come, the MIG
+// geometries of card models the vGPU device plugin is configured with
+// (vgpu.ParseDeviceConfig); nil: the shipped ones.
+func (c *Cache) SetMIGGeometries(g []vgpu.Geometry) {
+	c.mu.Lock()
+	c.migGeometries = g
+	for name, e := range c.nodes {
+		v := e.info.Version
+		e.info.SetMIGGeometries(g)
+		if e.info.Version != v {
+			c.touchNode(name)
+		}
+	}
+	c.mu.Unlock()
+	c.signal()
 }
 
 // nodeLocked returns the node's entry, creating a placeholder for a node

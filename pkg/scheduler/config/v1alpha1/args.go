@@ -179,6 +179,17 @@ func (a *DeviceShareArgs) Default() {
 		a.SchedulePolicy = &p
 	}
 	setInt32(&a.Weight, 1)
+	if *a.VGPU {
+		if a.DeviceConfig == nil {
+			a.DeviceConfig = &ConfigMapReference{}
+		}
+		if a.DeviceConfig.Namespace == "" {
+			a.DeviceConfig.Namespace = DefaultDeviceConfigNamespace
+		}
+		if a.DeviceConfig.Name == "" {
+			a.DeviceConfig.Name = DefaultDeviceConfigName
+		}
+	}
 }
 
 // Validate implements PluginArgs.
@@ -200,6 +211,19 @@ func (a *DeviceShareArgs) Validate(path *field.Path) field.ErrorList {
 		}
 		if a.SchedulePolicy != nil && *a.SchedulePolicy == DeviceSharePolicyFGD {
 			errs = append(errs, field.Invalid(path.Child("schedulePolicy"), DeviceSharePolicyFGD, "vGPUs are placed by binpack or spread"))
+		}
+	}
+	if r := a.DeviceConfig; r != nil {
+		p := path.Child("deviceConfig")
+		if r.Namespace != "" {
+			for _, msg := range validation.IsDNS1123Label(r.Namespace) {
+				errs = append(errs, field.Invalid(p.Child("namespace"), r.Namespace, msg))
+			}
+		}
+		if r.Name != "" {
+			for _, msg := range validation.IsDNS1123Subdomain(r.Name) {
+				errs = append(errs, field.Invalid(p.Child("name"), r.Name, msg))
+			}
 		}
 	}
 	return errs

@@ -412,7 +412,29 @@ type DeviceShareArgs struct {
 	// a node runs one NVIDIA device plugin). Policies binpack and spread.
 	// +optional
 	VGPU *bool `json:"vgpu,omitempty"`
+
+	// DeviceConfig is the vGPU device plugin's ConfigMap, whose key
+	// device-config.yaml lists the MIG geometries of card models
+	// (nvidia.knownMigGeometries). Volcano's
+	// deviceshare.KnownGeometriesCMNamespace and
+	// deviceshare.KnownGeometriesCMName. Read only with vgpu on; default
+	// kube-system/volcano-vgpu-device-config. While it is absent, or lists
+	// no geometries, the shipped ones (A30, A100 40 and 80 GB) apply.
+	// +optional
+	DeviceConfig *ConfigMapReference `json:"deviceConfig,omitempty"`
 }
+
+// ConfigMapReference names a ConfigMap.
+type ConfigMapReference struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+// Where the vGPU device plugin's configuration is by default.
+const (
+	DefaultDeviceConfigNamespace = "kube-system"
+	DefaultDeviceConfigName      = "volcano-vgpu-device-config"
+)
 
 // Device-share scheduling policies.
 const (

@@ -15,10 +15,18 @@ func TestDeviceShareVGPU(t *testing.T) {
 	if *a.GPUSharing || *a.GPUNumber || a.Validate(field.NewPath("args")) != nil {
 		t.Errorf("vgpu alone defaults to %+v, errors %v", a, a.Validate(field.NewPath("args")))
 	}
+	if r := a.DeviceConfig; r == nil || *r != (ConfigMapReference{"kube-system", "volcano-vgpu-device-config"}) {
+		t.Errorf("vgpu's device ConfigMap defaults to %+v, want kube-system/volcano-vgpu-device-config", r)
+	}
+	named := &DeviceShareArgs{VGPU: new(true), DeviceConfig: &ConfigMapReference{Name: "gpu-config"}}
+	named.Default()
+	if *named.DeviceConfig != (ConfigMapReference{"kube-system", "gpu-config"}) {
+		t.Errorf("a named device ConfigMap defaults to %+v, want it in kube-system", named.DeviceConfig)
+	}
 	plain := &DeviceShareArgs{}
 	plain.Default()
-	if *plain.VGPU || !*plain.GPUSharing || !*plain.GPUNumber {
-		t.Errorf("the defaults are %+v, want sharing and whole cards, no vGPU", plain)
+	if *plain.VGPU || !*plain.GPUSharing || !*plain.GPUNumber || plain.DeviceConfig != nil {
+		t.Errorf("the defaults are %+v, want sharing and whole cards, no vGPU, no device ConfigMap", plain)
 	}
 	for _, tc := range []struct {
 		args DeviceShareArgs
@@ -27,6 +35,8 @@ func TestDeviceShareVGPU(t *testing.T) {
 		{DeviceShareArgs{VGPU: new(true), GPUSharing: new(true)}, "args.gpuSharing: Invalid value: true: may not be on with vgpu"},
 		{DeviceShareArgs{VGPU: new(true), GPUNumber: new(true)}, "args.gpuNumber: Invalid value: true: may not be on with vgpu"},
 		{DeviceShareArgs{VGPU: new(true), SchedulePolicy: new(DeviceSharePolicyFGD)}, `args.schedulePolicy: Invalid value: "fgd": vGPUs are placed by binpack or spread`},
+		{DeviceShareArgs{VGPU: new(true), DeviceConfig: &ConfigMapReference{Namespace: "Kube_System"}}, `args.deviceConfig.namespace: Invalid value: "Kube_System"`},
+		{DeviceShareArgs{VGPU: new(true), DeviceConfig: &ConfigMapReference{Name: "GPU config"}}, `args.deviceConfig.name: Invalid value: "GPU config"`},
 	} {
 		a := tc.args
 		a.Default()

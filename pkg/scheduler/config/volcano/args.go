@@ -650,6 +650,14 @@ const (
 	deviceShareNotAvailableText = "is not available in this version of Caldera, which shares NVIDIA GPUs by memory (deviceshare.GPUSharingEnable), by whole cards (deviceshare.GPUNumberEnable) and as virtual GPUs (deviceshare.VGPUEnable)"
 )
 
+// deviceConfigOf is the arguments' device ConfigMap, made when missing.
+func deviceConfigOf(a *v1alpha1.DeviceShareArgs) *v1alpha1.ConfigMapReference {
+	if a.DeviceConfig == nil {
+		a.DeviceConfig = &v1alpha1.ConfigMapReference{}
+	}
+	return a.DeviceConfig
+}
+
 func translateDeviceShare(t *translator, args map[string]any, from, to *field.Path) v1alpha1.PluginArgs {
 	a := &v1alpha1.DeviceShareArgs{}
 	notAvailable := func(key string) argKey {
@@ -670,9 +678,12 @@ func translateDeviceShare(t *translator, args map[string]any, from, to *field.Pa
 		// bind; here the cards travel with the bind itself, so there is
 		// nothing to lock. Either value is accepted.
 		readArg[bool](deviceShareNodeLockKey, toBool, nil),
-		// Read only by the device kinds below.
-		readArg[string](deviceShareGeometriesCMKey, toString, nil),
-		readArg[string](deviceShareGeometriesNSKey, toString, nil),
+		readArg(deviceShareGeometriesCMKey, toString, func(_ *translator, name string, _ *field.Path) {
+			deviceConfigOf(a).Name = name
+		}),
+		readArg(deviceShareGeometriesNSKey, toString, func(_ *translator, ns string, _ *field.Path) {
+			deviceConfigOf(a).Namespace = ns
+		}),
 		setArg(deviceShareVGPUKey, toBool, &a.VGPU, to.Child("vgpu")),
 		notAvailable(deviceShareVGPUSpreadKey),
 		notAvailable(deviceShareAscendMindKey),

@@ -139,6 +139,20 @@ tiers:
 				VGPU: new(true), SchedulePolicy: new("binpack"),
 			})})),
 		},
+		"deviceshare's device ConfigMap": {
+			in: `
+tiers:
+- plugins:
+  - name: deviceshare
+    arguments:
+      deviceshare.VGPUEnable: true
+      deviceshare.KnownGeometriesCMName: gpu-config
+      deviceshare.KnownGeometriesCMNamespace: gpu-operator
+`,
+			want: config(tier(v1alpha1.PluginConfig{Name: "deviceshare", Args: rawArgs(t, &v1alpha1.DeviceShareArgs{
+				VGPU: new(true), DeviceConfig: &v1alpha1.ConfigMapReference{Namespace: "gpu-operator", Name: "gpu-config"},
+			})})),
+		},
 		"nodeorder weights": {
 			in: `
 tiers:
