@@ -78,21 +78,24 @@ func Run(ctx context.Context, config *options.Config) error {
 // binder, evictor, status writer and scheduler, with the informers wired
 // to the cache but not started.
 type Server struct {
-	cfg         *configv1alpha1.SchedulerConfiguration
-	clientset   kubernetes.Interface
-	factory     informers.SharedInformerFactory
-	crdCache    ctrlcache.Cache
-	synced      []toolscache.InformerSynced
-	cache       *cache.Cache
-	sched       *scheduler.Scheduler
-	binder      *binder.Binder
-	evictor     *evictor.Evictor
-	writer      *writeback.Writer
-	broadcaster events.EventBroadcaster
-	registry    *prometheus.Registry
-	restConfig  *rest.Config
-	metrics     metricsserving.Options
-	closers     []func()
+	cfg       *configv1alpha1.SchedulerConfiguration
+	clientset kubernetes.Interface
+	factory   informers.SharedInformerFactory
+	// deviceFactory watches the vGPU device plugin's ConfigMap, when a tier
+	// places vGPUs.
+	deviceFactory informers.SharedInformerFactory
+	crdCache      ctrlcache.Cache
+	synced        []toolscache.InformerSynced
+	cache         *cache.Cache
+	sched         *scheduler.Scheduler
+	binder        *binder.Binder
+	evictor       *evictor.Evictor
+	writer        *writeback.Writer
+	broadcaster   events.EventBroadcaster
+	registry      *prometheus.Registry
+	restConfig    *rest.Config
+	metrics       metricsserving.Options
+	closers       []func()
 }
 
 // Setup builds everything the scheduler runs from its configuration.
@@ -221,6 +224,18 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	deviceConfig, err := profile.DeviceConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if deviceConfig != nil {
+		f, synced, err := watchDeviceConfig(clientset, deviceConfig, c, recorder, logger)
+		if err != nil {
+			return nil, err
+		}
+		srv.deviceFactory = f
+		coreSynced = append(coreSynced, synced)
+	}
 	crdCache, err := ctrlcache.New(restCfg, ctrlcache.Options{Scheme: scheme})
 	if err != nil {
 		return nil, fmt.Errorf("creating cache: %w", err)
@@ -256,7 +271,14 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	defer servers()
 
+	// Events are recorded from the start: the informers' handlers report
+	// configurations that do not read (watchDeviceConfig) before the
+	// scheduler leads.
+	broadcaster.StartRecordingToSink(ctx.Done())
 	factory.Start(ctx.Done())
+	if s.deviceFactory != nil {
+		s.deviceFactory.Start(ctx.Done())
+	}
 	go func() {
 		if err := crdCache.Start(ctx); err != nil {
 			logger.Error(err, "CRD informers stopped")
@@ -276,7 +298,6 @@ func (s *Server) Run(ctx context.Context) error {
 	logger.Info("Informers synced", "cache", c.Stats())
 
 	run := func(ctx context.Context) {
-		broadcaster.StartRecordingToSink(ctx.Done())
 		go b.Run(ctx)
 		go ev.Run(ctx)
 		go writer.Run(ctx, statusWorkers)

@@ -3,16 +3,22 @@
 package scheduler
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/pkg/devices/vgpu"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 const vgpuConf = "../../../examples/scheduler/vgpu.conf"
@@ -78,5 +84,81 @@ func TestVGPUExample(t *testing.T) {
 	}
 	if len(cards) != 1 {
 		t.Errorf("the replicas are on cards %v, want one card for all three (binpack)", cards)
+	}
+}
+
+// TestDeviceConfigGeometries: a MIG card of a model the shipped geometries
+// do not know (an H100 80GB) is passed over, and the pod waits;
+// once the vGPU device plugin's ConfigMap lists the model's geometries
+// (examples/gpu/vgpu-device-config.yaml), the pod gets the smallest
+// instance that holds it. A ConfigMap that does not read is refused on the
+// ConfigMap, and the geometries in force stay.
+func TestDeviceConfigGeometries(t *testing.T) {
+	const ns = "vgpu-mig"
+	ctx := t.Context()
+	createNamespace(t, ns)
+	createQueue(t, queue("default", 1, nil))
+	s := cpuNode(ns+"-0", "32")
+	s.Capacity[vgpu.ResourceNumber] = resource.MustParse("7")
+	s.Capacity[vgpu.ResourceMemory] = resource.MustParse("81920")
+	s.Capacity[vgpu.ResourceCores] = resource.MustParse("100")
+	s.Labels = map[string]string{"test": ns}
+	createNodes(t, []controlplane.NodeSpec{s})
+	card := vgpu.Card{UUID: "GPU-" + s.Name + "-0", Shares: 7, MemoryMiB: 81920, Type: "NVIDIA-NVIDIA H100 80GB HBM3", Healthy: true, Mode: vgpu.ModeMIG}
+	var n corev1.Node
+	if err := fw.Client.Get(ctx, client.ObjectKey{Name: s.Name}, &n); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(n.DeepCopy())
+	n.Annotations = map[string]string{vgpu.RegisterAnnotation: vgpu.FormatRegistration([]vgpu.Card{card})}
+	if err := fw.Client.Patch(ctx, &n, patch); err != nil {
+		t.Fatal(err)
+	}
+	// A configuration that does not read, there from the start.
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "volcano-vgpu-device-config"},
+		Data: map[string]string{vgpu.DeviceConfigKey: "nvidia:\n  knownMigGeometries:\n  - models: [H100]\n    allowedGeometries:\n    - group: g\n      geometries: [{name: 1g.10gb, memory: 0, count: 7}]\n"}}
+	if err := fw.Client.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fw.Client.Delete(context.Background(), cm) })
+	runSchedulerFile(t, vgpuConf)
+	poll.Eventually(t, ctx, 60*time.Second, "the bad configuration reported on the ConfigMap", func() (bool, string) {
+		var list eventsv1.EventList
+		if err := fw.Client.List(ctx, &list, client.InNamespace("kube-system")); err != nil {
+			return false, err.Error()
+		}
+		for _, e := range list.Items {
+			if e.Regarding.Name == cm.Name && e.Reason == "InvalidDeviceConfig" &&
+				strings.Contains(e.Note, "nvidia.knownMigGeometries[0].allowedGeometries[0].geometries[0].memory") {
+				return true, e.Note
+			}
+		}
+		return false, fmt.Sprintf("%d events", len(list.Items))
+	})
+	_, pg := createExampleJob(t, ns, "../../../examples/batch/mig-inference.yaml")
+	poll.Eventually(t, ctx, 60*time.Second, "the job told the H100 offers no vGPU", func() (bool, string) {
+		var got schedulingv1beta1.PodGroup
+		if err := fw.Client.Get(ctx, client.ObjectKeyFromObject(pg), &got); err != nil {
+			return false, err.Error()
+		}
+		for _, c := range got.Status.Conditions {
+			if c.Type == schedulingv1beta1.PodGroupUnschedulableType && c.Status == corev1.ConditionTrue &&
+				strings.Contains(c.Message, "Insufficient vGPU") {
+				return true, c.Message
+			}
+		}
+		return false, fmt.Sprintf("conditions %+v", got.Status.Conditions)
+	})
+	// The example configuration, as a user applies it.
+	if _, stderr, err := fw.Kubectl(ctx, "apply", "-f", "../../../examples/gpu/vgpu-device-config.yaml"); err != nil {
+		t.Fatalf("applying the device configuration: %v\n%s", err, stderr)
+	}
+	pods := waitAllBound(t, ns, 1)
+	devs, err := vgpu.DecodePod(pods[0].Annotations[vgpu.IDsAnnotation])
+	if err != nil || len(devs) != 1 || len(devs[0]) != 1 {
+		t.Fatalf("devices %q (%v), want one instance", pods[0].Annotations[vgpu.IDsAnnotation], err)
+	}
+	if d := devs[0][0]; d.UUID != card.UUID+"[group1-0]" || d.MemoryMiB != 10240 {
+		t.Errorf("device %+v, want %s[group1-0], a 1g.10gb of 10240 MiB", d, card.UUID)
 	}
 }
