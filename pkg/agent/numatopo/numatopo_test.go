@@ -17,8 +17,8 @@ import (
 // siblings 0/2 and 1/3), 4-7 on node 1.
 func twoSockets() fstest.MapFS {
 	sys := fstest.MapFS{
-		"devices/system/cpu/online":        {Data: []byte("0-7\n")},
-		"devices/system/node/online":       {Data: []byte("0-1\n")},
+		"devices/system/cpu/online":         {Data: []byte("0-7\n")},
+		"devices/system/node/online":        {Data: []byte("0-1\n")},
 		"devices/system/node/node0/cpulist": {Data: []byte("0-3\n")},
 		"devices/system/node/node1/cpulist": {Data: []byte("4-7\n")},
 	}
