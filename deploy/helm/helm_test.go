@@ -240,6 +240,27 @@ func TestChartValueSets(t *testing.T) {
 			t.Errorf("webhook tolerations %v (default_tolerations)", tol)
 		}
 	})
+	t.Run("agent NUMA topology", func(t *testing.T) {
+		objs := objectsOf(t, map[string]any{"custom": map[string]any{"agent_numa_topology": true}})
+		ds := objs["DaemonSet/caldera-agent"]
+		if got := args(t, ds); !strings.Contains(got, "--numa-topology --sysfs=/host/sys --kubelet-config=/host/var/lib/kubelet/config.yaml --cpu-manager-state=/host/var/lib/kubelet/cpu_manager_state") {
+			t.Errorf("agent args %s", got)
+		}
+		mounts, _, _ := unstructured.NestedSlice(container(t, ds), "volumeMounts")
+		found := map[string]bool{}
+		for _, m := range mounts {
+			m := m.(map[string]any)
+			if ro, _ := m["readOnly"].(bool); ro {
+				found[m["mountPath"].(string)] = true
+			}
+		}
+		if !found["/host/sys/devices/system"] || !found["/host/var/lib/kubelet"] {
+			t.Errorf("agent mounts %v, want /sys/devices/system and /var/lib/kubelet read-only", mounts)
+		}
+		if got := args(t, objectsOf(t, nil)["DaemonSet/caldera-agent"]); strings.Contains(got, "--numa-topology") {
+			t.Errorf("the default agent publishes NUMA topology: %s", got)
+		}
+	})
 	t.Run("monitoring", func(t *testing.T) {
 		objs := objectsOf(t, load("monitoring"))
 		for _, k := range []string{"ServiceMonitor/caldera-scheduler", "ServiceMonitor/caldera-controller-manager"} {

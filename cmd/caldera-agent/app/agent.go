@@ -4,8 +4,11 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
+	"os"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -19,10 +22,13 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	apischeme "github.com/caldera-sh/caldera/apis/scheme"
 	"github.com/caldera-sh/caldera/cmd/caldera-agent/app/options"
 	"github.com/caldera-sh/caldera/pkg/agent"
 	"github.com/caldera-sh/caldera/pkg/agent/metrics"
+	"github.com/caldera-sh/caldera/pkg/agent/numatopo"
 	"github.com/caldera-sh/caldera/pkg/component"
 	"github.com/caldera-sh/caldera/pkg/component/metricsserving"
 )
@@ -71,8 +77,48 @@ func Run(ctx context.Context, c *options.Config) error {
 		defer srv.Stop()
 	}
 
+	if c.NUMA != nil {
+		r, err := numaReporter(cfg, c.Agent.NodeName, *c.NUMA)
+		if err != nil {
+			return err
+		}
+		go r.Run(ctx, c.Agent.Interval)
+	}
 	a := agent.New(client, recorder, m, clock.RealClock{}, c.Agent)
 	return a.Run(ctx)
+}
+
+// numaReporter publishes the node's Numatopology from the files, read
+// afresh for each report; a missing kubelet configuration or CPU manager
+// checkpoint reads as the kubelet's defaults and no pinned CPU.
+func numaReporter(cfg *rest.Config, node string, src options.NUMASources) (*agent.NUMAReporter, error) {
+	sch, err := apischeme.New()
+	if err != nil {
+		return nil, err
+	}
+	cl, err := client.New(cfg, client.Options{Scheme: sch})
+	if err != nil {
+		return nil, fmt.Errorf("building the client: %w", err)
+	}
+	read := func(path string) ([]byte, error) {
+		b, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return b, err
+	}
+	sys := os.DirFS(src.SysFS)
+	return &agent.NUMAReporter{Node: node, Client: cl, Sources: func() (numatopo.Sources, error) {
+		kc, err := read(src.KubeletConfig)
+		if err != nil {
+			return numatopo.Sources{}, fmt.Errorf("--kubelet-config: %w", err)
+		}
+		st, err := read(src.CPUManagerState)
+		if err != nil {
+			return numatopo.Sources{}, fmt.Errorf("--cpu-manager-state: %w", err)
+		}
+		return numatopo.Sources{Sys: sys, KubeletConfig: kc, CPUManagerState: st}, nil
+	}}, nil
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {

@@ -43,6 +43,12 @@ type Options struct {
 	// HealthProbeBindAddress serves /healthz over plain HTTP; "0" turns
 	// it off.
 	HealthProbeBindAddress string
+	// NUMATopology publishes the node's Numatopology from SysFS,
+	// KubeletConfig and CPUManagerState.
+	NUMATopology    bool
+	SysFS           string
+	KubeletConfig   string
+	CPUManagerState string
 
 	// flags are those AddFlags registered, for Complete to tell a flag
 	// given from its default.
@@ -61,6 +67,14 @@ type Config struct {
 	HealthProbeBindAddress string
 	// Agent is the agent's loop on its node.
 	Agent agent.Options
+	// NUMA says where the node's NUMA topology is read from; nil: it is
+	// not published.
+	NUMA *NUMASources
+}
+
+// NUMASources are the files the node's Numatopology is made from.
+type NUMASources struct {
+	SysFS, KubeletConfig, CPUManagerState string
 }
 
 // NewOptions returns the defaults.
@@ -75,6 +89,9 @@ func NewOptions() *Options {
 		MetricsBindAddress:     ":8090",
 		Metrics:                metricsserving.NewOptions(),
 		HealthProbeBindAddress: ":8091",
+		SysFS:                  "/sys",
+		KubeletConfig:          "/var/lib/kubelet/config.yaml",
+		CPUManagerState:        "/var/lib/kubelet/cpu_manager_state",
 	}
 }
 
@@ -93,6 +110,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "address /metrics is served on; 0 turns it off")
 	o.Metrics.AddFlags(fs)
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "address /healthz is served on, over plain HTTP; 0 turns it off")
+	fs.BoolVar(&o.NUMATopology, "numa-topology", o.NUMATopology, "publish the node's Numatopology (nodeinfo.volcano.sh), which the scheduler's numa-aware plugin places pods by, every interval")
+	fs.StringVar(&o.SysFS, "sysfs", o.SysFS, "where sysfs is mounted: the CPUs' topology is read from it (with --numa-topology)")
+	fs.StringVar(&o.KubeletConfig, "kubelet-config", o.KubeletConfig, "the kubelet's configuration file: its CPU and topology manager policies and reserved CPUs (with --numa-topology; missing: the kubelet's defaults)")
+	fs.StringVar(&o.CPUManagerState, "cpu-manager-state", o.CPUManagerState, "the kubelet's CPU manager checkpoint: the CPUs containers hold (with --numa-topology; missing: none)")
 }
 
 // Complete takes the node and the namespace from the pod's environment
@@ -126,6 +147,9 @@ func (o *Options) Validate() field.ErrorList {
 	if o.Resync < 0 {
 		errs = append(errs, field.Invalid(field.NewPath("--resync"), o.Resync.String(), "must not be negative"))
 	}
+	if o.NUMATopology && o.SysFS == "" {
+		errs = append(errs, field.Required(field.NewPath("--sysfs"), "the CPUs' topology is read from it with --numa-topology"))
+	}
 	errs = append(errs, o.Metrics.Validate(o.MetricsBindAddress)...)
 	if !metricsserving.Off(o.HealthProbeBindAddress) {
 		if o.HealthProbeBindAddress == o.MetricsBindAddress {
@@ -141,7 +165,12 @@ func (o *Options) Config() (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--cgroup-driver: %w", err)
 	}
+	var numa *NUMASources
+	if o.NUMATopology {
+		numa = &NUMASources{SysFS: o.SysFS, KubeletConfig: o.KubeletConfig, CPUManagerState: o.CPUManagerState}
+	}
 	return &Config{
+		NUMA:                   numa,
 		Kubeconfig:             o.Kubeconfig,
 		MetricsBindAddress:     o.MetricsBindAddress,
 		Metrics:                o.Metrics,
