@@ -95,19 +95,7 @@ func TestDRAExample(t *testing.T) {
 		}
 		return len(pods) == 4, describePods(pods)
 	})
-	poll.Eventually(t, ctx, 60*time.Second, "the gang told its claims cannot all be allocated", func() (bool, string) {
-		var got schedulingv1beta1.PodGroup
-		if err := fw.Client.Get(ctx, client.ObjectKeyFromObject(pg), &got); err != nil {
-			return false, err.Error()
-		}
-		for _, c := range got.Status.Conditions {
-			if c.Type == schedulingv1beta1.PodGroupUnschedulableType && c.Status == corev1.ConditionTrue &&
-				strings.Contains(c.Message, "cannot allocate all claims") {
-				return true, c.Message
-			}
-		}
-		return false, fmt.Sprintf("conditions %+v", got.Status.Conditions)
-	})
+	waitUnschedulable(t, pg, "the gang told its claims cannot all be allocated", "cannot allocate all claims")
 	for _, p := range listPods(t, ns) {
 		if p.Spec.NodeName != "" {
 			t.Errorf("%s bound to %s while its gang does not fit", p.Name, p.Spec.NodeName)

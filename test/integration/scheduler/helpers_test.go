@@ -208,6 +208,28 @@ func waitAllBound(t *testing.T, ns string, n int) []corev1.Pod {
 	return pods
 }
 
+// waitUnschedulable waits until the PodGroup's Unschedulable condition is
+// true with a message containing want, and returns the message.
+func waitUnschedulable(t *testing.T, pg *schedulingv1beta1.PodGroup, what, want string) string {
+	t.Helper()
+	var msg string
+	poll.Eventually(t, t.Context(), 60*time.Second, what, func() (bool, string) {
+		var got schedulingv1beta1.PodGroup
+		if err := fw.Client.Get(t.Context(), client.ObjectKeyFromObject(pg), &got); err != nil {
+			return false, err.Error()
+		}
+		for _, c := range got.Status.Conditions {
+			if c.Type == schedulingv1beta1.PodGroupUnschedulableType && c.Status == corev1.ConditionTrue &&
+				strings.Contains(c.Message, want) {
+				msg = c.Message
+				return true, c.Message
+			}
+		}
+		return false, fmt.Sprintf("conditions %+v", got.Status.Conditions)
+	})
+	return msg
+}
+
 // getPod reads the pod ns/name.
 func getPod(t *testing.T, ns, name string) (corev1.Pod, error) {
 	t.Helper()

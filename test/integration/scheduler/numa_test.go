@@ -8,12 +8,10 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	nodeinfov1alpha1 "github.com/caldera-sh/caldera/apis/nodeinfo/v1alpha1"
-	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/test/poll"
 )
@@ -83,19 +81,7 @@ func TestNUMAAwareExample(t *testing.T) {
 	}
 
 	_, pg := createExampleJobNamed(t, ns, "../../../examples/batch/numa-inference.yaml", "numa-inference-2")
-	poll.Eventually(t, t.Context(), 60*time.Second, "the second job waits for a NUMA placement", func() (bool, string) {
-		var got schedulingv1beta1.PodGroup
-		if err := fw.Client.Get(t.Context(), client.ObjectKeyFromObject(pg), &got); err != nil {
-			return false, err.Error()
-		}
-		for _, c := range got.Status.Conditions {
-			if c.Type == schedulingv1beta1.PodGroupUnschedulableType && c.Status == corev1.ConditionTrue &&
-				strings.Contains(c.Message, "1 node has no single-numa-node placement for container 0's 6 CPUs") {
-				return true, c.Message
-			}
-		}
-		return false, fmt.Sprintf("conditions %+v", got.Status.Conditions)
-	})
+	waitUnschedulable(t, pg, "the second job waits for a NUMA placement", "1 node has no single-numa-node placement for container 0's 6 CPUs")
 
 	// The first node's pods are gone: its agent reports every CPU free.
 	var r nodeinfov1alpha1.Numatopology

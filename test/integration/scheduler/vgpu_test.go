@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/pkg/devices/vgpu"
 	"github.com/caldera-sh/caldera/test/poll"
@@ -136,19 +135,7 @@ func TestDeviceConfigGeometries(t *testing.T) {
 		return false, fmt.Sprintf("%d events", len(list.Items))
 	})
 	_, pg := createExampleJob(t, ns, "../../../examples/batch/mig-inference.yaml")
-	poll.Eventually(t, ctx, 60*time.Second, "the job told the H100 offers no vGPU", func() (bool, string) {
-		var got schedulingv1beta1.PodGroup
-		if err := fw.Client.Get(ctx, client.ObjectKeyFromObject(pg), &got); err != nil {
-			return false, err.Error()
-		}
-		for _, c := range got.Status.Conditions {
-			if c.Type == schedulingv1beta1.PodGroupUnschedulableType && c.Status == corev1.ConditionTrue &&
-				strings.Contains(c.Message, "Insufficient vGPU") {
-				return true, c.Message
-			}
-		}
-		return false, fmt.Sprintf("conditions %+v", got.Status.Conditions)
-	})
+	waitUnschedulable(t, pg, "the job told the H100 offers no vGPU", "Insufficient vGPU")
 	// The example configuration, as a user applies it.
 	if _, stderr, err := fw.Kubectl(ctx, "apply", "-f", "../../../examples/gpu/vgpu-device-config.yaml"); err != nil {
 		t.Fatalf("applying the device configuration: %v\n%s", err, stderr)
