@@ -68,16 +68,12 @@ func newDRAManager(ctx context.Context, factory informers.SharedInformerFactory,
 	// The epoch counts what the plugin reads, once it reads it: claims
 	// from the assume cache (after the allocated devices it feeds), slices
 	// from the tracker (taint rules applied), classes from their informer.
-	count := v.countEvent()
-	claims.AddEventHandler(count)
-	if _, err := slices.AddEventHandler(count); err != nil {
+	// Slice events also move the slice list's own epoch (slicescope.go).
+	claims.AddEventHandler(counting(&v.epoch))
+	if _, err := slices.AddEventHandler(counting(&v.epoch, &v.slices.epoch)); err != nil {
 		return nil, fmt.Errorf("podfit: watching ResourceSlices: %w", err)
 	}
-	bumpSlices := func(any) { v.slices.epoch.Add(1) }
-	if _, err := slices.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: bumpSlices, UpdateFunc: func(_, o any) { bumpSlices(o) }, DeleteFunc: bumpSlices}); err != nil {
-		return nil, fmt.Errorf("podfit: watching ResourceSlices: %w", err)
-	}
-	if _, err := factory.Resource().V1().DeviceClasses().Informer().AddEventHandler(count); err != nil {
+	if _, err := factory.Resource().V1().DeviceClasses().Informer().AddEventHandler(counting(&v.epoch)); err != nil {
 		return nil, fmt.Errorf("podfit: watching DeviceClasses: %w", err)
 	}
 	return v, nil
@@ -290,9 +286,13 @@ func (v *draView) stamp() draStamp {
 // and taint rule event, so results kept for it end when the devices may
 // have changed.
 
-// countEvent is a handler that moves the epoch on every event.
-func (v *draView) countEvent() cache.ResourceEventHandler {
-	bump := func(any) { v.epoch.Add(1) }
+// counting is a handler that moves the counters on every event.
+func counting(counters ...*atomic.Uint64) cache.ResourceEventHandler {
+	bump := func(any) {
+		for _, c := range counters {
+			c.Add(1)
+		}
+	}
 	return cache.ResourceEventHandlerFuncs{AddFunc: bump, UpdateFunc: func(_, o any) { bump(o) }, DeleteFunc: bump}
 }
 

@@ -231,31 +231,32 @@ type PodState struct {
 // deviceScope returns the nodes an alike pod with claims will be filtered
 // on, those its signature has no verdict kept for at their generation, or
 // nil for every node: when the pod is not signed or most nodes are in it.
-func (e *Evaluator) deviceScope(ctx context.Context, pod *corev1.Pod, sign func() (string, bool)) sets.Set[string] {
+// It returns the signature's kept results too, which it looked up.
+func (e *Evaluator) deviceScope(ctx context.Context, pod *corev1.Pod, sign func() (string, bool)) (sets.Set[string], *sigResults) {
 	if e.draView == nil || e.draPreFilter == nil || len(pod.Spec.ResourceClaims) == 0 || e.fresh || e.lister.mayHaveAffinity() {
-		return nil
+		return nil, nil
 	}
 	r := e.lookUpKept(ctx, &PodState{pod: pod, sign: sign})
 	if r == nil {
-		return nil
+		return nil, nil
 	}
 	m := &e.kept
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	nodes := e.lister.nodes
 	if r.layout != e.lister.layout || len(r.filteredAt) != len(nodes) {
-		return nil
+		return nil, r
 	}
 	scope := sets.New[string]()
 	for i, n := range nodes {
 		if at := r.filteredAt[i]; at == 0 || at != n.Generation {
 			scope.Insert(n.Node().Name)
 			if 2*len(scope) > len(nodes) {
-				return nil
+				return nil, r
 			}
 		}
 	}
-	return scope
+	return scope, r
 }
 
 // unscopedState returns the pod's state with its allocator over every
@@ -321,7 +322,7 @@ func (e *Evaluator) PreFilter(ctx context.Context, pod *corev1.Pod, sign func() 
 			Reasons: []string{"pod has resource claims, and the predicates plugin's dynamicResourceAllocation (Volcano's predicate.DynamicResourceAllocationEnable) is off"}}
 	}
 	state := k8sframework.NewCycleState()
-	scope := e.deviceScope(ctx, pod, sign)
+	scope, kept := e.deviceScope(ctx, pod, sign)
 	var result *fwk.PreFilterResult
 	var st *fwk.Status
 	var restricting sets.Set[string]
@@ -338,6 +339,10 @@ func (e *Evaluator) PreFilter(ctx context.Context, pod *corev1.Pod, sign func() 
 		return nil, s
 	}
 	s := &PodState{pod: pod, state: state, scope: scope, sign: sign}
+	if kept != nil {
+		// Looked up already: keptFor need not sign the pod again.
+		s.keptOnce.Do(func() { s.kept = kept })
+	}
 	if !result.AllNodes() {
 		s.allowed = result.NodeNames
 		s.notAllowed = &framework.Status{

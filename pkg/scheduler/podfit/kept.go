@@ -57,8 +57,9 @@ type sigResults struct {
 	scoredEpoch uint64
 	scoreRound  uint64
 	// filteredAt is the generation of each node's kept verdict by its
-	// place in the lister's list at layout (0: none); it lets a pod's
-	// device scope be found without looking nodes up by name.
+	// place in the lister's list at layout (0: none), kept while DRA runs;
+	// it lets a pod's device scope be found without looking nodes up by
+	// name.
 	filteredAt []int64
 	layout     uint64
 }
@@ -154,7 +155,8 @@ func (e *Evaluator) keepFilter(r *sigResults, node *api.NodeInfo, generation int
 	v := r.nodes[node.Name]
 	v.filtered, v.status = generation, st
 	e.keepNode(r, node.Name, v)
-	if i, ok := e.lister.index[node.Name]; ok {
+	// Only an alike pod with claims looks its scope up (deviceScope).
+	if i, ok := e.lister.index[node.Name]; ok && e.draView != nil {
 		if r.layout != e.lister.layout || len(r.filteredAt) != len(e.lister.nodes) {
 			r.filteredAt, r.layout = make([]int64, len(e.lister.nodes)), e.lister.layout
 		}
