@@ -92,12 +92,6 @@ func DefaultGeometries() []Geometry {
 
 var defaultGeometries = DefaultGeometries()
 
-// DefaultGeometryFor is the shipped geometry of a card type, nil for a
-// model without one. Shared: it must not be changed.
-func DefaultGeometryFor(cardType string) *Geometry {
-	return GeometryOf(nil, cardType)
-}
-
 // GeometryOf is the geometry of a card type among the configured ones
 // (nil: the shipped ones), nil for a model without one. Shared: it must not
 // be changed.

@@ -195,7 +195,7 @@ func migCards(n int) []CardState {
 	for i := range out {
 		typ := "NVIDIA-NVIDIA A100-SXM4-40GB"
 		out[i] = CardState{Card: Card{UUID: "GPU-m" + string(rune('0'+i)), Shares: 7, MemoryMiB: 40960, Type: typ, Healthy: true, Mode: ModeMIG},
-			Geometry: DefaultGeometryFor(typ)}
+			Geometry: GeometryOf(nil, typ)}
 	}
 	return out
 }

@@ -238,10 +238,9 @@ func (n *NodeInfo) Clone() *NodeInfo {
 		GPUs:        slices.Clone(n.GPUs),
 		VGPUs:       slices.Clone(n.VGPUs),
 		Version:     n.Version,
-
-		migGeometries: n.migGeometries,
-		future:        *n.future.Clone(),
+		future:      *n.future.Clone(),
 	}
+	c.migGeometries = n.migGeometries
 	if n.Mirror != nil {
 		c.Mirror = n.Mirror.Clone()
 	}

@@ -9,7 +9,6 @@
 package cache
 
 import (
-	"github.com/caldera-sh/caldera/pkg/devices/vgpu"
 	"maps"
 	"slices"
 	"strings"
@@ -23,6 +22,7 @@ import (
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
+	"github.com/caldera-sh/caldera/pkg/devices/vgpu"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/topology"
 	"github.com/caldera-sh/caldera/pkg/topology/numa"

@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"github.com/caldera-sh/caldera/pkg/devices/vgpu"
 	"maps"
 	"slices"
 	"time"
@@ -15,6 +14,7 @@ import (
 	nodeinfov1alpha1 "github.com/caldera-sh/caldera/apis/nodeinfo/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
+	"github.com/caldera-sh/caldera/pkg/devices/vgpu"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/topology/numa"
 )
