@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
@@ -102,13 +103,17 @@ func TestPageInABrowser(t *testing.T) {
 	do(t, ctx, "loading the page", chromedp.Navigate(base+"/#queues"), chromedp.WaitVisible(chromedp.CSS(`#queues tr[data-queue="web-team"]`)))
 	eventually(t, time.Minute, "the page shows the API's queue numbers", readQueues)
 
-	// A change reaches the open page through the event stream.
-	q := &schedulingv1beta1.Queue{}
-	if err := fw.Client.Get(t.Context(), client.ObjectKey{Name: "web-team"}, q); err != nil {
-		t.Fatal(err)
-	}
-	q.Spec.Deserved[corev1.ResourceCPU] = resource.MustParse("6")
-	if err := fw.Client.Update(t.Context(), q); err != nil {
+	// A change reaches the open page through the event stream. The queue
+	// controller writes the queue too (its state), so the spec change is
+	// retried on a conflict.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		q := &schedulingv1beta1.Queue{}
+		if err := fw.Client.Get(t.Context(), client.ObjectKey{Name: "web-team"}, q); err != nil {
+			return err
+		}
+		q.Spec.Deserved[corev1.ResourceCPU] = resource.MustParse("6")
+		return fw.Client.Update(t.Context(), q)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	do(t, ctx, "waiting for the change", chromedp.WaitVisible(`//tr[@data-queue="web-team" and @data-resource="cpu"]/td[contains(@class,"deserved") and text()="6"]`))
