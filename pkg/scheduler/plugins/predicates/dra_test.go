@@ -107,7 +107,7 @@ func TestPipelinedClaimsReleased(t *testing.T) {
 // GPU each, from a template) make them alike, on three nodes of two GPUs:
 // they share one search of the nodes (they are signed alike), six are
 // placed, two per node, and the seventh finds no device, so no GPU is
-// given twice.
+// given twice. The cycle lets a placed pod's state go.
 func TestAlikeClaimPodsOneSearch(t *testing.T) {
 	o, objs := deviceCluster("dra", 3, 2, 7)
 	fit := evaluatortest.NewEvaluatorWith(t, podfit.Options{Profile: podfit.ProfileOptions{DynamicResources: true}}, objs...)
@@ -140,6 +140,17 @@ func TestAlikeClaimPodsOneSearch(t *testing.T) {
 	ssn := framework.OpenSession(t.Context(), snap, []framework.Tier{{Plugins: []framework.TierPlugin{{Plugin: g}, {Plugin: pl}}}},
 		framework.Options{Now: time.Unix(0, 0), Sink: rec})
 	allocate.New().Execute(ssn)
+	// A placed pod's state, with the device allocations its Filter kept
+	// for each node, is no longer the cycle's to hold.
+	if states, ok := framework.ReadState(ssn, stateKey); ok {
+		for _, j := range snap.Jobs {
+			for _, tk := range j.Tasks {
+				if _, held := states[tk.UID]; held && rec[tk.Name] != "" {
+					t.Errorf("the cycle still holds the state of %s, placed on %s", tk.Name, rec[tk.Name])
+				}
+			}
+		}
+	}
 	ssn.Close()
 	perNode := map[string]int{}
 	for _, n := range rec {

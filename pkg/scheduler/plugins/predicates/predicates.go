@@ -212,6 +212,13 @@ func (p *Plugin) OnAllocate(t *api.TaskInfo) {
 	p.mu.Lock()
 	p.reserved[t.UID] = s
 	p.mu.Unlock()
+	// The state lives on in reserved until the bind, and no longer in the
+	// cycle's: what it holds for every node it was filtered on (DRA keeps
+	// a node's device allocation from each Filter) would otherwise stay
+	// until the cycle ends, for every pod the cycle places.
+	if states, ok := framework.ReadState(p.ssn, stateKey); ok {
+		delete(states, t.UID)
+	}
 }
 
 // OnDeallocate releases an undone placement's reservation.
