@@ -367,3 +367,43 @@ func (c *claimSpecs) of(claim *resourcev1.ResourceClaim) (string, bool) {
 	c.byUID[claim.UID] = claimSpec{claim.ResourceVersion, string(b)}
 	return string(b), true
 }
+
+// ClaimSeen is the UID and resourceVersion of the ResourceClaim the
+// DynamicResources plugin reads under namespace/name, empty when it reads
+// none (or runs with no DRA). With SlicesSeen and ClassSeen it lets a
+// caller that changes DRA objects through the client wait for the plugin
+// to see the change before it schedules, as the simulator does to stay
+// deterministic.
+func (e *Evaluator) ClaimSeen(namespace, name string) (types.UID, string) {
+	if e.draView == nil {
+		return "", ""
+	}
+	c, err := e.draView.claims.Get(namespace, name)
+	if err != nil || c == nil {
+		return "", ""
+	}
+	return c.UID, c.ResourceVersion
+}
+
+// SlicesSeen is how many ResourceSlices the DynamicResources plugin
+// lists (taint rules applied), 0 with no DRA.
+func (e *Evaluator) SlicesSeen() int {
+	if e.draView == nil {
+		return 0
+	}
+	s, err := e.draView.slices.tracker.ListWithDeviceTaintRules()
+	if err != nil {
+		return 0
+	}
+	return len(s)
+}
+
+// ClassSeen reports whether the DynamicResources plugin reads the
+// DeviceClass.
+func (e *Evaluator) ClassSeen(name string) bool {
+	if e.draView == nil {
+		return false
+	}
+	c, err := e.draView.DeviceClasses().Get(name)
+	return err == nil && c != nil
+}

@@ -47,6 +47,9 @@ func (b *cardBook) addNode(n *corev1.Node) {
 		states := make([]vgpu.CardState, len(cards))
 		for i, c := range cards {
 			states[i].Card = c
+			if c.Mode == vgpu.ModeMIG {
+				states[i].Geometry = vgpu.GeometryOf(nil, c.Type)
+			}
 		}
 		b.vgpus[n.Name] = states
 	}
@@ -54,7 +57,8 @@ func (b *cardBook) addNode(n *corev1.Node) {
 
 // useVGPU follows a pod's hold on its node's virtual-GPU cards; a share
 // that takes more memory or cores than its card has free, or a share
-// past the card's count, is an overcommit.
+// past the card's count, is an overcommit, and so is a MIG instance that
+// is taken, of a group other than the card's, or smaller than asked.
 func (b *cardBook) useVGPU(p *corev1.Pod, node string, sign int) {
 	cards := b.vgpus[node]
 	devs, err := vgpu.DecodePod(p.Annotations[vgpu.IDsAnnotation])
@@ -65,19 +69,56 @@ func (b *cardBook) useVGPU(p *corev1.Pod, node string, sign int) {
 		b.placements++
 		for _, c := range devs {
 			for _, d := range c {
-				i := slices.IndexFunc(cards, func(s vgpu.CardState) bool { return s.UUID == d.UUID })
+				// A MIG instance's id names its card.
+				uuid := d.UUID
+				if card, _, _, ok := vgpu.ParseMIGDeviceID(d.UUID); ok {
+					uuid = card
+				}
+				i := slices.IndexFunc(cards, func(s vgpu.CardState) bool { return s.UUID == uuid })
 				if i < 0 {
 					b.overcommits++
 					continue
 				}
 				s := cards[i]
-				if s.UsedShares+1 > s.Shares || s.UsedMemoryMiB+d.MemoryMiB > s.MemoryMiB || s.UsedCores+d.Cores > 100 {
+				if s.UsedShares+1 > s.Shares || s.UsedMemoryMiB+d.MemoryMiB > s.MemoryMiB || s.UsedCores+d.Cores > 100 ||
+					(s.Geometry != nil && !instanceFree(s, d, podRequests(p))) {
 					b.overcommits++
 				}
 			}
 		}
 	}
 	vgpu.Hold(cards, devs, sign)
+}
+
+// instanceFree reports whether a MIG instance is one the card can give a
+// share asking for req: an instance of its geometry, of the group the card
+// is cut by (if it is), not taken, and at least as large as asked.
+func instanceFree(c vgpu.CardState, d vgpu.Device, req corev1.ResourceList) bool {
+	u, err := vgpu.UsageOf(*c.Geometry, []string{d.UUID})
+	if err != nil || (c.MIG.Cut() && u.Group != c.MIG.Group) || c.MIG.Taken&u.Taken != 0 {
+		return false
+	}
+	asked := c.MemoryMiB
+	if mem, ok := req[vgpu.ResourceMemory]; ok {
+		asked = mem.Value()
+	}
+	return d.MemoryMiB >= asked
+}
+
+// heldShare is the share of the virtual-GPU cards' memory their shares
+// hold (for MIG cards, whole instances), 0 with none.
+func (b *cardBook) heldShare() float64 {
+	var held, all int64
+	for _, cards := range b.vgpus {
+		for _, c := range cards {
+			held += c.UsedMemoryMiB
+			all += c.MemoryMiB
+		}
+	}
+	if all == 0 {
+		return 0
+	}
+	return float64(held) / float64(all)
 }
 
 // use follows a pod's hold on its node's cards: taken (sign 1) or given

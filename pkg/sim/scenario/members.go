@@ -10,7 +10,9 @@ import (
 	schedv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
@@ -56,17 +58,22 @@ func simOptions(prof *profile.Profile, cfg *configv1alpha1.SchedulerConfiguratio
 
 // addMember adds a member cluster: a simulator with the scenario's nodes,
 // queues and priority classes for cl, whose pod events the run follows.
-func (st *state) addMember(s *Scenario, cl Cluster, opts sim.Options) error {
+func (st *state) addMember(ctx context.Context, s *Scenario, cl Cluster, opts sim.Options) error {
 	m := &member{name: cl.Name, allocatable: dispatch.Resources{}, allocated: dispatch.Resources{}}
 	opts.OnBound = func(p *corev1.Pod, node string, at time.Time) { st.bound(m, p, node, at) }
 	opts.OnFinished = func(p *corev1.Pod, at time.Time) { st.finished(m, p, at) }
 	opts.OnEvicted = func(c *sim.Cluster, p *corev1.Pod, _ time.Duration) { st.evicted(m, p) }
 	m.c = sim.New(opts)
-	nodes, err := s.nodes(cl)
+	nodes, draCards, err := s.nodes(cl)
 	if err != nil {
 		return err
 	}
 	for _, n := range nodes {
+		if cards := draCards[n.Name]; cards > 0 {
+			if err := st.devices.addNode(n.Name, n.Labels[trace.GPUModelLabel], cards); err != nil {
+				return err
+			}
+		}
 		m.c.AddNode(n)
 		m.allocatable.Add(dispatch.ResourcesOf(n.Status.Allocatable))
 		st.stranded.addNode(n)
@@ -83,13 +90,23 @@ func (st *state) addMember(s *Scenario, cl Cluster, opts sim.Options) error {
 // cycle runs the member's scheduler while some job waits. As the
 // scheduler does, a cycle that binds may let another place more (a gang
 // whose admission the first made): it cycles until one binds nothing, at
-// most four times.
-func (m *member) cycle(ctx context.Context) {
+// most four times. Each cycle waits for the DRA plugin to read the
+// devices and claims as they are (d nil: the run has none).
+func (m *member) cycle(ctx context.Context, d *devices) error {
 	for range 4 {
-		if !m.c.PendingWork() || m.c.Cycle(ctx).Bound == 0 {
+		if !m.c.PendingWork() {
+			break
+		}
+		if d != nil {
+			if err := d.sync(ctx); err != nil {
+				return err
+			}
+		}
+		if m.c.Cycle(ctx).Bound == 0 {
 			break
 		}
 	}
+	return nil
 }
 
 // submit gives a job to a member cluster at released: its PodGroup and
@@ -102,7 +119,11 @@ func (st *state) submit(m *member, j job, released time.Duration) {
 	st.jobs.release(i, m.name, released)
 	m.c.AddPodGroup(j.podGroup())
 	for t := range j.tasks {
-		m.c.AddPod(j.pod(t), max(j.runtime, time.Second))
+		p := j.pod(t)
+		if j.dra {
+			st.claim(p)
+		}
+		m.c.AddPod(p, max(j.runtime, time.Second))
 	}
 }
 
@@ -110,6 +131,9 @@ func (st *state) submit(m *member, j job, released time.Duration) {
 func (st *state) bound(m *member, p *corev1.Pod, node string, at time.Time) {
 	st.account(at.Sub(start))
 	st.use(p, node, 1)
+	if st.devices != nil {
+		st.devices.bound(p)
+	}
 	i, ok := st.jobs.of(p)
 	if !ok {
 		return
@@ -128,6 +152,9 @@ func (st *state) finished(m *member, p *corev1.Pod, at time.Time) {
 	st.use(p, p.Spec.NodeName, -1)
 	m.allocated.Sub(dispatch.ResourcesOf(podRequests(p)))
 	m.c.Forget(p)
+	if st.devices != nil {
+		st.devices.release(p)
+	}
 	i, ok := st.jobs.of(p)
 	if !ok {
 		return
@@ -146,33 +173,71 @@ func (st *state) evicted(m *member, p *corev1.Pod) {
 	if p.Spec.NodeName != "" {
 		st.use(p, p.Spec.NodeName, -1)
 	}
+	if st.devices != nil {
+		st.devices.release(p)
+	}
 	i, ok := st.jobs.of(p)
 	if !ok {
 		return
 	}
-	c.AddPod(recreated(p, st.jobs.evictedPod(i)), time.Second)
+	q := recreated(p, st.jobs.evictedPod(i))
+	if len(q.Spec.ResourceClaims) > 0 {
+		st.claim(q)
+	}
+	c.AddPod(q, time.Second)
+}
+
+// claim gives a pod that asks for DRA devices its claim (and its UID,
+// which the claim's owner reference needs, as the cluster would give it).
+func (st *state) claim(p *corev1.Pod) {
+	p.UID = types.UID(p.Namespace + "/" + p.Name)
+	st.devices.claim(p)
+}
+
+// setup is the scheduler a run simulates: its actions and plugins, its
+// configuration, and, when it runs kube-scheduler's plugins, their
+// evaluator and the in-memory client its informers read (where the run
+// publishes DRA objects).
+type setup struct {
+	prof    *profile.Profile
+	cfg     *configv1alpha1.SchedulerConfiguration
+	fit     *podfit.Evaluator
+	cs      kubernetes.Interface
+	factory informers.SharedInformerFactory
+	// done releases the evaluator.
+	done func()
 }
 
 // profile builds the scheduler's actions and plugins from its
-// configuration; done releases them.
-func (s *Scenario) profile(ctx context.Context) (*profile.Profile, *configv1alpha1.SchedulerConfiguration, func(), error) {
+// configuration.
+func (s *Scenario) profile(ctx context.Context) (*setup, error) {
 	text := s.Scheduler
 	if text == "" {
 		text = DefaultScheduler
 	}
 	cfg, err := config.Load([]byte(text), profile.NameRegistry())
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("scheduler: %w", err)
+		return nil, fmt.Errorf("scheduler: %w", err)
 	}
 	h := &framework.Handle{}
-	done := func() {}
-	if fitOpts, needFit, err := profile.PodFitOptions(cfg); err != nil {
-		return nil, nil, nil, fmt.Errorf("scheduler: %w", err)
-	} else if needFit {
-		// kube-scheduler's plugins look volumes and workloads up in
-		// informers: the simulated cluster has none of them.
+	su := &setup{cfg: cfg, done: func() {}}
+	fitOpts, needFit, err := profile.PodFitOptions(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler: %w", err)
+	}
+	if s.anyDRA() && !fitOpts.DynamicResources {
+		return nil, fmt.Errorf("scheduler: the scenario asks for DRA devices (dra in its traces): the predicates plugin needs dynamicResourceAllocation: true")
+	}
+	if needFit {
+		// kube-scheduler's plugins look volumes, workloads and devices up
+		// in informers: of an in-memory client, empty but for the DRA
+		// objects the run publishes.
 		fctx, cancel := context.WithCancel(ctx)
-		cs := fake.NewClientset()
+		// The simple tracker: the field-managed one builds a REST mapper
+		// for every write, which a run of thousands of claims cannot
+		// afford.
+		cs := fake.NewSimpleClientset()
+		versioned(cs)
 		factory := informers.NewSharedInformerFactory(cs, 0)
 		// One goroutine scores: the simulation is one thread of work,
 		// and fanning 50 nodes out to 16 goroutines costs more than it
@@ -180,19 +245,26 @@ func (s *Scenario) profile(ctx context.Context) (*profile.Profile, *configv1alph
 		e, err := podfit.New(fctx, podfit.Options{InformerFactory: factory, ClientSet: cs, Profile: fitOpts, Parallelism: 1})
 		if err != nil {
 			cancel()
-			return nil, nil, nil, fmt.Errorf("scheduler: %w", err)
+			return nil, fmt.Errorf("scheduler: %w", err)
 		}
 		factory.Start(fctx.Done())
 		factory.WaitForCacheSync(fctx.Done())
 		h.PodFit = e
-		done = func() { _ = e.Close(); cancel() }
+		su.fit, su.cs, su.factory = e, cs, factory
+		su.done = func() { _ = e.Close(); cancel() }
 	}
 	prof, err := profile.Build(cfg, h)
 	if err != nil {
-		done()
-		return nil, nil, nil, fmt.Errorf("scheduler: %w", err)
+		su.done()
+		return nil, fmt.Errorf("scheduler: %w", err)
 	}
-	return prof, cfg, done, nil
+	su.prof = prof
+	return su, nil
+}
+
+// anyDRA reports whether the scenario's nodes or tasks use DRA devices.
+func (s *Scenario) anyDRA() bool {
+	return s.anyNodeTrace(func(n *NodeTrace) bool { return n.DRA }) || (s.Workload.Trace != nil && s.Workload.Trace.DRA)
 }
 
 // addQueues creates root, the scenario's queues and default in a cluster.
@@ -226,13 +298,15 @@ func (s *Scenario) addPriorityClasses(c *sim.Cluster) {
 	}
 }
 
-// nodes are a cluster's nodes, named <cluster>-<node> in a member.
-func (s *Scenario) nodes(cl Cluster) ([]*corev1.Node, error) {
+// nodes are a cluster's nodes, named <cluster>-<node> in a member, and
+// how many GPU cards each node publishes as DRA devices.
+func (s *Scenario) nodes(cl Cluster) ([]*corev1.Node, map[string]int64, error) {
 	prefix := ""
 	if cl.Name != "" {
 		prefix = cl.Name + "-"
 	}
 	var out []*corev1.Node
+	draCards := map[string]int64{}
 	ready := []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
 	for _, g := range cl.NodeGroups {
 		for i := range g.Count {
@@ -252,12 +326,12 @@ func (s *Scenario) nodes(cl Cluster) ([]*corev1.Node, error) {
 	if t := cl.Trace; t != nil {
 		f, err := os.Open(s.path(t.Nodes))
 		if err != nil {
-			return nil, fmt.Errorf("cluster.trace.nodes: %w", err)
+			return nil, nil, fmt.Errorf("cluster.trace.nodes: %w", err)
 		}
 		defer f.Close()
 		nodes, err := trace.ReadNodes(f)
 		if err != nil {
-			return nil, fmt.Errorf("cluster.trace.nodes %s: %w", t.Nodes, err)
+			return nil, nil, fmt.Errorf("cluster.trace.nodes %s: %w", t.Nodes, err)
 		}
 		if t.Limit > 0 && len(nodes) > t.Limit {
 			nodes = nodes[:t.Limit]
@@ -276,22 +350,64 @@ func (s *Scenario) nodes(cl Cluster) ([]*corev1.Node, error) {
 			}
 			var annotations map[string]string
 			if t.VGPU && n.GPUs > 0 {
-				extra[vgpu.ResourceNumber] = n.GPUs * vgpuSharesPerCard
-				extra[vgpu.ResourceMemory] = n.GPUs * 1000
+				// A card of 1000 "MiB", so that memory counts thousandths
+				// of a card; or, for MIG, the model's card.
+				shares, memory, cardType, mode := int64(vgpuSharesPerCard), int64(1000), "NVIDIA-"+n.Model, vgpu.ModeHAMiCore
+				if t.MIG != "" {
+					shares, memory = migCard(vgpu.GeometryOf(nil, t.MIG))
+					cardType, mode = "NVIDIA-"+t.MIG, vgpu.ModeMIG
+				}
+				extra[vgpu.ResourceNumber] = n.GPUs * shares
+				extra[vgpu.ResourceMemory] = n.GPUs * memory
 				extra[vgpu.ResourceCores] = n.GPUs * 100
 				cards := make([]vgpu.Card, n.GPUs)
 				for i := range cards {
-					cards[i] = vgpu.Card{UUID: fmt.Sprintf("GPU-%s-%d", n.Name, i), Shares: vgpuSharesPerCard, MemoryMiB: 1000,
-						Type: "NVIDIA-" + n.Model, Healthy: true, Mode: vgpu.ModeHAMiCore}
+					cards[i] = vgpu.Card{UUID: fmt.Sprintf("GPU-%s-%d", n.Name, i), Shares: int(shares), MemoryMiB: memory,
+						Type: cardType, Healthy: true, Mode: mode}
 				}
 				annotations = map[string]string{vgpu.RegisterAnnotation: vgpu.FormatRegistration(cards)}
+			}
+			if t.DRA && n.GPUs > 0 {
+				draCards[n.Name] = n.GPUs
 			}
 			rl := quantities(n.CPUMilli, n.MemoryMiB, extra)
 			out = append(out, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: labels, Annotations: annotations},
 				Status: corev1.NodeStatus{Capacity: rl, Allocatable: rl, Conditions: ready}})
 		}
 	}
-	return out, nil
+	return out, draCards, nil
+}
+
+// migCardMemory is the memory (MiB) of the MIG cards of the first
+// cluster whose trace nodes have them, 0 when none does.
+func (s *Scenario) migCardMemory() int64 {
+	clusters := s.Clusters
+	if s.Cluster != nil {
+		clusters = []Cluster{*s.Cluster}
+	}
+	for _, cl := range clusters {
+		if t := cl.Trace; t != nil && t.MIG != "" {
+			if g := vgpu.GeometryOf(nil, t.MIG); g != nil {
+				_, mem := migCard(g)
+				return mem
+			}
+		}
+	}
+	return 0
+}
+
+// migCard is how many instances a MIG card of the geometry holds at most
+// (its shares) and its memory: its largest instance's, the whole card's.
+func migCard(g *vgpu.Geometry) (shares, memoryMiB int64) {
+	for _, grp := range g.Groups {
+		n := int64(0)
+		for _, in := range grp.Instances {
+			n += int64(in.Count)
+			memoryMiB = max(memoryMiB, in.MemoryMiB)
+		}
+		shares = max(shares, n)
+	}
+	return shares, memoryMiB
 }
 
 // vgpuSharesPerCard is how many virtual GPUs a simulated card takes, the

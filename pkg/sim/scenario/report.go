@@ -37,6 +37,9 @@ type Summary struct {
 	// those that took more of a card than was free (none, unless the
 	// scheduler erred).
 	CardPlacements, CardOvercommits int
+	// CardMemoryHeld is the share of the virtual-GPU cards' memory held
+	// at the end (on MIG cards, whole instances).
+	CardMemoryHeld float64
 	// RollBacks counts HyperJob plans rolled back after the start timeout.
 	RollBacks int
 }
@@ -57,7 +60,7 @@ type QueueSummary struct {
 // Summarize sums a run up.
 func Summarize(r *Result) Summary {
 	s := Summary{Name: r.Name, Simulated: r.End, Wall: r.Wall, Cycles: r.Stats.Cycles, Binds: r.Stats.Binds, Evictions: r.Stats.Evictions,
-		Utilization: map[string]float64{}, ModelUtilization: map[string]float64{}, CardPlacements: r.CardPlacements, CardOvercommits: r.CardOvercommits, RollBacks: r.RollBacks}
+		Utilization: map[string]float64{}, ModelUtilization: map[string]float64{}, CardPlacements: r.CardPlacements, CardOvercommits: r.CardOvercommits, CardMemoryHeld: r.CardMemoryHeld, RollBacks: r.RollBacks}
 	byQueue := map[string][]JobRecord{}
 	for _, j := range r.Jobs {
 		byQueue[j.Queue] = append(byQueue[j.Queue], j)
@@ -213,6 +216,9 @@ func WriteText(w io.Writer, s Summary) {
 	}
 	if s.CardPlacements > 0 {
 		fmt.Fprintf(w, "  GPU cards: %d placements, %d over a card's memory\n", s.CardPlacements, s.CardOvercommits)
+		if s.CardMemoryHeld > 0 {
+			fmt.Fprintf(w, "  GPU cards' memory held at the end %.1f%%\n", 100*s.CardMemoryHeld)
+		}
 	}
 	fmt.Fprintf(w, "  fairness (Jain, dominant shares) %.3f\n", s.Fairness)
 	fmt.Fprintln(w, "  queue          jobs  started  finished  wait p50/p90/p99 (s)        completion p50/p99 (s)  evictions")

@@ -40,6 +40,10 @@ type Result struct {
 	CardOvercommits int
 	// CardPlacements counts placements on GPU cards.
 	CardPlacements int
+	// CardMemoryHeld is the share of the virtual-GPU cards' (or DRA
+	// devices') memory held at the end: on MIG cards, whole instances,
+	// more than was asked.
+	CardMemoryHeld float64
 	// End is the simulated time the run ended at, from its start; Wall
 	// how long it took.
 	End  time.Duration
@@ -199,7 +203,13 @@ func (st *state) finish(name string) *Result {
 		// the end.
 		GPU: st.stranded.gpu, StrandedGPUSeconds: st.stranded.area, StrandedGPUAtEnd: st.stranded.current,
 		Unscheduled: st.unscheduled, Unplanned: len(st.fed.waiting), RollBacks: st.fed.rollBacks,
-		CardOvercommits: st.cards.overcommits, CardPlacements: st.cards.placements,
+		CardOvercommits: st.cards.overcommits, CardPlacements: st.cards.placements, CardMemoryHeld: st.cards.heldShare(),
+	}
+	if d := st.devices; d != nil {
+		// DRA devices are cards too.
+		r.CardOvercommits += int(d.overcommits)
+		r.CardPlacements += int(d.placements)
+		r.CardMemoryHeld = d.heldShare()
 	}
 	r.End = st.order[0].c.Now().Sub(start)
 	st.account(r.End)

@@ -5,8 +5,6 @@ import (
 	"math"
 	"time"
 
-	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/config/v1alpha1"
-	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
 	"github.com/caldera-sh/caldera/pkg/sim/trace"
 )
 
@@ -43,12 +41,12 @@ const GCPercent = 400
 // Run runs the scenario to its end.
 func Run(ctx context.Context, s *Scenario) (*Result, error) {
 	wallStart := time.Now()
-	prof, cfg, done, err := s.profile(ctx)
+	su, err := s.profile(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer done()
-	st, err := newState(s, prof, cfg)
+	defer su.done()
+	st, err := newState(ctx, s, su)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +71,9 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 		if st.federated {
 			st.federate(at)
 		}
-		st.cycle(ctx)
+		if err := st.cycle(ctx); err != nil {
+			return nil, err
+		}
 		st.sample(at)
 	}
 	r := st.finish(s.Name)
@@ -102,20 +102,29 @@ type state struct {
 	// tasks left out as never scheduled.
 	samples     []Sample
 	unscheduled int
+	// devices publishes the DRA objects, nil when the run has none.
+	devices *devices
 }
 
 // newState sets the run up: a simulated member cluster for each of the
 // scenario's clusters (or its one cluster), and the federation over them.
-func newState(s *Scenario, prof *profile.Profile, cfg *configv1alpha1.SchedulerConfiguration) (*state, error) {
+func newState(ctx context.Context, s *Scenario, su *setup) (*state, error) {
 	st := &state{federated: len(s.Clusters) > 0, members: map[string]*member{}, jobs: newJobBook(), fed: newFederation(s),
 		usage: newUsage(), stranded: newStrandedGPUs(), cards: newCardBook()}
+	if s.anyDRA() {
+		d, err := newDevices(ctx, su)
+		if err != nil {
+			return nil, err
+		}
+		st.devices = d
+	}
 	clusters := s.Clusters
 	if s.Cluster != nil {
 		clusters = []Cluster{*s.Cluster}
 	}
-	opts := simOptions(prof, cfg)
+	opts := simOptions(su.prof, su.cfg)
 	for _, cl := range clusters {
-		if err := st.addMember(s, cl, opts); err != nil {
+		if err := st.addMember(ctx, s, cl, opts); err != nil {
 			return nil, err
 		}
 	}
@@ -184,9 +193,13 @@ func (st *state) federate(at time.Duration) {
 	st.dispatch(at)
 }
 
-// cycle runs each member's scheduler on what is pending.
-func (st *state) cycle(ctx context.Context) {
+// cycle runs each member's scheduler on what is pending, once its DRA
+// plugin reads the devices and claims as they are.
+func (st *state) cycle(ctx context.Context) error {
 	for _, m := range st.order {
-		m.cycle(ctx)
+		if err := m.cycle(ctx, st.devices); err != nil {
+			return err
+		}
 	}
+	return nil
 }

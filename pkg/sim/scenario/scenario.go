@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
+
+	"github.com/caldera-sh/caldera/pkg/devices/vgpu"
 )
 
 // Scenario is a simulation to run.
@@ -100,6 +102,20 @@ type NodeTrace struct {
 	// a card, 100 cores), for the deviceshare plugin's vgpu kind. The
 	// milli-GPUs stay, for the accounts.
 	VGPU bool `json:"vgpu,omitempty"`
+	// MIG, with vgpu, registers every GPU card in MIG mode as a card of
+	// this model (such as A100-SXM4-80GB, one with a shipped geometry),
+	// with the memory of its whole-card instance, so that a share takes
+	// the smallest instance that holds it. The trace's GPU models stay on
+	// the nodes' labels.
+	MIG string `json:"mig,omitempty"`
+	// DRA publishes each GPU node's cards as Dynamic Resource Allocation
+	// devices: a ResourceSlice per node of driver gpu.sim.caldera.sh, a
+	// device per card that several claims may share, with a memory
+	// capacity of 1000Mi (so that memory counts thousandths of a card) and
+	// the card's model as an attribute; the DeviceClass gpu.sim.caldera.sh
+	// selects them. The scheduler needs the predicates plugin's
+	// dynamicResourceAllocation.
+	DRA bool `json:"dra,omitempty"`
 }
 
 // Queue is a queue under root.
@@ -168,6 +184,17 @@ type TaskTrace struct {
 	// percent of its cores, a task of whole GPUs for that many whole
 	// cards (all their memory and cores). The nodes need vgpu too.
 	VGPU bool `json:"vgpu,omitempty"`
+	// MIG, with vgpu, asks for a share as a pod sized for a MIG instance
+	// does: its gpu_milli thousandths of the memory of the cards of
+	// cluster.trace.mig (MiB, rounded up), and no cores; it gets the
+	// smallest instance that holds it. A task of whole GPUs asks for that
+	// many whole cards.
+	MIG bool `json:"mig,omitempty"`
+	// DRA asks for GPUs with a ResourceClaim, as one made from the pod's
+	// claim template: a task sharing a GPU for one device with its
+	// gpu_milli of the device's memory (Mi), a task of whole GPUs for that
+	// many devices, each all of its memory. The nodes need dra too.
+	DRA bool `json:"dra,omitempty"`
 	// Sample draws the tasks instead of replaying them in order.
 	Sample *TaskSample `json:"sample,omitempty"`
 }
@@ -313,14 +340,24 @@ func (s *Scenario) validate() field.ErrorList {
 				errs = append(errs, field.Invalid(p.Child("repeat"), t.Repeat, "a sample draws as many tasks as its gpuLoad asks; repeat has no meaning with it"))
 			}
 		}
-		if t.GPUCards && !s.anyNodeCards() {
+		if t.GPUCards && !s.anyNodeTrace(func(n *NodeTrace) bool { return n.GPUCards }) {
 			errs = append(errs, field.Invalid(p.Child("gpuCards"), true, "the tasks ask for GPU cards, and no cluster's trace nodes have them: set gpuCards in cluster.trace too"))
 		}
-		if t.VGPU && !s.anyNodeVGPUs() {
+		if t.VGPU && !s.anyNodeTrace(func(n *NodeTrace) bool { return n.VGPU }) {
 			errs = append(errs, field.Invalid(p.Child("vgpu"), true, "the tasks ask for virtual GPUs, and no cluster's trace nodes register them: set vgpu in cluster.trace too"))
 		}
-		if t.VGPU && t.GPUCards {
-			errs = append(errs, field.Invalid(p.Child("vgpu"), true, "a task asks for GPU cards (gpuCards) or virtual GPUs (vgpu), not both"))
+		if t.MIG && !t.VGPU {
+			errs = append(errs, field.Invalid(p.Child("mig"), true, "MIG-sized requests are virtual GPUs: set vgpu too"))
+		}
+		if t.MIG && !s.anyNodeTrace(func(n *NodeTrace) bool { return n.MIG != "" }) {
+			errs = append(errs, field.Invalid(p.Child("mig"), true, "the tasks ask for MIG instances, and no cluster's trace nodes have MIG cards: set mig in cluster.trace too"))
+		}
+		if t.DRA && !s.anyNodeTrace(func(n *NodeTrace) bool { return n.DRA }) {
+			errs = append(errs, field.Invalid(p.Child("dra"), true, "the tasks ask for DRA devices, and no cluster's trace nodes publish them: set dra in cluster.trace too"))
+		}
+		if kinds := countTrue(t.GPUCards, t.VGPU, t.DRA); kinds > 1 {
+			errs = append(errs, field.Invalid(p, fmt.Sprintf("gpuCards: %t, vgpu: %t, dra: %t", t.GPUCards, t.VGPU, t.DRA),
+				"a task asks for one of GPU cards (gpuCards), virtual GPUs (vgpu) and DRA devices (dra)"))
 		}
 	}
 	gens := map[string]bool{}
@@ -383,31 +420,29 @@ func (s *Scenario) validate() field.ErrorList {
 	return errs
 }
 
-// anyNodeCards reports whether some cluster's trace nodes have cards.
-func (s *Scenario) anyNodeCards() bool {
-	if s.Cluster != nil && s.Cluster.Trace != nil && s.Cluster.Trace.GPUCards {
+// anyNodeTrace reports whether some cluster's trace nodes are as has
+// says.
+func (s *Scenario) anyNodeTrace(has func(*NodeTrace) bool) bool {
+	if s.Cluster != nil && s.Cluster.Trace != nil && has(s.Cluster.Trace) {
 		return true
 	}
 	for _, c := range s.Clusters {
-		if c.Trace != nil && c.Trace.GPUCards {
+		if c.Trace != nil && has(c.Trace) {
 			return true
 		}
 	}
 	return false
 }
 
-// anyNodeVGPUs reports whether some cluster's trace nodes register
-// virtual GPUs.
-func (s *Scenario) anyNodeVGPUs() bool {
-	if s.Cluster != nil && s.Cluster.Trace != nil && s.Cluster.Trace.VGPU {
-		return true
-	}
-	for _, c := range s.Clusters {
-		if c.Trace != nil && c.Trace.VGPU {
-			return true
+// countTrue counts the true ones.
+func countTrue(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 // validateCluster checks a cluster; named says whether it is a member,
@@ -450,8 +485,25 @@ func validateCluster(c *Cluster, cp *field.Path, named bool) field.ErrorList {
 		if t.Limit < 0 {
 			errs = append(errs, field.Invalid(p.Child("limit"), t.Limit, "must not be negative"))
 		}
+		if t.MIG != "" {
+			if !t.VGPU {
+				errs = append(errs, field.Invalid(p.Child("mig"), t.MIG, "MIG cards are registered as virtual GPUs: set vgpu too"))
+			}
+			if vgpu.GeometryOf(nil, t.MIG) == nil {
+				errs = append(errs, field.NotSupported(p.Child("mig"), t.MIG, migModels()))
+			}
+		}
 	}
 	return errs
+}
+
+// migModels are the card models with a shipped MIG geometry.
+func migModels() []string {
+	var out []string
+	for _, g := range vgpu.DefaultGeometries() {
+		out = append(out, g.Models...)
+	}
+	return out
 }
 
 // quantities is a resource list of whole quantities, for the cluster's

@@ -230,20 +230,33 @@ func TestHyperJobs(t *testing.T) {
 // (nor, with vGPUs, more shares or cores than it has), the draw and the
 // placements repeat, and the draw asks for 1.3 times the cluster's GPUs.
 func TestFillCards(t *testing.T) {
-	for _, policy := range []string{"binpack", "spread", "fgd", "vgpu/binpack", "vgpu/spread"} {
+	for _, policy := range []string{"binpack", "spread", "fgd", "vgpu/binpack", "vgpu/spread", "mig/binpack", "dra"} {
 		t.Run(policy, func(t *testing.T) {
 			load := func() *Scenario {
 				s, err := Load("testdata/fill-cards-slice.yaml")
 				if err != nil {
 					t.Fatal(err)
 				}
-				if p, ok := strings.CutPrefix(policy, "vgpu/"); ok {
-					// The line's own indentation, for the new key.
-					line := s.Scheduler[strings.LastIndex(s.Scheduler[:strings.Index(s.Scheduler, "schedulePolicy: fgd")], "\n")+1:]
-					indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
+				// The line's own indentation, for a new key.
+				line := s.Scheduler[strings.LastIndex(s.Scheduler[:strings.Index(s.Scheduler, "schedulePolicy: fgd")], "\n")+1:]
+				indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
+				kind, p, _ := strings.Cut(policy, "/")
+				switch kind {
+				case "vgpu", "mig":
 					s.Scheduler = strings.Replace(s.Scheduler, "schedulePolicy: fgd", "vgpu: true\n"+indent+"schedulePolicy: "+p, 1)
 					s.Cluster.Trace.GPUCards, s.Cluster.Trace.VGPU = false, true
 					s.Workload.Trace.GPUCards, s.Workload.Trace.VGPU = false, true
+					if kind == "mig" {
+						s.Cluster.Trace.MIG, s.Workload.Trace.MIG = "A100-SXM4-80GB", true
+					}
+					return s
+				case "dra":
+					// kube-scheduler's DynamicResources allocates the
+					// devices; deviceshare has no part.
+					s.Scheduler = strings.Replace(s.Scheduler, "- name: predicates\n", "- name: predicates\n"+indent[:len(indent)-2]+"args: {dynamicResourceAllocation: true}\n", 1)
+					s.Scheduler = strings.Replace(s.Scheduler, "schedulePolicy: fgd", "schedulePolicy: binpack", 1)
+					s.Cluster.Trace.GPUCards, s.Cluster.Trace.DRA = false, true
+					s.Workload.Trace.GPUCards, s.Workload.Trace.DRA = false, true
 					return s
 				}
 				s.Scheduler = strings.Replace(s.Scheduler, "schedulePolicy: fgd", "schedulePolicy: "+policy, 1)
@@ -272,6 +285,14 @@ func TestFillCards(t *testing.T) {
 			if s.PeakGPUAllocation < 0.5 || s.PeakGPUAllocation > 1 {
 				t.Errorf("GPU allocation %.3f", s.PeakGPUAllocation)
 			}
+			// What the cards' shares hold: on MIG cards whole instances,
+			// at least what was asked; DRA devices exactly what was asked.
+			switch held := s.CardMemoryHeld; {
+			case strings.HasPrefix(policy, "mig") && held < s.PeakGPUAllocation:
+				t.Errorf("MIG instances hold %.3f of the cards, less than the %.3f asked", held, s.PeakGPUAllocation)
+			case policy == "dra" && math.Abs(held-s.PeakGPUAllocation) > 1e-9:
+				t.Errorf("DRA claims hold %.3f of the devices, want the %.3f asked", held, s.PeakGPUAllocation)
+			}
 			again, err := Run(t.Context(), load())
 			if err != nil {
 				t.Fatal(err)
@@ -298,7 +319,39 @@ func TestCardErrors(t *testing.T) {
 		"sample: {gpuLoad: 0}":              "workload.trace.sample.gpuLoad: Invalid value: 0: must be positive",
 		"repeat: 2, sample: {gpuLoad: 1.3}": "workload.trace.repeat: Invalid value: 2: a sample draws as many tasks as its gpuLoad asks; repeat has no meaning with it",
 		"vgpu: true":                        "workload.trace.vgpu: Invalid value: true: the tasks ask for virtual GPUs, and no cluster's trace nodes register them: set vgpu in cluster.trace too",
-		"vgpu: true, gpuCards: true":        "workload.trace.vgpu: Invalid value: true: a task asks for GPU cards (gpuCards) or virtual GPUs (vgpu), not both",
+		"vgpu: true, gpuCards: true":        "workload.trace: Invalid value: \"gpuCards: true, vgpu: true, dra: false\": a task asks for one of GPU cards (gpuCards), virtual GPUs (vgpu) and DRA devices (dra)",
+		"mig: true":                         "workload.trace.mig: Invalid value: true: MIG-sized requests are virtual GPUs: set vgpu too",
+		"vgpu: true, mig: true":             "workload.trace.mig: Invalid value: true: the tasks ask for MIG instances, and no cluster's trace nodes have MIG cards: set mig in cluster.trace too",
+		"dra: true":                         "workload.trace.dra: Invalid value: true: the tasks ask for DRA devices, and no cluster's trace nodes publish them: set dra in cluster.trace too",
+	} {
+		if _, err := Parse([]byte(strings.Replace(base, "%s", in, 1))); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+}
+
+// TestDRANeedsThePlugin: DRA devices in a scenario need the scheduler to
+// allocate them.
+func TestDRANeedsThePlugin(t *testing.T) {
+	s, err := Load("testdata/fill-cards-slice.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Cluster.Trace.GPUCards, s.Cluster.Trace.DRA = false, true
+	s.Workload.Trace.GPUCards, s.Workload.Trace.DRA = false, true
+	want := "the predicates plugin needs dynamicResourceAllocation: true"
+	if _, err := Run(t.Context(), s); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want %q", err, want)
+	}
+}
+
+// TestMIGCardErrors: MIG cards are virtual GPUs of a model with a
+// geometry.
+func TestMIGCardErrors(t *testing.T) {
+	base := "name: x\ncluster: {trace: {format: alibaba, nodes: n.csv, %s}}\nworkload: {trace: {format: alibaba, tasks: t.csv}}"
+	for in, want := range map[string]string{
+		"mig: A100-SXM4-80GB":             "cluster.trace.mig: Invalid value: \"A100-SXM4-80GB\": MIG cards are registered as virtual GPUs: set vgpu too",
+		"vgpu: true, mig: H100-SXM5-80GB": "cluster.trace.mig: Unsupported value: \"H100-SXM5-80GB\": supported values: \"A30\", \"A100-SXM4-40GB\"",
 	} {
 		if _, err := Parse([]byte(strings.Replace(base, "%s", in, 1))); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", in, err, want)

@@ -32,6 +32,8 @@ type job struct {
 	models      []string
 	selector    map[string]string
 	priority    string
+	// dra asks for the GPUs with a ResourceClaim.
+	dra bool
 	// gang, gangSize and clusters are a HyperJob child's: released with
 	// its siblings, to the cluster its plan gave it.
 	gang     string
@@ -191,7 +193,18 @@ func (s *Scenario) jobs(gpuCapacity float64) ([]job, int, error) {
 						req[api.ResourceGPUNumber] = *resource.NewQuantity(task.GPUs, resource.DecimalSI)
 					}
 				}
-				if t.VGPU {
+				switch {
+				case t.VGPU && t.MIG:
+					// Sized for an instance: the task's share of the MIG
+					// card's memory, in MiB rounded up.
+					card := s.migCardMemory()
+					number, memory := int64(1), (task.GPUMilli*card+999)/1000
+					if task.GPUMilli >= 1000 {
+						number, memory = task.GPUs, card
+					}
+					req[vgpu.ResourceNumber] = *resource.NewQuantity(number, resource.DecimalSI)
+					req[vgpu.ResourceMemory] = *resource.NewQuantity(memory, resource.DecimalSI)
+				case t.VGPU:
 					number, memory, cores := int64(1), task.GPUMilli, (task.GPUMilli+9)/10
 					if task.GPUMilli >= 1000 {
 						number, memory, cores = task.GPUs, 1000, 100
@@ -205,7 +218,8 @@ func (s *Scenario) jobs(gpuCapacity float64) ([]job, int, error) {
 			if t.AllAtOnce || t.Sample != nil {
 				arrival = 0
 			}
-			out = append(out, job{name: task.Name, queue: queue, arrival: arrival, runtime: task.Runtime, tasks: 1, min: 1, requests: req, models: task.Models})
+			out = append(out, job{name: task.Name, queue: queue, arrival: arrival, runtime: task.Runtime, tasks: 1, min: 1, requests: req, models: task.Models,
+				dra: t.DRA && task.GPUMilli > 0})
 		}
 	}
 	for gi, g := range s.Workload.Generators {
