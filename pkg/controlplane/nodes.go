@@ -25,6 +25,9 @@ type NodeSpec struct {
 	// Tainted adds KwokTaint.
 	Tainted bool
 	Taints  []corev1.Taint
+	// Annotations are added to kwok's, such as a device plugin's
+	// registration.
+	Annotations map[string]string
 }
 
 // Node returns the Node object for the spec, annotated for kwok.
@@ -49,11 +52,15 @@ func (s NodeSpec) Node() *corev1.Node {
 		}
 		capacity[corev1.ResourcePods] = resource.MustParse("110")
 	}
+	annotations := map[string]string{KwokNodeAnnotation: "fake"}
+	for k, v := range s.Annotations {
+		annotations[k] = v
+	}
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        s.Name,
 			Labels:      labels,
-			Annotations: map[string]string{KwokNodeAnnotation: "fake"},
+			Annotations: annotations,
 		},
 		Spec: corev1.NodeSpec{Taints: taints},
 		Status: corev1.NodeStatus{

@@ -125,8 +125,18 @@ func StartEnvironment(ctx context.Context, binDir, dir string, w *Workload, size
 	if err := createQueues(ctx, env.Client); err != nil {
 		return nil, err
 	}
-	if err := controlplane.CreateNodesBulk(ctx, env.Client, nodeSpecs(w, size), creationWorkers); err != nil {
+	specs := nodeSpecs(w, size)
+	if err := controlplane.CreateNodesBulk(ctx, env.Client, specs, creationWorkers); err != nil {
 		return nil, err
+	}
+	if d := w.Devices; d != nil && d.Kind == DeviceDRA {
+		names := make([]string, len(specs))
+		for i, s := range specs {
+			names[i] = s.Name
+		}
+		if err := publishDevices(ctx, env, names, d.PerNode); err != nil {
+			return nil, err
+		}
 	}
 	return env, nil
 }
@@ -157,6 +167,9 @@ func nodeSpecs(w *Workload, size string) []controlplane.NodeSpec {
 				corev1.ResourceMemory: w.Nodes.Memory,
 				corev1.ResourcePods:   *resource.NewQuantity(int64(w.Nodes.Pods), resource.DecimalSI),
 			},
+		}
+		if w.Devices != nil {
+			w.Devices.node(&specs[i])
 		}
 	}
 	return specs

@@ -76,13 +76,27 @@ func expandJobs(w *Workload, size string) []*job {
 	}
 }
 
-// pod returns the job's pod of the given name for the scheduler.
-func (j *job) pod(ns, name, schedulerName string) *corev1.Pod {
+// pod returns the job's pod of the given name for the scheduler, asking
+// for its devices of d (nil: the nodes have none).
+func (j *job) pod(ns, name, schedulerName string, d *Devices) *corev1.Pod {
 	p := benchPod(ns, name, schedulerName, j.name, j.group.Requests)
 	if j.group.Kind == JobKindGang {
 		p.Group(j.name)
 	}
-	return p.Obj()
+	pod := p.Obj()
+	if d != nil && j.group.Devices > 0 {
+		res := &pod.Spec.Containers[0].Resources
+		for name, q := range d.limits(j.group.Devices) {
+			if res.Limits == nil {
+				res.Limits = corev1.ResourceList{}
+			}
+			res.Requests[name], res.Limits[name] = q, q
+		}
+		if d.Kind == DeviceDRA {
+			withClaim(pod)
+		}
+	}
+	return pod
 }
 
 // podGroup returns the PodGroup of a gang, with minResources set as
@@ -103,7 +117,7 @@ func (j *job) podGroup(ns string) *schedulingv1beta1.PodGroup {
 
 // createJob creates a job's PodGroup, then its pods with a few requests in
 // flight, and records when it started.
-func createJob(ctx context.Context, env *Environment, ns, schedulerName string, j *job) error {
+func createJob(ctx context.Context, env *Environment, ns, schedulerName string, d *Devices, j *job) error {
 	j.created = time.Now()
 	if j.group.Kind == JobKindGang {
 		if err := env.Client.Create(ctx, j.podGroup(ns)); err != nil {
@@ -114,17 +128,21 @@ func createJob(ctx context.Context, env *Environment, ns, schedulerName string, 
 	// them.
 	const perJob = 8
 	return forEach(ctx, j.pods, perJob, func(ctx context.Context, name string) error {
-		if _, err := env.Clientset.CoreV1().Pods(ns).Create(ctx, j.pod(ns, name, schedulerName), metav1.CreateOptions{}); err != nil {
+		p, err := env.Clientset.CoreV1().Pods(ns).Create(ctx, j.pod(ns, name, schedulerName, d), metav1.CreateOptions{})
+		if err != nil {
 			return fmt.Errorf("creating pod %s: %w", name, err)
+		}
+		if len(p.Spec.ResourceClaims) > 0 {
+			return createClaim(ctx, env, p, j.group.Devices)
 		}
 		return nil
 	})
 }
 
 // createBacklog creates every job with creationWorkers jobs in flight.
-func createBacklog(ctx context.Context, env *Environment, ns, schedulerName string, jobs []*job) error {
+func createBacklog(ctx context.Context, env *Environment, ns, schedulerName string, d *Devices, jobs []*job) error {
 	return forEach(ctx, jobs, creationWorkers, func(ctx context.Context, j *job) error {
-		return createJob(ctx, env, ns, schedulerName, j)
+		return createJob(ctx, env, ns, schedulerName, d, j)
 	})
 }
 
@@ -132,7 +150,7 @@ func createBacklog(ctx context.Context, env *Environment, ns, schedulerName stri
 // creationWorkers at once, so that a slow create does not delay the next
 // arrival unless that many are slow. It returns when the last job has been
 // created. A job's latency counts from its first create request.
-func createStream(ctx context.Context, env *Environment, ns, schedulerName string, jobs []*job, rate float64) error {
+func createStream(ctx context.Context, env *Environment, ns, schedulerName string, d *Devices, jobs []*job, rate float64) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	interval := time.Duration(float64(time.Second) / rate)
@@ -153,7 +171,7 @@ func createStream(ctx context.Context, env *Environment, ns, schedulerName strin
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			if err := createJob(ctx, env, ns, schedulerName, j); err != nil {
+			if err := createJob(ctx, env, ns, schedulerName, d, j); err != nil {
 				cancel(err)
 			}
 		})

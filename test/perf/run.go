@@ -122,7 +122,7 @@ func runScheduler(ctx context.Context, env *Environment, w *Workload, size strin
 	res.Jobs = len(jobs)
 	if w.Mode == ModeBacklog {
 		o.Logf("%s/%s/%s: creating %d jobs, %d pods", w.Name, size, spec.Name, len(jobs), res.Pods)
-		if err := createBacklog(ctx, env, ns, spec.PodSchedulerName, jobs); err != nil {
+		if err := createBacklog(ctx, env, ns, spec.PodSchedulerName, w.Devices, jobs); err != nil {
 			return res, err
 		}
 		if err := poll.Until(ctx, 2*time.Minute, "the watch seeing every pod", func() (bool, string) {
@@ -146,6 +146,9 @@ func runScheduler(ctx context.Context, env *Environment, w *Workload, size strin
 		return res, err
 	}
 	startOpts := startOptions{Limits: o.Limits}
+	if w.Devices != nil {
+		startOpts.Tiers = calderaDeviceTiers()
+	}
 	if o.ProfileDir != "" && spec.Name == Caldera {
 		port, err := controlplane.FreePort()
 		if err != nil {
@@ -173,7 +176,7 @@ func runScheduler(ctx context.Context, env *Environment, w *Workload, size strin
 	if w.Mode == ModeStream {
 		rate := w.Sizes[size].JobsPerSecond
 		o.Logf("%s/%s/%s: creating %d jobs at %g per second", w.Name, size, spec.Name, len(jobs), rate)
-		if err := createStream(ctx, env, ns, spec.PodSchedulerName, jobs, rate); err != nil {
+		if err := createStream(ctx, env, ns, spec.PodSchedulerName, w.Devices, jobs, rate); err != nil {
 			return res, err
 		}
 	}
@@ -220,6 +223,9 @@ func runScheduler(ctx context.Context, env *Environment, w *Workload, size strin
 
 	measure(&res, jobs, rec, res.Writes.boundAt, ns, t0)
 	res.Problems = append(res.Problems, check(w, jobs, probes, rec, res.Writes, ns, spec.Name == Caldera)...)
+	if w.Devices != nil {
+		res.Problems = append(res.Problems, checkDevices(ctx, env, w, ns, jobs, rec)...)
+	}
 	if bound := res.PodsBound + len(res.ProbeLatencies); bound > 0 {
 		res.WritesPerPod = float64(res.Writes.Total) / float64(bound)
 	}
@@ -445,6 +451,9 @@ func deleteAll(ctx context.Context, env *Environment, ns string, jobs []*job, pr
 	}
 	if err := env.Client.DeleteAllOf(ctx, &schedulingv1beta1.PodGroup{}, client.InNamespace(ns)); err != nil {
 		return fmt.Errorf("deleting PodGroups of %s: %w", ns, err)
+	}
+	if err := deleteClaims(ctx, env, ns); err != nil {
+		return err
 	}
 	return poll.Until(ctx, 5*time.Minute, "the pods of "+ns+" deleted", func() (bool, string) {
 		l, err := pods.List(ctx, metav1.ListOptions{Limit: 1})

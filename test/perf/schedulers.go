@@ -46,6 +46,8 @@ type startOptions struct {
 	Actions []string
 	// ProfileAddr, when set, is where caldera-scheduler serves pprof.
 	ProfileAddr string
+	// Tiers, when set, is caldera-scheduler's tiers (YAML).
+	Tiers string
 }
 
 // Schedulers returns the schedulers by name.
@@ -88,7 +90,7 @@ func startCaldera(ctx context.Context, env *Environment, dir string, o startOpti
 	if len(o.Actions) > 0 {
 		actions = fmt.Sprintf("actions: [%s]\n", strings.Join(o.Actions, ", "))
 	}
-	cfg := fmt.Sprintf(calderaConfig, env.Kubeconfig(), o.Limits.QPS, o.Limits.Burst, addr, addr, o.ProfileAddr != "", actions)
+	cfg := fmt.Sprintf(calderaConfig, env.Kubeconfig(), o.Limits.QPS, o.Limits.Burst, addr, addr, o.ProfileAddr != "", actions+o.Tiers)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		return nil, err
 	}

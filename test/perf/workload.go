@@ -58,6 +58,9 @@ type Workload struct {
 	Mode        Mode   `json:"mode"`
 	// Nodes is the shape of every simulated node.
 	Nodes NodeShape `json:"nodes"`
+	// Devices, when set, are the accelerators every node offers; a job
+	// group's pods ask for its devices of them.
+	Devices *Devices `json:"devices,omitempty"`
 	// Jobs are the kinds of job the workload creates; how many of each a
 	// size says.
 	Jobs []JobGroup `json:"jobs"`
@@ -89,6 +92,8 @@ type JobGroup struct {
 	PodsPerJob int32 `json:"podsPerJob"`
 	// Requests of each pod's only container.
 	Requests corev1.ResourceList `json:"requests"`
+	// Devices is how many of the workload's devices each pod asks for.
+	Devices int32 `json:"devices,omitempty"`
 }
 
 // Size holds the counts of one size.
@@ -208,6 +213,15 @@ func (w *Workload) Validate() field.ErrorList {
 			errs = append(errs, field.NotSupported(p.Child("kind"), g.Kind, []JobKind{JobKindPod, JobKindGang}))
 		}
 		errs = append(errs, validateRequests(g.Requests, p.Child("requests"))...)
+		switch {
+		case g.Devices < 0:
+			errs = append(errs, field.Invalid(p.Child("devices"), g.Devices, "must not be negative"))
+		case g.Devices > 0 && w.Devices == nil:
+			errs = append(errs, field.Invalid(p.Child("devices"), g.Devices, "the nodes offer no devices: set the workload's devices"))
+		}
+	}
+	if w.Devices != nil {
+		errs = append(errs, w.Devices.validate(field.NewPath("devices"))...)
 	}
 	if w.Probe != nil {
 		pp := field.NewPath("probe")

@@ -81,6 +81,14 @@ func TestParseWorkload(t *testing.T) {
 			yaml:     strings.Replace(validWorkload, `requests: {cpu: "1"}`, "requests: {}", 1),
 			wantErrs: []string{"jobs[0].requests: Required value"},
 		},
+		"devices asked of nodes without any": {
+			yaml:     strings.Replace(validWorkload, `requests: {cpu: "1"}`, `requests: {cpu: "1"}, devices: 1`, 1),
+			wantErrs: []string{"jobs[0].devices: Invalid value: 1: the nodes offer no devices"},
+		},
+		"bad devices": {
+			yaml:     validWorkload + "devices: {kind: tpu, perNode: 0}\n",
+			wantErrs: []string{`devices.kind: Unsupported value: "tpu"`, "devices.perNode: Invalid value: 0"},
+		},
 		"bad probe": {
 			yaml:     validWorkload + "probe: {count: 0, interval: 1s, requests: {cpu: 100m}}\n",
 			wantErrs: []string{"probe.count: Invalid value: 0"},
