@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"maps"
 	"strings"
 	"sync"
@@ -66,10 +67,11 @@ func newDRAManager(ctx context.Context, factory informers.SharedInformerFactory,
 	}
 	v := newDRAView(m, opts.EnableConsumableCapacity)
 	// The epoch counts what the plugin reads, once it reads it: claims
-	// from the assume cache (after the allocated devices it feeds), slices
+	// from the assume cache (after the allocated devices it feeds; only
+	// the events that may free or take devices, claimEvents), slices
 	// from the tracker (taint rules applied), classes from their informer.
 	// Slice events also move the slice list's own epoch (slicescope.go).
-	claims.AddEventHandler(counting(&v.epoch))
+	claims.AddEventHandler(v.claimEvents())
 	if _, err := slices.AddEventHandler(counting(&v.epoch, &v.slices.epoch)); err != nil {
 		return nil, fmt.Errorf("podfit: watching ResourceSlices: %w", err)
 	}
@@ -117,8 +119,8 @@ type draView struct {
 	slices *slicesView
 	specs  claimSpecs
 
-	// epoch counts the events of claims, slices (taint rules applied) and
-	// classes, and unreservations.
+	// epoch counts the events of claims that may change the free devices,
+	// of slices (taint rules applied) and classes, and unreservations.
 	epoch atomic.Uint64
 }
 
@@ -294,6 +296,58 @@ func counting(counters ...*atomic.Uint64) cache.ResourceEventHandler {
 		}
 	}
 	return cache.ResourceEventHandlerFuncs{AddFunc: bump, UpdateFunc: func(_, o any) { bump(o) }, DeleteFunc: bump}
+}
+
+// claimEvents moves the epoch on the claim events that may change which
+// devices are free: a claim that comes allocated, goes while allocated, or
+// whose allocation changes. It leaves alone a claim that comes without an
+// allocation (it takes no device), an update that keeps the allocation
+// (the finalizer written at bind, reservations, the informer's echo of
+// what the assume cache had), and the allocation written for a claim in
+// flight, whose devices were counted since its Reserve. Without that, every
+// bind would end the verdicts kept for every alike pod.
+func (v *draView) claimEvents() cache.ResourceEventHandler {
+	bump := func() { v.epoch.Add(1) }
+	allocation := func(obj any) *resourcev1.AllocationResult {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		if c, ok := obj.(*resourcev1.ResourceClaim); ok {
+			return c.Status.Allocation
+		}
+		return &resourcev1.AllocationResult{} // not a claim: count it
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if allocation(obj) != nil {
+				bump()
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if allocation(obj) != nil {
+				bump()
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			before, after := allocation(oldObj), allocation(newObj)
+			if apiequality.Semantic.DeepEqual(before, after) {
+				return
+			}
+			if c, ok := newObj.(*resourcev1.ResourceClaim); ok && before == nil && v.claims.inFlightAs(c) {
+				return
+			}
+			bump()
+		},
+	}
+}
+
+// inFlightAs reports whether the claim is in flight with the allocation
+// it now has.
+func (c *claimsView) inFlightAs(claim *resourcev1.ResourceClaim) bool {
+	c.flight.mu.RLock()
+	defer c.flight.mu.RUnlock()
+	in, ok := c.flight.claims[claim.UID]
+	return ok && apiequality.Semantic.DeepEqual(in.claim.Status.Allocation, claim.Status.Allocation)
 }
 
 // signature returns the fragment that makes pods with alike claims alike,

@@ -54,7 +54,7 @@ func benchPlaceDRA(b *testing.B, kind string, nodes, pods int) {
 	o, objs := deviceCluster(kind, nodes, 8, pods)
 	fit := evaluatortest.NewEvaluatorWith(b, podfit.Options{Profile: podfit.ProfileOptions{DynamicResources: kind == "dra"}}, objs...)
 	if kind == "dra" {
-		waitDevicesSeen(b, fit, o, len(objs))
+		waitDevicesSeen(b, fit, o, objs)
 	}
 	g, err := gang.New(nil, &framework.Handle{})
 	if err != nil {
@@ -141,11 +141,18 @@ func deviceCluster(kind string, nodes, devices, pods int) (api.Objects, []runtim
 
 // waitDevicesSeen waits until the evaluator's DRA manager has every
 // pod's claims, the first pod fits every node (each has devices), and
-// every one of the objects served is counted in the signatures of pods
-// with claims: the claim cache, the slice tracker and the events they
-// count fill after the informers report synced.
-func waitDevicesSeen(tb testing.TB, fit *podfit.Evaluator, o api.Objects, objects int) {
+// every device object served (slices, the class; claims without an
+// allocation take no device and are not counted) is counted in the
+// signatures of pods with claims: the claim cache, the slice tracker and
+// the events they count fill after the informers report synced.
+func waitDevicesSeen(tb testing.TB, fit *podfit.Evaluator, o api.Objects, objs []runtime.Object) {
 	tb.Helper()
+	counted := 0
+	for _, obj := range objs {
+		if c, ok := obj.(*resourcev1.ResourceClaim); !ok || c.Status.Allocation != nil {
+			counted++
+		}
+	}
 	fit.SetNodes(api.Build(o).NodeList)
 	poll.Eventually(tb, context.Background(), 30*time.Second, "the evaluator seeing every claim and device", func() (bool, string) {
 		for _, p := range o.Pods {
@@ -157,15 +164,15 @@ func waitDevicesSeen(tb testing.TB, fit *podfit.Evaluator, o api.Objects, object
 			return false, fmt.Sprintf("%s fits %v", o.Pods[0].Name, fits)
 		}
 		// A signed pod's claims fragment starts with the count of events
-		// seen: one per object served.
+		// seen.
 		if sig, ok := fit.Signature(context.Background(), o.Pods[0]); ok {
 			var fragments map[string]any
 			if err := json.Unmarshal([]byte(sig), &fragments); err != nil {
 				return false, err.Error()
 			}
 			claims, _ := fragments["caldera.sh/resource-claims"].(string)
-			if epoch, _, _ := strings.Cut(claims, "/"); epoch != fmt.Sprint(objects) {
-				return false, fmt.Sprintf("%s events counted of %d", epoch, objects)
+			if epoch, _, _ := strings.Cut(claims, "/"); epoch != fmt.Sprint(counted) {
+				return false, fmt.Sprintf("%s events counted of %d", epoch, counted)
 			}
 		}
 		return true, ""

@@ -50,7 +50,7 @@ func TestPipelinedClaimsReleased(t *testing.T) {
 				Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: benchDriver, AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: 1}}}}}})
 	}
 	fit := evaluatortest.NewEvaluatorWith(t, podfit.Options{Profile: podfit.ProfileOptions{DynamicResources: true}}, objs...)
-	waitDevicesSeen(t, fit, o, len(objs))
+	waitDevicesSeen(t, fit, o, objs)
 	pl, err := New(nil, &framework.Handle{PodFit: fit})
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +111,7 @@ func TestPipelinedClaimsReleased(t *testing.T) {
 func TestAlikeClaimPodsOneSearch(t *testing.T) {
 	o, objs := deviceCluster("dra", 3, 2, 7)
 	fit := evaluatortest.NewEvaluatorWith(t, podfit.Options{Profile: podfit.ProfileOptions{DynamicResources: true}}, objs...)
-	waitDevicesSeen(t, fit, o, len(objs))
+	waitDevicesSeen(t, fit, o, objs)
 	g, err := gang.New(nil, &framework.Handle{})
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +185,7 @@ func TestClaimSignatures(t *testing.T) {
 		}
 	}
 	fit := evaluatortest.NewEvaluatorWith(t, podfit.Options{Profile: podfit.ProfileOptions{DynamicResources: true}}, objs...)
-	waitDevicesSeen(t, fit, api.Objects{Nodes: o.Nodes, Pods: o.Pods[:1]}, len(objs))
+	waitDevicesSeen(t, fit, api.Objects{Nodes: o.Nodes, Pods: o.Pods[:1]}, objs)
 	if _, ok := fit.Signature(t.Context(), o.Pods[0]); !ok {
 		t.Fatal("a pod with its own unallocated claim is not signed")
 	}
@@ -203,7 +203,7 @@ func TestClaimSignatures(t *testing.T) {
 func TestSliceChangeEndsKeptVerdicts(t *testing.T) {
 	o, objs := deviceCluster("dra", 1, 1, 1)
 	fit, cs := evaluatortest.NewEvaluatorAndClient(t, podfit.Options{Profile: podfit.ProfileOptions{DynamicResources: true}}, objs...)
-	waitDevicesSeen(t, fit, o, len(objs))
+	waitDevicesSeen(t, fit, o, objs)
 	pl, err := New(nil, &framework.Handle{PodFit: fit})
 	if err != nil {
 		t.Fatal(err)
@@ -251,7 +251,7 @@ func TestSliceChangeEndsKeptVerdicts(t *testing.T) {
 func TestDeviceScope(t *testing.T) {
 	o, objs := deviceCluster("dra", 3, 2, 6)
 	fit := evaluatortest.NewEvaluatorWith(t, podfit.Options{Profile: podfit.ProfileOptions{DynamicResources: true}}, objs...)
-	waitDevicesSeen(t, fit, o, len(objs))
+	waitDevicesSeen(t, fit, o, objs)
 	ctx := t.Context()
 	snap := api.Build(o)
 	nodes := snap.NodeList
