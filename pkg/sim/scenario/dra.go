@@ -300,8 +300,11 @@ func atLeast(version, want string) bool {
 func versioned(cs *fake.Clientset) {
 	var last atomic.Uint64
 	cs.PrependReactor("*", "*", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		if a, ok := a.(interface{ GetObject() runtime.Object }); ok && (a.(clienttesting.Action).GetVerb() == "create" || a.(clienttesting.Action).GetVerb() == "update") {
-			if m, err := meta.Accessor(a.GetObject()); err == nil {
+		if verb := a.GetVerb(); verb != "create" && verb != "update" {
+			return false, nil, nil
+		}
+		if w, ok := a.(interface{ GetObject() runtime.Object }); ok {
+			if m, err := meta.Accessor(w.GetObject()); err == nil {
 				m.SetResourceVersion(strconv.FormatUint(last.Add(1), 10))
 			}
 		}
