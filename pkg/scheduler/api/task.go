@@ -149,7 +149,12 @@ func (t *TaskInfo) SetFitMemo(v any) { t.fitMemo = v }
 
 // NewTaskInfo builds the task of a pod that belongs to job.
 func NewTaskInfo(pod *corev1.Pod, job JobID) *TaskInfo {
-	req := NewResource(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
+	rl := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	// No node advertises a share of a card's memory by percentage: the
+	// vGPU allocation sizes it on the card it picks, and the kubelet admits
+	// a pod whose extended resources its node does not list.
+	delete(rl, vgpu.ResourceMemoryPercentage)
+	req := NewResource(rl)
 	bestEffort := req.MilliCPU == 0 && req.Memory == 0
 	// Every pod takes one of the node's pod slots, as kube-scheduler counts.
 	req.MilliPods += 1000

@@ -28,6 +28,8 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/volumerestrictions"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/volumezone"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"github.com/caldera-sh/caldera/pkg/devices/vgpu"
 )
 
 // profileName names the upstream profile; it only shows in kube-scheduler's
@@ -196,11 +198,15 @@ func newProfile(po ProfileOptions) (*config.KubeSchedulerProfile, error) {
 		}
 		switch args := pc.Args.(type) {
 		case *config.NodeResourcesFitArgs:
+			a := args.DeepCopy()
 			if po.MostAllocated {
-				a := args.DeepCopy()
 				a.ScoringStrategy.Type = config.MostAllocated
-				pc.Args = a
 			}
+			// Node-wide amounts mean nothing for a share of a card's
+			// memory by percentage: the vGPU allocation checks it per
+			// card, and nodes do not advertise it.
+			a.IgnoredResources = append(a.IgnoredResources, vgpu.ResourceMemoryPercentage)
+			pc.Args = a
 		case *config.VolumeBindingArgs:
 			a := args.DeepCopy()
 			if po.VolumeBindTimeout > 0 {

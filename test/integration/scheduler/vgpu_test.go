@@ -84,6 +84,27 @@ func TestVGPUExample(t *testing.T) {
 	if len(cards) != 1 {
 		t.Errorf("the replicas are on cards %v, want one card for all three (binpack)", cards)
 	}
+
+	// A share asked as a percentage of the card's memory: no node
+	// advertises volcano.sh/vgpu-memory-percentage (the kubelet admits
+	// the pod without it), and the scheduler sizes the share from the
+	// card it picks.
+	spec := podSpec(ns, "1")
+	spec.Containers[0].Resources.Limits = corev1.ResourceList{
+		vgpu.ResourceNumber:           resource.MustParse("1"),
+		vgpu.ResourceMemoryPercentage: resource.MustParse("25"),
+		vgpu.ResourceCores:            resource.MustParse("10"),
+	}
+	createPod(t, ns, "by-percentage", nil, spec)
+	for _, p := range waitAllBound(t, ns, 4) {
+		if p.Name != "by-percentage" {
+			continue
+		}
+		devs, err := vgpu.DecodePod(p.Annotations[vgpu.IDsAnnotation])
+		if err != nil || len(devs) != 1 || len(devs[0]) != 1 || devs[0][0].MemoryMiB != 4000 || devs[0][0].Cores != 10 {
+			t.Errorf("%s got devices %q (%v), want one share of 4000 MiB (25%% of 16,000) and 10%%", p.Name, p.Annotations[vgpu.IDsAnnotation], err)
+		}
+	}
 }
 
 // TestDeviceConfigGeometries: a MIG card of a model the shipped geometries

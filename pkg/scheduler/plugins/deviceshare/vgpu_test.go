@@ -83,6 +83,11 @@ func TestVGPUPlacement(t *testing.T) {
 		{name: "spread takes an empty card", policy: "spread",
 			pods: []*corev1.Pod{vgpuPod("p", 1, 4000, 30).Obj()}, groups: []*schedulingv1beta1.PodGroup{inqueue("p", 1)},
 			want: map[string]string{"p": "n0-1,NVIDIA,4000,30:"}},
+		{name: "a share of the card's memory by percentage", policy: "binpack",
+			pods: []*corev1.Pod{st.MakePod("ns", "p").Group("p").Req("cpu", "1").
+				Limit(vgpu.ResourceNumber, "1", vgpu.ResourceMemoryPercentage, "50", vgpu.ResourceCores, "30").Obj()},
+			groups: []*schedulingv1beta1.PodGroup{inqueue("p", 1)},
+			want:   map[string]string{"p": "n0-0,NVIDIA,8000,30:"}},
 		{name: "two shares go to two cards of one node", policy: "binpack",
 			pods: []*corev1.Pod{vgpuPod("p", 2, 10000, 50).Obj()}, groups: []*schedulingv1beta1.PodGroup{inqueue("p", 1)},
 			want: map[string]string{"p": "n1-0,NVIDIA,10000,50:n1-1,NVIDIA,10000,50:"}},
