@@ -13,7 +13,9 @@ import (
 
 // cpuProfiler fetches caldera-scheduler's CPU profile in consecutive chunks
 // of profileChunk until stopped: a run's length is not known in advance, and
-// `go tool pprof` merges the chunk files into one profile.
+// `go tool pprof` merges the chunk files into one profile. After each chunk
+// it also keeps a snapshot of the heap (<prefix>-heap-NN.pprof), to read
+// what the memory held at the run's peak.
 type cpuProfiler struct {
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -29,7 +31,12 @@ func startCPUProfiler(ctx context.Context, addr, prefix string) *cpuProfiler {
 		defer close(p.done)
 		for i := 0; ctx.Err() == nil; i++ {
 			path := fmt.Sprintf("%s-%02d.pprof", prefix, i)
-			err := fetchProfile(addr, path, profileChunk)
+			err := fetchProfile(addr, "profile", path, profileChunk)
+			if err == nil {
+				// A heap snapshot is for reading by hand; one that fails
+				// does not fail the run.
+				_ = fetchProfile(addr, "heap", fmt.Sprintf("%s-heap-%02d.pprof", prefix, i), 0)
+			}
 			p.mu.Lock()
 			if err != nil {
 				p.err = errors.Join(p.err, err)
@@ -49,17 +56,22 @@ func startCPUProfiler(ctx context.Context, addr, prefix string) *cpuProfiler {
 	return p
 }
 
-// fetchProfile asks for a profile of d and writes it to path. It is not
-// cancelled: the chunk in flight when the run ends is kept whole.
-func fetchProfile(addr, path string, d time.Duration) error {
+// fetchProfile asks for a profile of kind ("profile" for CPU over d,
+// "heap" for a snapshot) and writes it to path. It is not cancelled: the
+// chunk in flight when the run ends is kept whole.
+func fetchProfile(addr, kind, path string, d time.Duration) error {
 	client := &http.Client{Timeout: d + 30*time.Second}
-	resp, err := client.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds())))
+	url := fmt.Sprintf("http://%s/debug/pprof/%s", addr, kind)
+	if d > 0 {
+		url += fmt.Sprintf("?seconds=%d", int(d.Seconds()))
+	}
+	resp, err := client.Get(url)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("CPU profile: %s", resp.Status)
+		return fmt.Errorf("%s profile: %s", kind, resp.Status)
 	}
 	f, err := os.Create(path)
 	if err != nil {

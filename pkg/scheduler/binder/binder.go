@@ -103,9 +103,18 @@ func New(pods PodBinder, cache Assumer, o Options) *Binder {
 		pods:   pods,
 		cache:  cache,
 		opts:   o,
-		queue:  make(chan request, 4096),
+		queue:  make(chan request, queueLength(o.Concurrency)),
 		epochs: map[api.JobID]uint64{},
 	}
+}
+
+// queueLength is how many binds wait for a worker before Bind blocks the
+// cycle: enough to keep every worker busy, and few enough that a cycle
+// placing far faster than the API server takes binds does not hold
+// thousands of placed pods' state (a DRA pod's holds the plugin's
+// allocator, a map of every node's slices) until their binds.
+func queueLength(concurrency int) int {
+	return max(4*concurrency, 256)
 }
 
 // Bind assumes the placement in the cache and queues the bind. It is the
