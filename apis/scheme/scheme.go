@@ -13,6 +13,7 @@ import (
 	flowv1alpha1 "github.com/caldera-sh/caldera/apis/flow/v1alpha1"
 	nodeinfov1alpha1 "github.com/caldera-sh/caldera/apis/nodeinfo/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	shardv1alpha1 "github.com/caldera-sh/caldera/apis/shard/v1alpha1"
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	trainingv1alpha1 "github.com/caldera-sh/caldera/apis/training/v1alpha1"
 )
@@ -26,6 +27,7 @@ func AddToScheme(s *runtime.Scheme) error {
 		datadependencyv1alpha1.AddToScheme,
 		nodeinfov1alpha1.AddToScheme,
 		schedulingv1beta1.AddToScheme,
+		shardv1alpha1.AddToScheme,
 		topologyv1alpha1.AddToScheme,
 		trainingv1alpha1.AddToScheme,
 	} {
