@@ -28,6 +28,12 @@ type NominationWriter interface {
 	WriteNomination(task *api.TaskInfo, node string)
 }
 
+// ShardSyncer brings the nodes the scheduler may place on in line with its
+// NodeShard (sharding.Coordinator). It runs between cycles.
+type ShardSyncer interface {
+	Sync(ctx context.Context) error
+}
+
 // CycleObserver is told about each cycle, for metrics.
 type CycleObserver interface {
 	ObserveCycle(CycleStats)
@@ -73,8 +79,10 @@ type Options struct {
 	Status      StatusSink
 	// NodesToFind bounds the search for feasible nodes (nil: all nodes).
 	NodesToFind func(nodes int) int
-	Observer    CycleObserver
-	Clock       clock.WithTicker
+	// Shard keeps the scheduler to its NodeShard; nil uses every node.
+	Shard    ShardSyncer
+	Observer CycleObserver
+	Clock    clock.WithTicker
 }
 
 // Scheduler runs cycles.
@@ -125,6 +133,11 @@ func (s *Scheduler) Run(ctx context.Context) {
 		case <-heartbeat.C():
 		case <-syncLater:
 			syncLater = nil
+		}
+		if s.opts.Shard != nil {
+			if err := s.opts.Shard.Sync(ctx); err != nil {
+				klog.FromContext(ctx).Error(err, "Syncing the node shard; retried at the next wake-up")
+			}
 		}
 		if !s.cache.PendingWork() {
 			if wait := statusInterval - s.opts.Clock.Since(lastSync); wait > 0 {

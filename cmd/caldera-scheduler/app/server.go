@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	schedv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -35,6 +36,7 @@ import (
 	nodeinfov1alpha1 "github.com/caldera-sh/caldera/apis/nodeinfo/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	apischeme "github.com/caldera-sh/caldera/apis/scheme"
+	shardv1alpha1 "github.com/caldera-sh/caldera/apis/shard/v1alpha1"
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	"github.com/caldera-sh/caldera/cmd/caldera-scheduler/app/options"
 	"github.com/caldera-sh/caldera/pkg/component"
@@ -49,6 +51,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/metrics"
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
+	"github.com/caldera-sh/caldera/pkg/scheduler/sharding"
 	"github.com/caldera-sh/caldera/pkg/scheduler/writeback"
 )
 
@@ -85,17 +88,20 @@ type Server struct {
 	// places vGPUs.
 	deviceFactory informers.SharedInformerFactory
 	crdCache      ctrlcache.Cache
-	synced        []toolscache.InformerSynced
-	cache         *cache.Cache
-	sched         *scheduler.Scheduler
-	binder        *binder.Binder
-	evictor       *evictor.Evictor
-	writer        *writeback.Writer
-	broadcaster   events.EventBroadcaster
-	registry      *prometheus.Registry
-	restConfig    *rest.Config
-	metrics       metricsserving.Options
-	closers       []func()
+	// shardSynced is the NodeShard informer's, when the scheduler keeps
+	// to a shard.
+	shardSynced toolscache.InformerSynced
+	synced      []toolscache.InformerSynced
+	cache       *cache.Cache
+	sched       *scheduler.Scheduler
+	binder      *binder.Binder
+	evictor     *evictor.Evictor
+	writer      *writeback.Writer
+	broadcaster events.EventBroadcaster
+	registry    *prometheus.Registry
+	restConfig  *rest.Config
+	metrics     metricsserving.Options
+	closers     []func()
 }
 
 // Setup builds everything the scheduler runs from its configuration.
@@ -167,6 +173,11 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 		return nil, fmt.Errorf("registering metrics: %w", err)
 	}
 
+	crdCache, err := ctrlcache.New(restCfg, ctrlcache.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("creating cache: %w", err)
+	}
+
 	var sched *scheduler.Scheduler
 	c := cache.New(cache.Options{
 		SchedulerNames: cfg.SchedulerNames,
@@ -206,6 +217,15 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 		},
 	})
 	writer := writeback.NewWriter(crClient, recorder)
+	var shard scheduler.ShardSyncer
+	if cfg.Sharding.Mode != configv1alpha1.ShardingNone {
+		coord, synced, err := watchNodeShard(ctx, cfg, restCfg, scheme, crdCache, c, b, func() { sched.Notify() })
+		if err != nil {
+			return nil, err
+		}
+		shard = coord
+		srv.shardSynced = synced
+	}
 	sched = scheduler.New(c, scheduler.Options{
 		Actions:        prof.Actions,
 		Tiers:          prof.Tiers,
@@ -217,6 +237,7 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 		Status:         writer,
 		NodesToFind: framework.NodesToFind(int(*cfg.NodeSampling.PercentageOfNodesToFind),
 			int(*cfg.NodeSampling.MinNodesToFind)),
+		Shard:    shard,
 		Observer: m,
 	})
 
@@ -236,15 +257,14 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 		srv.deviceFactory = f
 		coreSynced = append(coreSynced, synced)
 	}
-	crdCache, err := ctrlcache.New(restCfg, ctrlcache.Options{Scheme: scheme})
-	if err != nil {
-		return nil, fmt.Errorf("creating cache: %w", err)
-	}
 	crdSynced, err := wireCRDInformers(ctx, c, crdCache)
 	if err != nil {
 		return nil, err
 	}
 
+	if srv.shardSynced != nil {
+		crdSynced = append(crdSynced, srv.shardSynced)
+	}
 	srv.clientset, srv.factory, srv.crdCache, srv.synced = clientset, factory, crdCache, append(coreSynced, crdSynced...)
 	srv.cache, srv.sched, srv.binder, srv.evictor, srv.writer, srv.broadcaster, srv.registry = c, sched, b, ev, writer, broadcaster, reg
 	return srv, nil
@@ -573,3 +593,43 @@ func lead(ctx context.Context, le configv1alpha1.LeaderElectionConfiguration, cl
 // 1,000 Jobs was admitted at about 12 PodGroups a second while binds
 // loaded the API server.
 const statusWorkers = 16
+
+// watchNodeShard starts keeping the scheduler to its NodeShard: a
+// coordinator that reads NodeShards from the informer cache and writes the
+// instance's status, told of every NodeShard change.
+func watchNodeShard(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, restCfg *rest.Config, scheme *runtime.Scheme,
+	crdCache ctrlcache.Cache, c *cache.Cache, b *binder.Binder, notify func()) (*sharding.Coordinator, toolscache.InformerSynced, error) {
+	name := cfg.Sharding.ShardName
+	if name == "" {
+		name = cfg.SchedulerNames[0]
+	}
+	cl, err := client.New(restCfg, client.Options{Scheme: scheme, Cache: &client.CacheOptions{Reader: crdCache}})
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating client: %w", err)
+	}
+	coord := sharding.New(sharding.Options{
+		Name:   name,
+		Soft:   cfg.Sharding.Mode == configv1alpha1.ShardingSoft,
+		Client: cl,
+		Fence:  c,
+		Busy:   b.Busy,
+	})
+	inf, err := crdCache.GetInformer(ctx, &shardv1alpha1.NodeShard{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("NodeShard informer: %w", err)
+	}
+	changed := func() {
+		coord.Changed()
+		notify()
+	}
+	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { changed() },
+		UpdateFunc: func(_, _ any) { changed() },
+		DeleteFunc: func(any) { changed() },
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	klog.FromContext(ctx).Info("Keeping to a node shard", "shard", name, "mode", cfg.Sharding.Mode)
+	return coord, reg.HasSynced, nil
+}

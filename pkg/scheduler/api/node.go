@@ -44,6 +44,11 @@ type NodeInfo struct {
 	// here, kept in step by the NodeInfo; nil when nobody keeps one. Set it
 	// with SetMirror.
 	Mirror NodeMirror
+	// Fenced: the node is outside this scheduler's shard (NodeShard, hard
+	// mode); nothing new is placed here, and its tasks still count.
+	// Secondary: outside the shard in soft mode; tried only for a task no
+	// node of the shard fits. Set them with SetFenced.
+	Fenced, Secondary bool
 	// Version changes whenever the node or its tasks do, so that results
 	// computed for the node can be known to be stale.
 	Version uint64
@@ -66,6 +71,15 @@ type NodeMirror interface {
 	RemoveTask(logger klog.Logger, t *TaskInfo)
 	// Clone returns an independent copy, for a copy of the NodeInfo.
 	Clone() NodeMirror
+}
+
+// SetFenced fences the node off for new placements (fenced), makes it a
+// last resort (secondary), or opens it (neither).
+func (n *NodeInfo) SetFenced(fenced, secondary bool) {
+	if n.Fenced != fenced || n.Secondary != secondary {
+		n.Fenced, n.Secondary = fenced, secondary
+		n.Version++
+	}
 }
 
 // NewNodeInfo returns a node with no tasks.
@@ -237,6 +251,8 @@ func (n *NodeInfo) Clone() *NodeInfo {
 		Tasks:       make(map[TaskID]*TaskInfo, len(n.Tasks)),
 		GPUs:        slices.Clone(n.GPUs),
 		VGPUs:       slices.Clone(n.VGPUs),
+		Fenced:      n.Fenced,
+		Secondary:   n.Secondary,
 		Version:     n.Version,
 		future:      *n.future.Clone(),
 	}

@@ -80,12 +80,14 @@ type request struct {
 
 // Binder is the asynchronous binder.
 type Binder struct {
-	pods    PodBinder
-	cache   Assumer
-	opts    Options
-	queue   chan request
-	mu      sync.Mutex
-	epochs  map[api.JobID]uint64
+	pods   PodBinder
+	cache  Assumer
+	opts   Options
+	queue  chan request
+	mu     sync.Mutex
+	epochs map[api.JobID]uint64
+	// onNode counts the binds queued or in flight per node.
+	onNode  map[string]int
 	pending sync.WaitGroup
 }
 
@@ -105,6 +107,7 @@ func New(pods PodBinder, cache Assumer, o Options) *Binder {
 		opts:   o,
 		queue:  make(chan request, queueLength(o.Concurrency)),
 		epochs: map[api.JobID]uint64{},
+		onNode: map[string]int{},
 	}
 }
 
@@ -123,6 +126,7 @@ func (b *Binder) Bind(task *api.TaskInfo, node string) {
 	b.cache.Assume(task, node)
 	b.mu.Lock()
 	epoch := b.epochs[task.Job]
+	b.onNode[node]++
 	b.mu.Unlock()
 	b.pending.Add(1)
 	b.queue <- request{task: task.Clone(), node: node, epoch: epoch}
@@ -153,8 +157,22 @@ func (b *Binder) Run(ctx context.Context) {
 // simulator).
 func (b *Binder) Wait() { b.pending.Wait() }
 
+// Busy reports whether binds to node are queued or in flight.
+func (b *Binder) Busy(node string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.onNode[node] > 0
+}
+
 func (b *Binder) bind(ctx context.Context, req request) {
 	defer b.pending.Done()
+	defer func() {
+		b.mu.Lock()
+		if b.onNode[req.node]--; b.onNode[req.node] <= 0 {
+			delete(b.onNode, req.node)
+		}
+		b.mu.Unlock()
+	}()
 	start := time.Now()
 	t := req.task
 	b.mu.Lock()

@@ -213,3 +213,28 @@ func TestBindWithLostAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestBusyWhileBindsAreQueued: a node is busy from the Bind that queues a
+// pod for it until that bind is done, failed binds included, so that a
+// scheduler giving a node up (NodeShard) waits for its binds there.
+func TestBusyWhileBindsAreQueued(t *testing.T) {
+	pods := &fakePods{fail: map[string]error{"b-0": apierrors.NewForbidden(schema.GroupResource{Resource: "pods/binding"}, "b-0", errors.New("no"))}}
+	b := New(pods, &fakeCache{}, Options{Concurrency: 1})
+	b.Bind(task("a", "a-0"), "n1")
+	b.Bind(task("a", "a-1"), "n1")
+	b.Bind(task("b", "b-0"), "n2")
+	for _, n := range []string{"n1", "n2"} {
+		if !b.Busy(n) {
+			t.Errorf("%s is not busy with a bind queued for it", n)
+		}
+	}
+	if b.Busy("n3") {
+		t.Error("n3 is busy with no bind for it")
+	}
+	drain(t, b)
+	for _, n := range []string{"n1", "n2"} {
+		if b.Busy(n) {
+			t.Errorf("%s is busy after its binds are done", n)
+		}
+	}
+}

@@ -63,6 +63,10 @@ type Cache struct {
 	newMirror      func() api.NodeMirror
 	// migGeometries are given to every node (SetMIGGeometries).
 	migGeometries []vgpu.Geometry
+	// placeable, when set, fences off the nodes it refuses, or with
+	// softFence makes them a last resort (SetPlaceable).
+	placeable func(node string) bool
+	softFence bool
 
 	nodes  map[string]*nodeEntry
 	jobs   map[api.JobID]*jobEntry

@@ -331,3 +331,38 @@ func TestGoneDropsAPodTheInformerStillShows(t *testing.T) {
 	// The informer's delete, arriving later, finds nothing to do.
 	c.DeletePod(pod)
 }
+
+// TestSetPlaceableFencesNodes: the nodes a shard leaves out are fenced
+// off (hard) or made a last resort (soft) in the next snapshot, nodes that
+// come later and nodes pods name before they are known included; nil
+// opens them again.
+func TestSetPlaceableFencesNodes(t *testing.T) {
+	c := newCache()
+	c.UpdateNode(st.MakeNode("in").Alloc("cpu", "4").Obj())
+	c.UpdateNode(st.MakeNode("out").Alloc("cpu", "4").Obj())
+	c.Snapshot()
+	inShard := func(n string) bool { return n == "in" }
+	type state struct{ fenced, secondary bool }
+	check := func(what string, want map[string]state) {
+		t.Helper()
+		snap := c.Snapshot()
+		for name, w := range want {
+			n := snap.Nodes[name]
+			if n == nil {
+				t.Fatalf("%s: node %s is not in the snapshot", what, name)
+			}
+			if got := (state{n.Fenced, n.Secondary}); got != w {
+				t.Errorf("%s: node %s is %+v, want %+v", what, name, got, w)
+			}
+		}
+	}
+	c.SetPlaceable(inShard, false)
+	c.UpdateNode(st.MakeNode("later").Alloc("cpu", "4").Obj())
+	c.UpdatePod(st.MakePod("ns", "p").Req("cpu", "1").Node("unknown").Phase(corev1.PodRunning).Obj())
+	c.UpdateNode(st.MakeNode("unknown").Alloc("cpu", "4").Obj())
+	check("hard", map[string]state{"in": {}, "out": {fenced: true}, "later": {fenced: true}, "unknown": {fenced: true}})
+	c.SetPlaceable(inShard, true)
+	check("soft", map[string]state{"in": {}, "out": {secondary: true}, "later": {secondary: true}})
+	c.SetPlaceable(nil, false)
+	check("none", map[string]state{"in": {}, "out": {}, "later": {}})
+}

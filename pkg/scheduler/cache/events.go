@@ -225,7 +225,37 @@ func (c *Cache) newNodeInfo(node *corev1.Node) *api.NodeInfo {
 	if c.newMirror != nil {
 		n.SetMirror(c.newMirror())
 	}
+	if node.Name != "" {
+		c.fenceLocked(n)
+	}
 	return n
+}
+
+// fenceLocked fences the node off, or not, as SetPlaceable says.
+func (c *Cache) fenceLocked(n *api.NodeInfo) {
+	out := c.placeable != nil && !c.placeable(n.Name)
+	n.SetFenced(out && !c.softFence, out && c.softFence)
+}
+
+// SetPlaceable fences off the nodes, present and to come, where new
+// placements may not go (outside the scheduler's shard), or with soft
+// makes them a last resort; nil opens every node.
+func (c *Cache) SetPlaceable(placeable func(node string) bool, soft bool) {
+	c.mu.Lock()
+	c.placeable, c.softFence = placeable, soft
+	changed := false
+	for name, e := range c.nodes {
+		v := e.info.Version
+		c.fenceLocked(e.info)
+		if e.info.Version != v {
+			c.touchNode(name)
+			changed = true
+		}
+	}
+	c.mu.Unlock()
+	if changed {
+		c.signal()
+	}
 }
 
 // SetMIGGeometries gives every node, and the nodes to come, the MIG
@@ -252,6 +282,7 @@ func (c *Cache) nodeLocked(name string) *nodeEntry {
 	if e == nil {
 		e = &nodeEntry{info: c.newNodeInfo(&corev1.Node{}), placeholder: true}
 		e.info.Name = name
+		c.fenceLocked(e.info)
 		c.nodes[name] = e
 	}
 	return e

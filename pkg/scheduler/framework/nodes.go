@@ -47,12 +47,9 @@ func (ssn *Session) scan(t *api.TaskInfo, fitErrs *FitErrors) (fits, futureFits 
 			ssn.nextStart = (start + processed) % total
 		}
 	}()
-	for i := range total {
-		if len(fits) >= enough {
-			break
-		}
-		n := nodes[(start+i)%total]
-		processed++
+	// consider files a node among the fits, the future fits, the nodes
+	// short of room or the rejections.
+	consider := func(n *api.NodeInfo) {
 		// Resources first, as Volcano checks them: a node without room
 		// for the task even once its releasing tasks are gone is passed
 		// over without running the predicates, and reported short of
@@ -60,16 +57,43 @@ func (ssn *Session) scan(t *api.TaskInfo, fitErrs *FitErrors) (fits, futureFits 
 		// reasons only then).
 		if !n.FitsFuture(t.Resreq) {
 			short = append(short, n)
-			continue
+			return
 		}
 		if s := ssn.Predicate(t, n); s != nil {
 			fitErrs.Add(s)
-			continue
+			return
 		}
 		if n.FitsNow(t.Resreq) {
 			fits = append(fits, n)
 		} else {
 			futureFits = append(futureFits, n)
+		}
+	}
+	// Nodes outside a soft shard are tried only when no node of the
+	// shard fits.
+	secondary := ssn.secondaryBuf[:0]
+	defer func() { clear(secondary); ssn.secondaryBuf = secondary[:0] }()
+	for i := range total {
+		if len(fits) >= enough {
+			break
+		}
+		n := nodes[(start+i)%total]
+		processed++
+		switch {
+		case n.Fenced:
+			fitErrs.Add(fencedStatus)
+		case n.Secondary:
+			secondary = append(secondary, n)
+		default:
+			consider(n)
+		}
+	}
+	if len(fits) == 0 {
+		for _, n := range secondary {
+			if len(fits) >= enough {
+				break
+			}
+			consider(n)
 		}
 	}
 	if len(fits) == 0 {

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -54,5 +55,67 @@ func TestCandidatesStopEarlyAndRotate(t *testing.T) {
 	}
 	if got := ssn.NextStartNode(); got != 150 {
 		t.Errorf("next start = %d, want 150", got)
+	}
+}
+
+// TestCandidatesKeepToTheShard: fenced nodes (outside a hard shard) are
+// never candidates and say why; secondary nodes (outside a soft shard) are
+// candidates only when no node of the shard fits.
+func TestCandidatesKeepToTheShard(t *testing.T) {
+	var nodes []*corev1.Node
+	for i := range 6 {
+		nodes = append(nodes, st.MakeNode(fmt.Sprintf("n%d", i)).Alloc("cpu", "4").Obj())
+	}
+	small := st.MakePod("ns", "small").Req("cpu", "1").Obj()
+	// Only n4 and n5 have room for big: n0 to n3 run a 2-CPU pod each.
+	big := st.MakePod("ns", "big").Req("cpu", "3").Obj()
+	pods := []*corev1.Pod{small, big}
+	for i := range 4 {
+		pods = append(pods, st.MakePod("ns", fmt.Sprintf("run%d", i)).Req("cpu", "2").Node(fmt.Sprintf("n%d", i)).Phase(corev1.PodRunning).Obj())
+	}
+	names := func(ns []*api.NodeInfo) []string {
+		var out []string
+		for _, n := range ns {
+			out = append(out, n.Name)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		// fence marks n2..n5 outside the shard.
+		hard, soft        bool
+		wantSmall         []string
+		wantBig           []string
+		wantBigRejections string
+	}{
+		{name: "no shard", wantSmall: []string{"n0", "n1", "n2", "n3", "n4", "n5"}, wantBig: []string{"n4", "n5"}},
+		{name: "hard: only the shard's nodes", hard: true, wantSmall: []string{"n0", "n1"},
+			wantBigRejections: "0/6 nodes are available: 4 nodes outside this scheduler's NodeShard, 2 nodes Insufficient cpu"},
+		{name: "soft: the shard first, the others when none of it fits", soft: true,
+			wantSmall: []string{"n0", "n1"}, wantBig: []string{"n4", "n5"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			snap := api.Build(api.Objects{Nodes: nodes, Pods: pods})
+			for _, n := range snap.NodeList {
+				if n.Name >= "n2" {
+					n.SetFenced(tc.hard, tc.soft)
+				}
+			}
+			ssn := OpenSession(t.Context(), snap, nil, Options{})
+			for _, c := range []struct {
+				pod        *corev1.Pod
+				want       []string
+				rejections string
+			}{{small, tc.wantSmall, ""}, {big, tc.wantBig, tc.wantBigRejections}} {
+				task := snap.Jobs[api.JobIDOfPod(c.pod)].Tasks[c.pod.UID]
+				fits, _, errs := ssn.Candidates(task)
+				if got := names(fits); fmt.Sprint(got) != fmt.Sprint(c.want) {
+					t.Errorf("%s: candidates %v, want %v", c.pod.Name, got, c.want)
+				}
+				if c.rejections != "" && !strings.Contains(errs.String(), c.rejections) {
+					t.Errorf("%s: rejections %q, want them to say %q", c.pod.Name, errs.String(), c.rejections)
+				}
+			}
+		})
 	}
 }

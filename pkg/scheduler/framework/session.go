@@ -149,6 +149,8 @@ type Session struct {
 	// shortBuf is scan's list of nodes without room, whose reasons are
 	// counted only when no node fits.
 	shortBuf []*api.NodeInfo
+	// secondaryBuf is scan's list of nodes outside a soft shard.
+	secondaryBuf []*api.NodeInfo
 	// resourceStatus shares the statuses of nodes short of resources.
 	resourceStatus map[string]*Status
 	// shortNames and shortKey are insufficient's scratch space.
@@ -504,8 +506,16 @@ func (ssn *Session) PrePredicate(t *api.TaskInfo) *Status {
 	return nil
 }
 
-// Predicate needs every enabled plugin to accept the node.
+// fencedStatus rejects a node outside the scheduler's shard; evicting
+// pods there cannot help.
+var fencedStatus = &Status{Plugin: "NodeShard", Reasons: []string{"outside this scheduler's NodeShard"}, Code: UnschedulableAndUnresolvable}
+
+// Predicate needs the node to be in the scheduler's shard and every
+// enabled plugin to accept it.
 func (ssn *Session) Predicate(t *api.TaskInfo, n *api.NodeInfo) *Status {
+	if n.Fenced {
+		return fencedStatus
+	}
 	for _, tier := range ssn.predicate {
 		for _, p := range tier {
 			if s := p.Predicate(t, n); s != nil {
@@ -519,6 +529,9 @@ func (ssn *Session) Predicate(t *api.TaskInfo, n *api.NodeInfo) *Status {
 // PredicateWithout is Predicate as if the victims (tasks on the node) were
 // gone.
 func (ssn *Session) PredicateWithout(t *api.TaskInfo, n *api.NodeInfo, victims []*api.TaskInfo) *Status {
+	if n.Fenced {
+		return fencedStatus
+	}
 	for _, tier := range ssn.predicate {
 		for _, p := range tier {
 			var s *Status

@@ -24,6 +24,10 @@ type Options struct {
 	Master     string
 	// SchedulerNames, when set, replace the configuration's.
 	SchedulerNames []string
+	// ShardingMode and ShardingName, when set, replace the configuration's
+	// sharding.mode and sharding.shardName.
+	ShardingMode string
+	ShardingName string
 	// LeaderElect overrides the configuration when the flag is given.
 	LeaderElect bool
 	// LeaderElectionNamespace, when set, is the Lease's namespace.
@@ -67,6 +71,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file; empty means in-cluster configuration")
 	fs.StringVar(&o.Master, "master", o.Master, "API server address, overriding the kubeconfig's")
 	fs.StringSliceVar(&o.SchedulerNames, "scheduler-name", o.SchedulerNames, "schedulerName values of the pods to schedule (repeatable); overrides the configuration")
+	fs.StringVar(&o.ShardingMode, "scheduler-sharding-mode", o.ShardingMode, "how this instance uses its NodeShard: none (every node), soft (its nodes first) or hard (only its nodes); overrides the configuration's sharding.mode (default none)")
+	fs.StringVar(&o.ShardingName, "scheduler-sharding-name", o.ShardingName, "name of this instance's NodeShard; overrides the configuration's sharding.shardName (default the first scheduler name)")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect a leader among replicas before scheduling; overrides the configuration when given")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election Lease; overrides the configuration's leaderElection.resourceNamespace (default kube-system)")
 	fs.StringVar(&o.HealthzBindAddress, "healthz-bind-address", o.HealthzBindAddress, "address of /healthz and /readyz; overrides the configuration")
@@ -89,6 +95,12 @@ func (o *Options) Complete() error {
 	}
 	if len(o.SchedulerNames) > 0 {
 		cfg.SchedulerNames = o.SchedulerNames
+	}
+	if o.ShardingMode != "" {
+		cfg.Sharding.Mode = o.ShardingMode
+	}
+	if o.ShardingName != "" {
+		cfg.Sharding.ShardName = o.ShardingName
 	}
 	if o.flags != nil && o.flags.Changed("leader-elect") {
 		v := o.LeaderElect
@@ -145,6 +157,12 @@ func (o *Options) overrides() []override {
 	var set []override
 	if len(o.SchedulerNames) > 0 {
 		set = append(set, override{"--scheduler-name", "schedulerNames"})
+	}
+	if o.ShardingMode != "" {
+		set = append(set, override{"--scheduler-sharding-mode", "sharding.mode"})
+	}
+	if o.ShardingName != "" {
+		set = append(set, override{"--scheduler-sharding-name", "sharding.shardName"})
 	}
 	if o.LeaderElectionNamespace != "" {
 		set = append(set, override{"--leader-election-namespace", "leaderElection.resourceNamespace"})

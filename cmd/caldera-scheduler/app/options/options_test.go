@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/pflag"
 
+	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
 )
 
@@ -99,6 +100,7 @@ func TestFlagsOverride(t *testing.T) {
 		HealthzBindAddress string
 		MetricsBindAddress string
 		Master             string
+		Sharding           configv1alpha1.ShardingConfiguration
 	}
 	const example = "../../../../examples/scheduler/caldera-scheduler.conf"
 	for name, tc := range map[string]struct {
@@ -107,16 +109,18 @@ func TestFlagsOverride(t *testing.T) {
 	}{
 		"the file's": {
 			args: []string{"--config", example},
-			want: overridden{SchedulerNames: []string{"volcano"}, LeaderElect: true, HealthzBindAddress: ":11251", MetricsBindAddress: ":8080"},
+			want: overridden{SchedulerNames: []string{"volcano"}, LeaderElect: true, HealthzBindAddress: ":11251", MetricsBindAddress: ":8080", Sharding: configv1alpha1.ShardingConfiguration{Mode: "none"}},
 		},
 		"leader election off": {
 			args: []string{"--config", example, "--leader-elect=false"},
-			want: overridden{SchedulerNames: []string{"volcano"}, HealthzBindAddress: ":11251", MetricsBindAddress: ":8080"},
+			want: overridden{SchedulerNames: []string{"volcano"}, HealthzBindAddress: ":11251", MetricsBindAddress: ":8080", Sharding: configv1alpha1.ShardingConfiguration{Mode: "none"}},
 		},
 		"every flag": {
 			args: []string{"--config", example, "--scheduler-name=a,b", "--leader-elect=false", "--kubeconfig=/k",
-				"--healthz-bind-address=:1", "--metrics-bind-address=0", "--master=https://api:6443"},
-			want: overridden{SchedulerNames: []string{"a", "b"}, Kubeconfig: "/k", HealthzBindAddress: ":1", MetricsBindAddress: "0", Master: "https://api:6443"},
+				"--healthz-bind-address=:1", "--metrics-bind-address=0", "--master=https://api:6443",
+				"--scheduler-sharding-mode=hard", "--scheduler-sharding-name=batch"},
+			want: overridden{SchedulerNames: []string{"a", "b"}, Kubeconfig: "/k", HealthzBindAddress: ":1", MetricsBindAddress: "0", Master: "https://api:6443",
+				Sharding: configv1alpha1.ShardingConfiguration{Mode: "hard", ShardName: "batch"}},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -132,6 +136,7 @@ func TestFlagsOverride(t *testing.T) {
 				HealthzBindAddress: cfg.HealthzBindAddress,
 				MetricsBindAddress: cfg.MetricsBindAddress,
 				Master:             c.Master,
+				Sharding:           cfg.Sharding,
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("configuration (-want,+got):\n%s", diff)
@@ -157,6 +162,10 @@ func TestValidateNamesFlags(t *testing.T) {
 		"a scheduler name twice": {
 			args: []string{"--scheduler-name=volcano,volcano"},
 			want: []string{`--scheduler-name: Duplicate value: "volcano"`},
+		},
+		"a sharding mode that is none of the modes": {
+			args: []string{"--scheduler-sharding-mode=strict"},
+			want: []string{`--scheduler-sharding-mode: Unsupported value: "strict": supported values: "none", "soft", "hard"`},
 		},
 		"a lease namespace that is no namespace": {
 			args: []string{"--leader-election-namespace=Caldera"},

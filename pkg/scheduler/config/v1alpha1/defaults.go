@@ -77,6 +77,8 @@ func SetDefaults_SchedulerConfiguration(cfg *SchedulerConfiguration) {
 	setInt32(&cfg.Binder.Concurrency, 64)
 	setDuration(&cfg.Binder.Timeout, metav1.Duration{Duration: 30 * time.Second})
 
+	setString(&cfg.Sharding.Mode, ShardingNone)
+
 	setInt32(&cfg.NodeSampling.PercentageOfNodesToFind, 0)
 	setInt32(&cfg.NodeSampling.MinNodesToFind, 100)
 

@@ -38,6 +38,7 @@ func defaultConfig(t *testing.T) *SchedulerConfiguration {
 			PercentageOfNodesToFind: new(int32(0)),
 			MinNodesToFind:          new(int32(100)),
 		},
+		Sharding:         ShardingConfiguration{Mode: ShardingNone},
 		ClientConnection: ClientConnectionConfiguration{ContentType: "application/vnd.kubernetes.protobuf", QPS: new(float32(200)), Burst: new(int32(400))},
 		LeaderElection: LeaderElectionConfiguration{
 			LeaderElect:       new(true),

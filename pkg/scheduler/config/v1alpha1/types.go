@@ -53,6 +53,11 @@ type SchedulerConfiguration struct {
 	// +optional
 	NodeSampling NodeSamplingConfiguration `json:"nodeSampling,omitzero"`
 
+	// Sharding is how this scheduler shares the cluster's nodes with other
+	// scheduler instances through NodeShards (shard.volcano.sh/v1alpha1).
+	// +optional
+	Sharding ShardingConfiguration `json:"sharding,omitzero"`
+
 	// MetricsSource is where node usage metrics are read from. Only the
 	// usage plugin reads it. It is Volcano's top-level "metrics" section.
 	// +optional
@@ -88,6 +93,33 @@ type SchedulerConfiguration struct {
 	// +optional
 	EnableProfiling *bool `json:"enableProfiling,omitempty"`
 }
+
+// ShardingConfiguration says which nodes this scheduler places pods on when
+// several scheduler instances share a cluster. The instance reads its
+// NodeShard's spec.nodesDesired and writes its status: a desired node joins
+// only once no other instance lists it in use, and a node it no longer
+// desires is released once its binds there are done.
+type ShardingConfiguration struct {
+	// Mode is "none" (default: every node; no NodeShard is read), "hard"
+	// (only the NodeShard's nodes) or "soft" (the NodeShard's nodes first;
+	// the others only for a pod none of them fits). Without a NodeShard of
+	// its name, a hard or soft instance uses every node no other instance
+	// lists in use.
+	// +optional
+	Mode string `json:"mode,omitempty"`
+
+	// ShardName is the NodeShard's name. Default: the first of
+	// schedulerNames.
+	// +optional
+	ShardName string `json:"shardName,omitempty"`
+}
+
+// Sharding modes.
+const (
+	ShardingNone = "none"
+	ShardingSoft = "soft"
+	ShardingHard = "hard"
+)
 
 // Tier is a group of plugins of equal precedence.
 type Tier struct {

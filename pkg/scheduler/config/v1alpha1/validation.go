@@ -25,6 +25,7 @@ func ValidateSchedulerConfiguration(cfg *SchedulerConfiguration, reg Registry) f
 	errs = append(errs, validateCycle(&cfg.Cycle, field.NewPath("cycle"))...)
 	errs = append(errs, validateBinder(&cfg.Binder, field.NewPath("binder"))...)
 	errs = append(errs, validateNodeSampling(&cfg.NodeSampling, field.NewPath("nodeSampling"))...)
+	errs = append(errs, validateSharding(&cfg.Sharding, field.NewPath("sharding"))...)
 	if cfg.MetricsSource != nil {
 		errs = append(errs, validateMetricsSource(cfg.MetricsSource, field.NewPath("metricsSource"))...)
 	}
@@ -32,6 +33,20 @@ func ValidateSchedulerConfiguration(cfg *SchedulerConfiguration, reg Registry) f
 	errs = append(errs, validateLeaderElection(&cfg.LeaderElection, field.NewPath("leaderElection"))...)
 	errs = append(errs, validateBindAddress(cfg.HealthzBindAddress, field.NewPath("healthzBindAddress"))...)
 	errs = append(errs, validateBindAddress(cfg.MetricsBindAddress, field.NewPath("metricsBindAddress"))...)
+	return errs
+}
+
+func validateSharding(s *ShardingConfiguration, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	modes := []string{ShardingNone, ShardingSoft, ShardingHard}
+	if !slices.Contains(modes, s.Mode) {
+		errs = append(errs, field.NotSupported(path.Child("mode"), s.Mode, modes))
+	}
+	if s.ShardName != "" {
+		for _, msg := range validation.IsDNS1123Subdomain(s.ShardName) {
+			errs = append(errs, field.Invalid(path.Child("shardName"), s.ShardName, msg))
+		}
+	}
 	return errs
 }
 

@@ -63,6 +63,20 @@ func TestValidateSchedulerConfiguration(t *testing.T) {
 		want     []string
 	}{
 		"defaults are valid": {},
+		"sharding modes": {
+			mutate: func(c *SchedulerConfiguration) {
+				c.Sharding = ShardingConfiguration{Mode: ShardingHard, ShardName: "batch"}
+			},
+		},
+		"unknown sharding mode and a bad shard name": {
+			mutate: func(c *SchedulerConfiguration) {
+				c.Sharding = ShardingConfiguration{Mode: "strict", ShardName: "Batch"}
+			},
+			want: []string{
+				`sharding.mode: Unsupported value: "strict": supported values: "none", "soft", "hard"`,
+				`sharding.shardName: Invalid value: "Batch": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+			},
+		},
 		"every known action once": {
 			mutate: func(c *SchedulerConfiguration) { c.Actions = KnownActions() },
 		},

@@ -1,0 +1,152 @@
+// Package sharding keeps a caldera-scheduler instance to its NodeShard
+// (shard.volcano.sh/v1alpha1): it reads the NodeShards from the informer
+// cache, fences off the nodes the instance may not place on (core.Decide),
+// and writes the instance's status. The scheduler calls Sync between
+// cycles, so that no cycle places on a node the instance has given up.
+package sharding
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	shardv1alpha1 "github.com/caldera-sh/caldera/apis/shard/v1alpha1"
+	"github.com/caldera-sh/caldera/pkg/scheduler/sharding/core"
+)
+
+// Fence is the part of the scheduler's cache the coordinator drives.
+type Fence interface {
+	// SetPlaceable fences off the nodes placeable refuses: kept from new
+	// placements, or with soft only tried when no other node fits.
+	SetPlaceable(placeable func(node string) bool, soft bool)
+}
+
+// Options configure a coordinator.
+type Options struct {
+	// Name is the instance's NodeShard.
+	Name string
+	// Soft prefers the shard's nodes instead of keeping to them.
+	Soft bool
+	// Client reads NodeShards (from the informer cache) and writes the
+	// status.
+	Client client.Client
+	Fence  Fence
+	// Busy reports whether binds to a node are in flight.
+	Busy  func(node string) bool
+	Clock clock.PassiveClock
+}
+
+// Coordinator is one instance's view of the NodeShards.
+type Coordinator struct {
+	opts Options
+	// dirty is set when a NodeShard changed since the last Sync.
+	dirty atomic.Bool
+
+	mu sync.Mutex
+	// lastWrite is the resourceVersion of the instance's last status
+	// write; the decision is settled once the cache shows it.
+	lastWrite string
+	last      core.Decision
+	applied   bool
+}
+
+// New returns a coordinator; call Changed from the NodeShard informer's
+// handlers.
+func New(o Options) *Coordinator {
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	c := &Coordinator{opts: o}
+	c.dirty.Store(true)
+	return c
+}
+
+// Changed records that a NodeShard changed.
+func (c *Coordinator) Changed() { c.dirty.Store(true) }
+
+// Placeable reports whether the last decision lets new placements go to
+// node (for tests and explanations).
+func (c *Coordinator) Placeable(node string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.applied || c.last.Placeable(node)
+}
+
+// Sync decides again when a NodeShard changed, or while a node waits for
+// its binds to finish, and then applies the decision and writes the status
+// if it says something new.
+func (c *Coordinator) Sync(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.dirty.Swap(false) && c.applied && len(c.last.ToRemove) == 0 {
+		return nil
+	}
+	var list shardv1alpha1.NodeShardList
+	if err := c.opts.Client.List(ctx, &list); err != nil {
+		c.dirty.Store(true)
+		return fmt.Errorf("listing NodeShards: %w", err)
+	}
+	in := core.Input{Busy: c.opts.Busy, Placed: c.last.Place}
+	var own *shardv1alpha1.NodeShard
+	for i := range list.Items {
+		s := &list.Items[i]
+		sh := core.Shard{Name: s.Name, Desired: s.Spec.NodesDesired, InUse: s.Status.NodesInUse}
+		if s.Name == c.opts.Name {
+			own, in.Own = s, &sh
+			continue
+		}
+		in.Others = append(in.Others, sh)
+	}
+	in.Settled = own == nil || c.lastWrite == "" || atLeast(own.ResourceVersion, c.lastWrite)
+	d := core.Decide(in)
+	if !c.applied || !samePlacement(d, c.last) {
+		c.opts.Fence.SetPlaceable(d.Placeable, c.opts.Soft)
+		c.applied = true
+		klog.FromContext(ctx).V(2).Info("Shard nodes changed", "shard", c.opts.Name, "all", d.All, "place", len(d.Place), "toAdd", len(d.ToAdd), "toRemove", len(d.ToRemove))
+	}
+	c.last = d
+	if own == nil || (own.Status.ObservedGeneration == own.Generation &&
+		d.StatusEqual(own.Status.NodesInUse, own.Status.NodesToAdd, own.Status.NodesToRemove)) {
+		return nil
+	}
+	upd := own.DeepCopy()
+	now := metav1.NewTime(c.opts.Clock.Now())
+	upd.Status = shardv1alpha1.NodeShardStatus{
+		LastUpdateTime:     &now,
+		NodesInUse:         d.InUse,
+		NodesToAdd:         d.ToAdd,
+		NodesToRemove:      d.ToRemove,
+		Desired:            int32(len(own.Spec.NodesDesired)),
+		InUse:              int32(len(d.InUse)),
+		ToAdd:              int32(len(d.ToAdd)),
+		ToRemove:           int32(len(d.ToRemove)),
+		ObservedGeneration: own.Generation,
+	}
+	if err := c.opts.Client.Status().Update(ctx, upd); err != nil {
+		// A conflict means the cache is behind: its next event syncs
+		// again. Anything else is retried at the next Sync.
+		c.dirty.Store(true)
+		return fmt.Errorf("writing the status of NodeShard %s: %w", c.opts.Name, err)
+	}
+	c.lastWrite = upd.ResourceVersion
+	return nil
+}
+
+// atLeast reports whether resourceVersion a is b or later; an unreadable
+// one is taken as not later.
+func atLeast(a, b string) bool {
+	n, err := resourceversion.CompareResourceVersion(a, b)
+	return err == nil && n >= 0
+}
+
+func samePlacement(a, b core.Decision) bool {
+	return a.All == b.All && slices.Equal(a.Excluded, b.Excluded) && slices.Equal(a.Place, b.Place)
+}
