@@ -13,6 +13,7 @@ import (
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	flowv1alpha1 "github.com/caldera-sh/caldera/apis/flow/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	shardv1alpha1 "github.com/caldera-sh/caldera/apis/shard/v1alpha1"
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 
 	"github.com/caldera-sh/caldera/cmd/caldera-controller-manager/app/options"
@@ -22,6 +23,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/controllers/jobflow"
 	"github.com/caldera-sh/caldera/pkg/controllers/podgroup"
 	"github.com/caldera-sh/caldera/pkg/controllers/queue"
+	"github.com/caldera-sh/caldera/pkg/controllers/sharding"
 )
 
 // controller is one controller the manager can run.
@@ -57,6 +59,9 @@ func controllers() []controller {
 		{name: hypernode.ControllerName, setup: func(mgr ctrl.Manager, c *options.Config) error {
 			return hypernode.NewReconciler(mgr.GetClient(), c.HyperNodeDiscovery, clock.RealClock{}).SetupWithManager(mgr)
 		}, watches: &topologyv1alpha1.HyperNode{}},
+		{name: sharding.ControllerName, setup: func(mgr ctrl.Manager, c *options.Config) error {
+			return sharding.NewReconciler(mgr.GetClient(), c.Sharding).SetupWithManager(mgr)
+		}, watches: &shardv1alpha1.NodeShard{}},
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/caldera-sh/caldera/pkg/component/metricsserving"
 	"github.com/caldera-sh/caldera/pkg/controllers/hypernode"
+	"github.com/caldera-sh/caldera/pkg/controllers/sharding"
 )
 
 // Options are the controller manager's flags.
@@ -42,10 +43,17 @@ type Options struct {
 	// discovery off.
 	HyperNodeDiscoveryConfig string
 
+	// ShardingConfig is a file with the sharding controller's
+	// configuration (scheduler-configs); empty turns the sharding
+	// controller off.
+	ShardingConfig string
+
 	// known are the names of the controllers the manager can run.
 	known []string
 	// hyperNodeDiscovery is HyperNodeDiscoveryConfig, loaded by Complete.
 	hyperNodeDiscovery *hypernode.Config
+	// sharding is ShardingConfig, loaded by Complete.
+	sharding *sharding.Config
 }
 
 // Config is what the controller manager runs with.
@@ -77,6 +85,9 @@ type Config struct {
 	Controllers []string
 	// HyperNodeDiscovery configures HyperNode discovery; nil turns it off.
 	HyperNodeDiscovery *hypernode.Config
+	// Sharding configures the sharding controller, which runs only when
+	// it is set.
+	Sharding *sharding.Config
 }
 
 // NewOptions returns the defaults for a manager that can run the
@@ -121,10 +132,22 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.GracefulShutdown, "graceful-shutdown-timeout", o.GracefulShutdown, "how long running reconciles may take to finish on shutdown")
 	fs.StringVar(&o.HyperNodeDiscoveryConfig, "hypernode-discovery-config", o.HyperNodeDiscoveryConfig,
 		"file with a networkTopologyDiscovery section (Volcano's controller configuration may be given whole); empty turns HyperNode discovery off")
+	fs.StringVar(&o.ShardingConfig, "sharding-config", o.ShardingConfig,
+		"file with the sharding controller's scheduler-configs (the NodeShard of each scheduler instance and its policy); empty turns the sharding controller off")
 }
 
-// Complete loads --hypernode-discovery-config.
+// Complete loads --hypernode-discovery-config and --sharding-config.
 func (o *Options) Complete() error {
+	o.sharding = nil
+	if o.ShardingConfig != "" {
+		data, err := os.ReadFile(o.ShardingConfig)
+		if err != nil {
+			return fmt.Errorf("--sharding-config: %w", err)
+		}
+		if o.sharding, err = sharding.LoadConfig(data); err != nil {
+			return fmt.Errorf("--sharding-config %s: %w", o.ShardingConfig, err)
+		}
+	}
 	o.hyperNodeDiscovery = nil
 	if o.HyperNodeDiscoveryConfig == "" {
 		return nil
@@ -148,6 +171,9 @@ func (o *Options) Validate() field.ErrorList {
 			errs = append(errs, field.Invalid(field.NewPath("--controllers"), c,
 				fmt.Sprintf("unknown controller %q (known: %s)", name, strings.Join(o.known, ", "))))
 		}
+		if c == sharding.ControllerName && o.ShardingConfig == "" {
+			errs = append(errs, field.Invalid(field.NewPath("--controllers"), c, "the sharding controller needs --sharding-config"))
+		}
 	}
 	if o.Workers < 1 {
 		errs = append(errs, field.Invalid(field.NewPath("--workers"), o.Workers, "must be at least 1"))
@@ -164,8 +190,15 @@ func (o *Options) Config() (*Config, error) {
 	if o.HyperNodeDiscoveryConfig != "" && o.hyperNodeDiscovery == nil {
 		return nil, fmt.Errorf("--hypernode-discovery-config %s: not loaded; Complete loads it", o.HyperNodeDiscoveryConfig)
 	}
+	if o.ShardingConfig != "" && o.sharding == nil {
+		return nil, fmt.Errorf("--sharding-config %s: not loaded; Complete loads it", o.ShardingConfig)
+	}
 	var enabled []string
 	for _, name := range o.known {
+		// The sharding controller runs only with its configuration.
+		if name == sharding.ControllerName && o.sharding == nil {
+			continue
+		}
 		if o.enabled(name) {
 			enabled = append(enabled, name)
 		}
@@ -185,6 +218,7 @@ func (o *Options) Config() (*Config, error) {
 		SchedulerNames:          o.SchedulerNames,
 		Controllers:             enabled,
 		HyperNodeDiscovery:      o.hyperNodeDiscovery,
+		Sharding:                o.sharding,
 	}, nil
 }
 

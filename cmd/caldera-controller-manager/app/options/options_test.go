@@ -3,6 +3,7 @@ package options
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -199,5 +200,68 @@ func TestFlagsNameKnownControllers(t *testing.T) {
 	want := "controllers to run: * for all, -name to leave one out; known: job, podgroup, queue, hypernode"
 	if got := fs.Lookup("controllers").Usage; got != want {
 		t.Errorf("--controllers usage %q, want %q", got, want)
+	}
+}
+
+// TestShardingController: the sharding controller runs only with
+// --sharding-config; named without it, start-up stops and says why; an
+// invalid file stops start-up naming the field.
+func TestShardingController(t *testing.T) {
+	all := append(slices.Clone(known), "sharding")
+	example := "../../../../examples/sharding/sharding-controller.conf"
+	invalid := filepath.Join(t.TempDir(), "invalid.conf")
+	if err := os.WriteFile(invalid, []byte("scheduler-configs:\n- name: a\n  min-nodes: 3\n  max-nodes: 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		args    []string
+		want    []string
+		errs    []string
+		wantErr string
+	}{
+		"off without a file":         {want: known},
+		"on with a file":             {args: []string{"--sharding-config=" + example}, want: all},
+		"named without a file":       {args: []string{"--controllers=job,sharding"}, errs: []string{`--controllers: Invalid value: "sharding": the sharding controller needs --sharding-config`}},
+		"an invalid file":            {args: []string{"--sharding-config=" + invalid}, wantErr: "--sharding-config " + invalid + ": scheduler-configs[0].min-nodes: Invalid value: 3: must not be above max-nodes (2)"},
+		"a file, the controller off": {args: []string{"--sharding-config=" + example, "--controllers=*,-sharding"}, want: known},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := NewOptions(all)
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			o.AddFlags(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			err := o.Complete()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Complete: %v, want an error containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range o.Validate() {
+				got = append(got, e.Error())
+			}
+			if diff := cmp.Diff(tc.errs, got); diff != "" || tc.errs != nil {
+				if diff != "" {
+					t.Errorf("Validate (-want,+got):\n%s", diff)
+				}
+				return
+			}
+			c, err := o.Config()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, c.Controllers); diff != "" {
+				t.Errorf("controllers (-want,+got):\n%s", diff)
+			}
+			if (c.Sharding != nil) != slices.Contains(tc.args, "--sharding-config="+example) {
+				t.Errorf("sharding configuration %v with args %v", c.Sharding, tc.args)
+			}
+		})
 	}
 }

@@ -1,0 +1,151 @@
+//go:build integration
+
+// Package sharding tests the sharding controller against a real API
+// server with kwok nodes: the NodeShards it writes follow node labels and
+// CPU utilisation.
+package sharding
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	shardv1alpha1 "github.com/caldera-sh/caldera/apis/shard/v1alpha1"
+	"github.com/caldera-sh/caldera/pkg/controllers/sharding"
+	"github.com/caldera-sh/caldera/pkg/controlplane"
+	"github.com/caldera-sh/caldera/test/integration/framework"
+	"github.com/caldera-sh/caldera/test/poll"
+)
+
+var fw *framework.Framework
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(klog.NewKlogr())
+	os.Exit(framework.Main(m, framework.Options{Kwok: true}, &fw))
+}
+
+// startController runs the sharding controller with the documented
+// configuration (examples/sharding/sharding-controller.conf), resyncing every
+// second, until the test ends.
+func startController(t *testing.T) {
+	t.Helper()
+	data, err := os.ReadFile("../../../../examples/sharding/sharding-controller.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := sharding.LoadConfig(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ResyncPeriod = &metav1.Duration{Duration: time.Second}
+	mgr, err := ctrl.NewManager(fw.RESTConfig(), ctrl.Options{
+		Scheme:                 fw.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             ctrlconfig.Controller{SkipNameValidation: new(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sharding.NewReconciler(mgr.GetClient(), cfg).SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("controller manager: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Errorf("controller manager did not stop")
+		}
+	})
+}
+
+// expectShards waits until the NodeShards desire exactly want.
+func expectShards(t *testing.T, what string, want map[string][]string) {
+	t.Helper()
+	poll.Eventually(t, t.Context(), 30*time.Second, what, func() (bool, string) {
+		var list shardv1alpha1.NodeShardList
+		if err := fw.Client.List(t.Context(), &list); err != nil {
+			return false, err.Error()
+		}
+		got := map[string][]string{}
+		for _, s := range list.Items {
+			nodes := slices.Clone(s.Spec.NodesDesired)
+			slices.Sort(nodes)
+			got[s.Name] = nodes
+		}
+		return cmp.Equal(want, got), cmp.Diff(want, got)
+	})
+}
+
+// runOn creates a running pod bound to node, requesting cpu.
+func runOn(t *testing.T, name, node, cpu string) *corev1.Pod {
+	t.Helper()
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "main", Image: "busybox",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}},
+	}
+	if err := fw.Client.Create(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestShardsFollowUtilisation runs the documented split: the agent
+// scheduler takes nodes whose pods request 70% or more of their CPU (and
+// at least one node, a warmup node first), the batch scheduler the rest.
+// A node near the boundary stays where it is (hysteresis).
+func TestShardsFollowUtilisation(t *testing.T) {
+	var specs []controlplane.NodeSpec
+	for i := range 4 {
+		s := controlplane.NodeSpec{Name: fmt.Sprintf("n%d", i), Capacity: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi"), corev1.ResourcePods: resource.MustParse("110")}}
+		if i == 3 {
+			s.Labels = map[string]string{sharding.WarmupLabel: "true"}
+		}
+		specs = append(specs, s)
+	}
+	if err := controlplane.CreateNodes(t.Context(), fw.Client, specs); err != nil {
+		t.Fatal(err)
+	}
+	startController(t)
+	// Every node is idle: the batch scheduler's band; the agent scheduler
+	// takes its one node, the warmup node.
+	expectShards(t, "idle nodes", map[string][]string{"agent-scheduler": {"n3"}, "volcano": {"n0", "n1", "n2"}})
+
+	// n1's pods request 3 of its 4 CPUs: it moves to the agent
+	// scheduler, which no longer needs the warmup node.
+	runOn(t, "n1-a", "n1", "2")
+	small := runOn(t, "n1-b", "n1", "1")
+	expectShards(t, "n1 busy", map[string][]string{"agent-scheduler": {"n1"}, "volcano": {"n0", "n2", "n3"}})
+
+	// n1 falls to 2.75 CPUs (69%): within the hysteresis, it stays. n2
+	// rises to 3 CPUs and joins; the write that moves n2 is computed with
+	// n1's drop already seen (the pods' events arrive in order).
+	if err := fw.Client.Delete(t.Context(), small, client.GracePeriodSeconds(0)); err != nil {
+		t.Fatal(err)
+	}
+	runOn(t, "n1-c", "n1", "750m")
+	runOn(t, "n2-a", "n2", "3")
+	expectShards(t, "n2 busy, n1 held", map[string][]string{"agent-scheduler": {"n1", "n2"}, "volcano": {"n0", "n3"}})
+}
