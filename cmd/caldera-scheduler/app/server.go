@@ -19,7 +19,10 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	schedv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -219,7 +222,7 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 	writer := writeback.NewWriter(crClient, recorder)
 	var shard scheduler.ShardSyncer
 	if cfg.Sharding.Mode != configv1alpha1.ShardingNone {
-		coord, synced, err := watchNodeShard(ctx, cfg, restCfg, scheme, crdCache, c, b, func() { sched.Notify() })
+		coord, synced, err := watchNodeShard(ctx, cfg, restCfg, scheme, clientset, crdCache, c, b, func() { sched.Notify() })
 		if err != nil {
 			return nil, err
 		}
@@ -598,7 +601,7 @@ const statusWorkers = 16
 // coordinator that reads NodeShards from the informer cache and writes the
 // instance's status, told of every NodeShard change.
 func watchNodeShard(ctx context.Context, cfg *configv1alpha1.SchedulerConfiguration, restCfg *rest.Config, scheme *runtime.Scheme,
-	crdCache ctrlcache.Cache, c *cache.Cache, b *binder.Binder, notify func()) (*sharding.Coordinator, toolscache.InformerSynced, error) {
+	clientset kubernetes.Interface, crdCache ctrlcache.Cache, c *cache.Cache, b *binder.Binder, notify func()) (*sharding.Coordinator, toolscache.InformerSynced, error) {
 	name := cfg.Sharding.ShardName
 	if name == "" {
 		name = cfg.SchedulerNames[0]
@@ -608,11 +611,12 @@ func watchNodeShard(ctx context.Context, cfg *configv1alpha1.SchedulerConfigurat
 		return nil, nil, fmt.Errorf("creating client: %w", err)
 	}
 	coord := sharding.New(sharding.Options{
-		Name:   name,
-		Soft:   cfg.Sharding.Mode == configv1alpha1.ShardingSoft,
-		Client: cl,
-		Fence:  c,
-		Busy:   b.Busy,
+		Name:    name,
+		Soft:    cfg.Sharding.Mode == configv1alpha1.ShardingSoft,
+		Client:  cl,
+		Fence:   c,
+		Busy:    b.Busy,
+		Witness: podWitness{cache: c, client: clientset},
 	})
 	inf, err := crdCache.GetInformer(ctx, &shardv1alpha1.NodeShard{})
 	if err != nil {
@@ -632,4 +636,30 @@ func watchNodeShard(ctx context.Context, cfg *configv1alpha1.SchedulerConfigurat
 	}
 	klog.FromContext(ctx).Info("Keeping to a node shard", "shard", name, "mode", cfg.Sharding.Mode)
 	return coord, reg.HasSynced, nil
+}
+
+// podWitness confirms a node taken into the shard once the cache holds
+// every pod bound there: at once when the cache has seen pod events past
+// the NodeShards' latest write (every bind before a release is older),
+// else by listing the node's pods from the API server.
+type podWitness struct {
+	cache  *cache.Cache
+	client kubernetes.Interface
+}
+
+func (w podWitness) CacheHolds(ctx context.Context, node, since string) (bool, error) {
+	if w.cache.PodsSeenSince(since) {
+		return true, nil
+	}
+	pods, err := w.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String()})
+	if err != nil {
+		return false, fmt.Errorf("listing the pods of node %s: %w", node, err)
+	}
+	uids := make([]types.UID, 0, len(pods.Items))
+	for _, p := range pods.Items {
+		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			uids = append(uids, p.UID)
+		}
+	}
+	return w.cache.HoldsPods(node, uids), nil
 }

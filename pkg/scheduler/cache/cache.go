@@ -67,6 +67,9 @@ type Cache struct {
 	// softFence makes them a last resort (SetPlaceable).
 	placeable func(node string) bool
 	softFence bool
+	// podVersion is the latest resourceVersion of the pod events
+	// processed (PodsSeenSince).
+	podVersion uint64
 
 	nodes  map[string]*nodeEntry
 	jobs   map[api.JobID]*jobEntry

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
@@ -365,4 +366,26 @@ func TestSetPlaceableFencesNodes(t *testing.T) {
 	check("soft", map[string]state{"in": {}, "out": {secondary: true}, "later": {secondary: true}})
 	c.SetPlaceable(nil, false)
 	check("none", map[string]state{"in": {}, "out": {}, "later": {}})
+}
+
+// TestPodsSeen: the cache knows which pods it holds on a node, and the
+// latest pod resourceVersion it processed, deletions included.
+func TestPodsSeen(t *testing.T) {
+	c := newCache()
+	c.UpdateNode(st.MakeNode("n").Alloc("cpu", "4").Obj())
+	p := st.MakePod("ns", "p").Req("cpu", "1").Node("n").Phase(corev1.PodRunning).Obj()
+	p.ResourceVersion = "41"
+	c.UpdatePod(p)
+	if !c.HoldsPods("n", []types.UID{p.UID}) || c.HoldsPods("n", []types.UID{p.UID, "other"}) || c.HoldsPods("m", []types.UID{p.UID}) {
+		t.Error("HoldsPods does not say which pods the node holds")
+	}
+	if !c.PodsSeenSince("41") || c.PodsSeenSince("42") || c.PodsSeenSince("not a version") {
+		t.Error("PodsSeenSince does not follow the pod events")
+	}
+	gone := p.DeepCopy()
+	gone.ResourceVersion = "50"
+	c.DeletePod(gone)
+	if !c.PodsSeenSince("50") || c.HoldsPods("n", []types.UID{p.UID}) {
+		t.Error("a deletion is not seen")
+	}
 }

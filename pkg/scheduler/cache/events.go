@@ -3,6 +3,7 @@ package cache
 import (
 	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +23,7 @@ import (
 // UpdatePod records a pod as it now is (added or updated).
 func (c *Cache) UpdatePod(pod *corev1.Pod) {
 	c.mu.Lock()
+	c.notePodVersionLocked(pod.ResourceVersion)
 	changed := c.updatePodLocked(pod)
 	c.mu.Unlock()
 	if changed {
@@ -30,7 +32,34 @@ func (c *Cache) UpdatePod(pod *corev1.Pod) {
 }
 
 // DeletePod forgets a pod.
-func (c *Cache) DeletePod(pod *corev1.Pod) { c.Gone(pod.UID) }
+func (c *Cache) DeletePod(pod *corev1.Pod) {
+	c.mu.Lock()
+	c.notePodVersionLocked(pod.ResourceVersion)
+	c.mu.Unlock()
+	c.Gone(pod.UID)
+}
+
+// notePodVersionLocked records the latest resourceVersion of the pod
+// events processed: watch events come in resourceVersion order, so every
+// pod change before it is in the cache.
+func (c *Cache) notePodVersionLocked(rv string) {
+	if v, err := strconv.ParseUint(rv, 10, 64); err == nil && v > c.podVersion {
+		c.podVersion = v
+	}
+}
+
+// PodsSeenSince reports whether the cache has processed a pod event at
+// resourceVersion rv or later, and so holds every pod change made before
+// rv (resourceVersions of one etcd, as the API server serves them).
+func (c *Cache) PodsSeenSince(rv string) bool {
+	v, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.podVersion >= v
+}
 
 // Gone forgets the pod of that UID: deleted, as its informer shows, or
 // found gone by a bind before the informer shows it (the informer's delete
@@ -235,6 +264,20 @@ func (c *Cache) newNodeInfo(node *corev1.Node) *api.NodeInfo {
 func (c *Cache) fenceLocked(n *api.NodeInfo) {
 	out := c.placeable != nil && !c.placeable(n.Name)
 	n.SetFenced(out && !c.softFence, out && c.softFence)
+}
+
+// HoldsPods reports whether the cache has seen every one of the pods bound
+// to node.
+func (c *Cache) HoldsPods(node string, uids []types.UID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.nodes[node]
+	for _, uid := range uids {
+		if e == nil || e.info.Tasks[uid] == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // SetPlaceable fences off the nodes, present and to come, where new

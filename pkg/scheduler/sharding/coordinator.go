@@ -29,6 +29,14 @@ type Fence interface {
 	SetPlaceable(placeable func(node string) bool, soft bool)
 }
 
+// Witness tells whether the scheduler's cache holds every pod bound to a
+// node by the time the NodeShards were at resourceVersion since: a node
+// taken over from another instance is placed on only once it does, so that
+// the pods the other instance bound there before releasing it are counted.
+type Witness interface {
+	CacheHolds(ctx context.Context, node, since string) (bool, error)
+}
+
 // Options configure a coordinator.
 type Options struct {
 	// Name is the instance's NodeShard.
@@ -40,9 +48,16 @@ type Options struct {
 	Client client.Client
 	Fence  Fence
 	// Busy reports whether binds to a node are in flight.
-	Busy  func(node string) bool
-	Clock clock.PassiveClock
+	Busy func(node string) bool
+	// Witness checks the nodes the instance takes; nil takes them at
+	// once.
+	Witness Witness
+	Clock   clock.PassiveClock
 }
+
+// checksPerSync bounds the nodes checked by the witness in one Sync; the
+// rest wait for the next.
+const checksPerSync = 32
 
 // Coordinator is one instance's view of the NodeShards.
 type Coordinator struct {
@@ -56,6 +71,10 @@ type Coordinator struct {
 	lastWrite string
 	last      core.Decision
 	applied   bool
+	// witnessed are the nodes the witness confirmed since they last
+	// became placeable; unwitnessed those it has yet to confirm.
+	witnessed   map[string]bool
+	unwitnessed []string
 }
 
 // New returns a coordinator; call Changed from the NodeShard informer's
@@ -64,7 +83,7 @@ func New(o Options) *Coordinator {
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
-	c := &Coordinator{opts: o}
+	c := &Coordinator{opts: o, witnessed: map[string]bool{}}
 	c.dirty.Store(true)
 	return c
 }
@@ -86,7 +105,7 @@ func (c *Coordinator) Placeable(node string) bool {
 func (c *Coordinator) Sync(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.dirty.Swap(false) && c.applied && len(c.last.ToRemove) == 0 {
+	if !c.dirty.Swap(false) && c.applied && len(c.last.ToRemove) == 0 && len(c.unwitnessed) == 0 {
 		return nil
 	}
 	var list shardv1alpha1.NodeShardList
@@ -107,6 +126,16 @@ func (c *Coordinator) Sync(ctx context.Context) error {
 	}
 	in.Settled = own == nil || c.lastWrite == "" || atLeast(own.ResourceVersion, c.lastWrite)
 	d := core.Decide(in)
+	if !c.applied && own != nil {
+		// At start the nodes the instance's status lists in use were its
+		// own: no other instance placed there since.
+		for _, n := range own.Status.NodesInUse {
+			c.witnessed[n] = true
+		}
+	}
+	if !d.All {
+		d.Place = c.witness(ctx, d.Place, newest(list.Items, c.opts.Name))
+	}
 	if !c.applied || !samePlacement(d, c.last) {
 		c.opts.Fence.SetPlaceable(d.Placeable, c.opts.Soft)
 		c.applied = true
@@ -138,6 +167,51 @@ func (c *Coordinator) Sync(ctx context.Context) error {
 	}
 	c.lastWrite = upd.ResourceVersion
 	return nil
+}
+
+// witness keeps from place the nodes the witness has not confirmed since
+// they became placeable, asking it about at most checksPerSync of them.
+// It forgets the nodes that left place, so a node taken again is checked
+// again.
+func (c *Coordinator) witness(ctx context.Context, place []string, since string) []string {
+	if c.opts.Witness == nil {
+		return place
+	}
+	for n := range c.witnessed {
+		if _, ok := slices.BinarySearch(place, n); !ok {
+			delete(c.witnessed, n)
+		}
+	}
+	out := make([]string, 0, len(place))
+	c.unwitnessed = c.unwitnessed[:0]
+	checks := 0
+	for _, n := range place {
+		if !c.witnessed[n] && checks < checksPerSync {
+			checks++
+			ok, err := c.opts.Witness.CacheHolds(ctx, n, since)
+			if err != nil {
+				klog.FromContext(ctx).V(2).Info("Checking a node taken into the shard; retried", "node", n, "err", err)
+			}
+			c.witnessed[n] = ok && err == nil
+		}
+		if c.witnessed[n] {
+			out = append(out, n)
+		} else {
+			c.unwitnessed = append(c.unwitnessed, n)
+		}
+	}
+	return out
+}
+
+// newest is the latest resourceVersion of the NodeShards other than own.
+func newest(shards []shardv1alpha1.NodeShard, own string) string {
+	out := "0"
+	for _, s := range shards {
+		if s.Name != own && !atLeast(out, s.ResourceVersion) {
+			out = s.ResourceVersion
+		}
+	}
+	return out
 }
 
 // atLeast reports whether resourceVersion a is b or later; an unreadable
