@@ -60,7 +60,7 @@ func controllers() []controller {
 			return hypernode.NewReconciler(mgr.GetClient(), c.HyperNodeDiscovery, clock.RealClock{}).SetupWithManager(mgr)
 		}, watches: &topologyv1alpha1.HyperNode{}},
 		{name: sharding.ControllerName, setup: func(mgr ctrl.Manager, c *options.Config) error {
-			return sharding.NewReconciler(mgr.GetClient(), c.Sharding).SetupWithManager(mgr)
+			return sharding.NewReconciler(mgr.GetClient(), c.Sharding, clock.RealClock{}).SetupWithManager(mgr)
 		}, watches: &shardv1alpha1.NodeShard{}},
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -20,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	resourcehelper "k8s.io/component-helpers/resource"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,6 +33,7 @@ import (
 
 	shardv1alpha1 "github.com/caldera-sh/caldera/apis/shard/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/controllers/sharding/core"
+	shardcore "github.com/caldera-sh/caldera/pkg/scheduler/sharding/core"
 )
 
 // ControllerName names the controller in logs, metrics and --controllers.
@@ -46,13 +50,53 @@ var shardsKey = reconcile.Request{NamespacedName: types.NamespacedName{Name: "sh
 type Reconciler struct {
 	client client.Client
 	cfg    *Config
+	clock  clock.PassiveClock
+
+	mu sync.Mutex
+	// renewed is, per NodeShard, its status's lastUpdateTime and when the
+	// controller saw it change: an instance whose status is not seen
+	// renewed for StaleAfter is gone, and its shard takes no node.
+	renewed map[string]renewal
+}
+
+type renewal struct {
+	stamp string
+	seen  time.Time
 }
 
 var _ reconcile.Reconciler = &Reconciler{}
 
 // NewReconciler returns a reconciler for the configured shards.
-func NewReconciler(c client.Client, cfg *Config) *Reconciler {
-	return &Reconciler{client: c, cfg: cfg}
+func NewReconciler(c client.Client, cfg *Config, clk clock.PassiveClock) *Reconciler {
+	return &Reconciler{client: c, cfg: cfg, clock: clk, renewed: map[string]renewal{}}
+}
+
+// dead reports, per configured shard with a NodeShard, whether its
+// instance is gone: its status not seen renewed for StaleAfter (the time
+// after which the other instances take its nodes).
+func (r *Reconciler) dead(existing map[string]*shardv1alpha1.NodeShard) map[string]bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.clock.Now()
+	out := map[string]bool{}
+	for _, s := range r.cfg.Shards {
+		cur := existing[s.Name]
+		if cur == nil {
+			delete(r.renewed, s.Name)
+			continue
+		}
+		stamp := ""
+		if cur.Status.LastUpdateTime != nil {
+			stamp = cur.Status.LastUpdateTime.UTC().Format(time.RFC3339Nano)
+		}
+		rn, ok := r.renewed[s.Name]
+		if !ok || rn.stamp != stamp {
+			rn = renewal{stamp: stamp, seen: now}
+			r.renewed[s.Name] = rn
+		}
+		out[s.Name] = now.Sub(rn.seen) > shardcore.StaleAfter
+	}
+	return out
 }
 
 // Reconcile divides the nodes among the configured shards and writes each
@@ -78,6 +122,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		existing[shards.Items[i].Name] = &shards.Items[i]
 	}
 	in := core.Input{Policies: r.cfg.policies(), Hysteresis: r.cfg.hysteresis(), Current: map[string]string{}}
+	dead := r.dead(existing)
+	for i := range in.Policies {
+		if dead[in.Policies[i].Name] {
+			in.Policies[i].Dead = true
+			logger.V(2).Info("A scheduler instance is gone: its shard's nodes go to the others", "nodeShard", in.Policies[i].Name)
+		}
+	}
 	for _, s := range r.cfg.Shards {
 		if cur := existing[s.Name]; cur != nil {
 			for _, n := range cur.Spec.NodesDesired {
@@ -164,7 +215,8 @@ func nonNil(s []string) []string {
 // SetupWithManager registers the controller: a NodeShard's spec changing,
 // and a node being added, removed, relabelled, cordoned or uncordoned,
 // becoming ready or not, or changing its allocatable CPU, divide the nodes
-// again; so does the resync period, as pods come and go.
+// again; so does the resync period, as pods come and go and instances'
+// statuses age.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	all := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{shardsKey}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
@@ -55,9 +56,13 @@ type Options struct {
 	Clock   clock.PassiveClock
 }
 
-// checksPerSync bounds the nodes checked by the witness in one Sync; the
-// rest wait for the next.
-const checksPerSync = 32
+// checksPerSync bounds the nodes checked by the witness in one Sync, and
+// witnessWorkers how many checks run at once; the rest wait for the next
+// Sync.
+const (
+	checksPerSync  = 256
+	witnessWorkers = 16
+)
 
 // Coordinator is one instance's view of the NodeShards.
 type Coordinator struct {
@@ -67,14 +72,28 @@ type Coordinator struct {
 
 	mu sync.Mutex
 	// lastWrite is the resourceVersion of the instance's last status
-	// write; the decision is settled once the cache shows it.
-	lastWrite string
+	// write; the decision is settled once the cache shows it. lastWriteAt
+	// is when it was written (by the instance's clock).
+	lastWrite   string
+	lastWriteAt time.Time
+	// decidedAt is when the instance last decided.
+	decidedAt time.Time
 	last      core.Decision
 	applied   bool
 	// witnessed are the nodes the witness confirmed since they last
 	// became placeable; unwitnessed those it has yet to confirm.
 	witnessed   map[string]bool
 	unwitnessed []string
+	// renewed is, per other NodeShard, its status's lastUpdateTime and
+	// when this instance saw it change: a status not seen renewed for
+	// core.StaleAfter is stale. Durations are this instance's own, so
+	// clocks need not agree.
+	renewed map[string]renewal
+}
+
+type renewal struct {
+	stamp string
+	seen  time.Time
 }
 
 // New returns a coordinator; call Changed from the NodeShard informer's
@@ -83,7 +102,7 @@ func New(o Options) *Coordinator {
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
-	c := &Coordinator{opts: o, witnessed: map[string]bool{}}
+	c := &Coordinator{opts: o, witnessed: map[string]bool{}, renewed: map[string]renewal{}}
 	c.dirty.Store(true)
 	return c
 }
@@ -99,15 +118,18 @@ func (c *Coordinator) Placeable(node string) bool {
 	return !c.applied || c.last.Placeable(node)
 }
 
-// Sync decides again when a NodeShard changed, or while a node waits for
-// its binds to finish, and then applies the decision and writes the status
-// if it says something new.
+// Sync decides again when a NodeShard changed, while a node waits for its
+// binds or for the witness, and at least every second (statuses age);
+// then it applies the decision, and writes the status when it says
+// something new or is due to be renewed.
 func (c *Coordinator) Sync(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.dirty.Swap(false) && c.applied && len(c.last.ToRemove) == 0 && len(c.unwitnessed) == 0 {
+	now := c.opts.Clock.Now()
+	if !c.dirty.Swap(false) && c.applied && len(c.last.ToRemove) == 0 && len(c.unwitnessed) == 0 && now.Sub(c.decidedAt) < time.Second {
 		return nil
 	}
+	c.decidedAt = now
 	var list shardv1alpha1.NodeShardList
 	if err := c.opts.Client.List(ctx, &list); err != nil {
 		c.dirty.Store(true)
@@ -115,6 +137,7 @@ func (c *Coordinator) Sync(ctx context.Context) error {
 	}
 	in := core.Input{Busy: c.opts.Busy, Placed: c.last.Place}
 	var own *shardv1alpha1.NodeShard
+	names := map[string]bool{}
 	for i := range list.Items {
 		s := &list.Items[i]
 		sh := core.Shard{Name: s.Name, Desired: s.Spec.NodesDesired, InUse: s.Status.NodesInUse}
@@ -122,34 +145,47 @@ func (c *Coordinator) Sync(ctx context.Context) error {
 			own, in.Own = s, &sh
 			continue
 		}
+		names[s.Name] = true
+		stamp := ""
+		if s.Status.LastUpdateTime != nil {
+			stamp = s.Status.LastUpdateTime.UTC().Format(time.RFC3339Nano)
+		}
+		r, ok := c.renewed[s.Name]
+		if !ok || r.stamp != stamp {
+			r = renewal{stamp: stamp, seen: now}
+			c.renewed[s.Name] = r
+		}
+		sh.Stale = now.Sub(r.seen) > core.StaleAfter
 		in.Others = append(in.Others, sh)
 	}
-	in.Settled = own == nil || c.lastWrite == "" || atLeast(own.ResourceVersion, c.lastWrite)
-	d := core.Decide(in)
-	if !c.applied && own != nil {
-		// At start the nodes the instance's status lists in use were its
-		// own: no other instance placed there since.
-		for _, n := range own.Status.NodesInUse {
-			c.witnessed[n] = true
+	for name := range c.renewed {
+		if !names[name] {
+			delete(c.renewed, name)
 		}
 	}
+	// The instance places only once this run of it has written its
+	// status and seen the write, and while it keeps renewing it.
+	in.Settled = own == nil || c.lastWrite != "" && atLeast(own.ResourceVersion, c.lastWrite)
+	in.Lapsed = own != nil && (c.lastWriteAt.IsZero() || now.Sub(c.lastWriteAt) > core.RenewDeadline)
+	d := core.Decide(in)
 	if !d.All {
 		d.Place = c.witness(ctx, d.Place, newest(list.Items, c.opts.Name))
 	}
 	if !c.applied || !samePlacement(d, c.last) {
 		c.opts.Fence.SetPlaceable(d.Placeable, c.opts.Soft)
 		c.applied = true
-		klog.FromContext(ctx).V(2).Info("Shard nodes changed", "shard", c.opts.Name, "all", d.All, "place", len(d.Place), "toAdd", len(d.ToAdd), "toRemove", len(d.ToRemove))
+		klog.FromContext(ctx).V(2).Info("Shard nodes changed", "shard", c.opts.Name, "all", d.All, "place", len(d.Place), "toAdd", len(d.ToAdd), "toRemove", len(d.ToRemove), "lapsed", in.Lapsed)
 	}
 	c.last = d
 	if own == nil || (own.Status.ObservedGeneration == own.Generation &&
-		d.StatusEqual(own.Status.NodesInUse, own.Status.NodesToAdd, own.Status.NodesToRemove)) {
+		d.StatusEqual(own.Status.NodesInUse, own.Status.NodesToAdd, own.Status.NodesToRemove) &&
+		!c.lastWriteAt.IsZero() && now.Sub(c.lastWriteAt) < core.HeartbeatPeriod) {
 		return nil
 	}
 	upd := own.DeepCopy()
-	now := metav1.NewTime(c.opts.Clock.Now())
+	stamp := metav1.NewTime(now)
 	upd.Status = shardv1alpha1.NodeShardStatus{
-		LastUpdateTime:     &now,
+		LastUpdateTime:     &stamp,
 		NodesInUse:         d.InUse,
 		NodesToAdd:         d.ToAdd,
 		NodesToRemove:      d.ToRemove,
@@ -165,14 +201,14 @@ func (c *Coordinator) Sync(ctx context.Context) error {
 		c.dirty.Store(true)
 		return fmt.Errorf("writing the status of NodeShard %s: %w", c.opts.Name, err)
 	}
-	c.lastWrite = upd.ResourceVersion
+	c.lastWrite, c.lastWriteAt = upd.ResourceVersion, now
 	return nil
 }
 
 // witness keeps from place the nodes the witness has not confirmed since
-// they became placeable, asking it about at most checksPerSync of them.
-// It forgets the nodes that left place, so a node taken again is checked
-// again.
+// they became placeable, asking it about at most checksPerSync of them,
+// witnessWorkers at a time. It forgets the nodes that left place, so a
+// node taken again is checked again.
 func (c *Coordinator) witness(ctx context.Context, place []string, since string) []string {
 	if c.opts.Witness == nil {
 		return place
@@ -182,18 +218,35 @@ func (c *Coordinator) witness(ctx context.Context, place []string, since string)
 			delete(c.witnessed, n)
 		}
 	}
+	var ask []string
+	for _, n := range place {
+		if !c.witnessed[n] && len(ask) < checksPerSync {
+			ask = append(ask, n)
+		}
+	}
+	if len(ask) > 0 {
+		answers := make([]bool, len(ask))
+		var wg sync.WaitGroup
+		next := atomic.Int64{}
+		for range min(witnessWorkers, len(ask)) {
+			wg.Go(func() {
+				for i := int(next.Add(1) - 1); i < len(ask); i = int(next.Add(1) - 1) {
+					ok, err := c.opts.Witness.CacheHolds(ctx, ask[i], since)
+					if err != nil {
+						klog.FromContext(ctx).V(2).Info("Checking a node taken into the shard; retried", "node", ask[i], "err", err)
+					}
+					answers[i] = ok && err == nil
+				}
+			})
+		}
+		wg.Wait()
+		for i, n := range ask {
+			c.witnessed[n] = answers[i]
+		}
+	}
 	out := make([]string, 0, len(place))
 	c.unwitnessed = c.unwitnessed[:0]
-	checks := 0
 	for _, n := range place {
-		if !c.witnessed[n] && checks < checksPerSync {
-			checks++
-			ok, err := c.opts.Witness.CacheHolds(ctx, n, since)
-			if err != nil {
-				klog.FromContext(ctx).V(2).Info("Checking a node taken into the shard; retried", "node", n, "err", err)
-			}
-			c.witnessed[n] = ok && err == nil
-		}
 		if c.witnessed[n] {
 			out = append(out, n)
 		} else {

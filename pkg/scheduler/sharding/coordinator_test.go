@@ -2,15 +2,20 @@ package sharding
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	shardv1alpha1 "github.com/caldera-sh/caldera/apis/shard/v1alpha1"
+	"github.com/caldera-sh/caldera/pkg/scheduler/sharding/core"
 )
 
 type fence struct{ placeable func(string) bool }
@@ -30,75 +35,147 @@ func (w *witness) CacheHolds(_ context.Context, node, since string) (bool, error
 	return w.ok[node], nil
 }
 
-// TestNodesTakenWaitForTheWitness: a node the instance takes from another
-// is placed on only once the witness says the cache holds its pods; the
-// nodes the instance's status listed at start are its own and are not
-// checked. The status follows the decision.
-func TestNodesTakenWaitForTheWitness(t *testing.T) {
+type coordinatorTest struct {
+	t      *testing.T
+	cl     client.Client
+	clk    *clocktesting.FakeClock
+	fence  *fence
+	w      *witness
+	c      *Coordinator
+	failed bool // status writes fail
+}
+
+// newCoordinatorTest runs instance "a" (desiring n1 to n3) beside instance
+// "b", whose status lists n3 in use.
+func newCoordinatorTest(t *testing.T) *coordinatorTest {
 	scheme := runtime.NewScheme()
 	if err := shardv1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
 	own := &shardv1alpha1.NodeShard{ObjectMeta: metav1.ObjectMeta{Name: "a", Generation: 2},
-		Spec:   shardv1alpha1.NodeShardSpec{NodesDesired: []string{"n1", "n2"}},
+		Spec:   shardv1alpha1.NodeShardSpec{NodesDesired: []string{"n1", "n2", "n3"}},
 		Status: shardv1alpha1.NodeShardStatus{NodesInUse: []string{"n1"}, ObservedGeneration: 1}}
-	// b released n2 (its last write).
 	other := &shardv1alpha1.NodeShard{ObjectMeta: metav1.ObjectMeta{Name: "b"}, Spec: shardv1alpha1.NodeShardSpec{NodesDesired: []string{"n3"}},
 		Status: shardv1alpha1.NodeShardStatus{NodesInUse: []string{"n3"}}}
-	cl := fake.NewClientBuilder().WithScheme(scheme).WithObjects(own, other).WithStatusSubresource(own, other).Build()
-	f, w := &fence{}, &witness{ok: map[string]bool{}}
-	c := New(Options{Name: "a", Client: cl, Fence: f, Witness: w})
-	sync := func() {
-		t.Helper()
-		if err := c.Sync(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	status := func() shardv1alpha1.NodeShardStatus {
-		t.Helper()
-		var s shardv1alpha1.NodeShard
-		if err := cl.Get(t.Context(), client.ObjectKey{Name: "a"}, &s); err != nil {
-			t.Fatal(err)
-		}
-		return s.Status
-	}
-	placeable := func(want ...string) {
-		t.Helper()
-		var got []string
-		for _, n := range []string{"n1", "n2", "n3"} {
-			if f.placeable(n) {
-				got = append(got, n)
+	ct := &coordinatorTest{t: t, clk: clocktesting.NewFakeClock(time.Unix(1700000000, 0)), fence: &fence{}, w: &witness{ok: map[string]bool{}}}
+	ct.cl = fake.NewClientBuilder().WithScheme(scheme).WithObjects(own, other).WithStatusSubresource(own, other).
+		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			if ct.failed {
+				return errors.New("the API server is unreachable")
 			}
+			return c.SubResource(sub).Update(ctx, obj, opts...)
+		}}).Build()
+	ct.c = New(Options{Name: "a", Client: ct.cl, Fence: ct.fence, Witness: ct.w, Clock: ct.clk})
+	return ct
+}
+
+func (ct *coordinatorTest) sync() {
+	ct.t.Helper()
+	if err := ct.c.Sync(ct.t.Context()); err != nil && !ct.failed {
+		ct.t.Fatal(err)
+	}
+}
+
+func (ct *coordinatorTest) status() shardv1alpha1.NodeShardStatus {
+	ct.t.Helper()
+	var s shardv1alpha1.NodeShard
+	if err := ct.cl.Get(ct.t.Context(), client.ObjectKey{Name: "a"}, &s); err != nil {
+		ct.t.Fatal(err)
+	}
+	return s.Status
+}
+
+func (ct *coordinatorTest) placeable(want ...string) {
+	ct.t.Helper()
+	var got []string
+	for _, n := range []string{"n1", "n2", "n3"} {
+		if ct.fence.placeable(n) {
+			got = append(got, n)
 		}
-		if !slices.Equal(got, want) {
-			t.Errorf("placeable %v, want %v", got, want)
-		}
+	}
+	if !slices.Equal(got, want) {
+		ct.t.Errorf("placeable %v, want %v", got, want)
+	}
+}
+
+// TestNodesTakenWaitForTheWitness: the instance places nothing before it
+// has written its status and seen the write; then each node only once the
+// witness says the cache holds its pods. The status follows the decision.
+func TestNodesTakenWaitForTheWitness(t *testing.T) {
+	ct := newCoordinatorTest(t)
+	ct.sync()
+	ct.placeable()
+	if st := ct.status(); !slices.Equal(st.NodesInUse, []string{"n1", "n2"}) || !slices.Equal(st.NodesToAdd, []string{"n3"}) || st.ObservedGeneration != 2 || st.InUse != 2 {
+		t.Fatalf("status %+v, want n1 and n2 in use, n3 to add, for generation 2", st)
+	}
+	if len(ct.w.asked) != 0 {
+		t.Errorf("the witness was asked about %v before the instance saw its status", ct.w.asked)
+	}
+	// The instance sees its write; the witness confirms n1 only.
+	ct.w.ok["n1"] = true
+	ct.c.Changed()
+	ct.sync()
+	ct.placeable("n1")
+	if !slices.Equal(ct.w.asked, []string{"n1", "n2"}) || ct.w.since == "" || ct.w.since == "0" {
+		t.Errorf("witness asked %v since %q, want n1 and n2 since b's resourceVersion", ct.w.asked, ct.w.since)
+	}
+	// An unconfirmed node keeps the coordinator checking.
+	ct.w.ok["n2"] = true
+	ct.sync()
+	ct.placeable("n1", "n2")
+	// Confirmed once, nodes are not asked about again.
+	ct.c.Changed()
+	ct.sync()
+	if !slices.Equal(ct.w.asked, []string{"n1", "n2", "n2"}) {
+		t.Errorf("witness asked %v, want n1, n2, then n2 again", ct.w.asked)
+	}
+}
+
+// TestLiveness: the instance renews its status every heartbeat period;
+// one that cannot write stops placing after the renew deadline; the nodes
+// of an instance whose status is not renewed are taken after StaleAfter.
+func TestLiveness(t *testing.T) {
+	ct := newCoordinatorTest(t)
+	ct.w.ok = map[string]bool{"n1": true, "n2": true, "n3": true}
+	ct.sync()
+	ct.c.Changed()
+	ct.sync()
+	ct.placeable("n1", "n2")
+	first := ct.status().LastUpdateTime
+
+	// A heartbeat renews the status though nothing changed.
+	ct.clk.Step(core.HeartbeatPeriod)
+	ct.sync()
+	if got := ct.status().LastUpdateTime; got == nil || !got.After(first.Time) {
+		t.Errorf("lastUpdateTime %v after a heartbeat period, want later than %v", got, first)
 	}
 
-	// First sync: n1 was the instance's own; n2 is listed in use.
-	sync()
-	placeable("n1")
-	if st := status(); !slices.Equal(st.NodesInUse, []string{"n1", "n2"}) || st.ObservedGeneration != 2 || st.InUse != 2 {
-		t.Fatalf("status %+v, want n1 and n2 in use for generation 2", st)
+	// Writes fail: the instance places on past the heartbeat, and stops
+	// at the renew deadline.
+	ct.failed = true
+	ct.clk.Step(core.RenewDeadline - time.Second)
+	ct.sync()
+	ct.placeable("n1", "n2")
+	ct.clk.Step(2 * time.Second)
+	ct.sync()
+	ct.placeable()
+	// Writing again, it places again once it sees the write.
+	ct.failed = false
+	ct.sync()
+	ct.c.Changed()
+	ct.sync()
+	ct.placeable("n1", "n2")
+
+	// b never renews its status: after StaleAfter, n3 is free, and the
+	// instance takes it.
+	for elapsed := time.Duration(0); elapsed <= core.StaleAfter; elapsed += core.HeartbeatPeriod {
+		ct.clk.Step(core.HeartbeatPeriod)
+		ct.sync()
+		ct.c.Changed()
+		ct.sync()
 	}
-	if len(w.asked) != 0 {
-		t.Errorf("the witness was asked about %v before the instance saw its status", w.asked)
-	}
-	// The instance sees its write: n2 is its to take, once the witness
-	// confirms it.
-	c.Changed()
-	sync()
-	placeable("n1")
-	if !slices.Equal(w.asked, []string{"n2"}) || w.since == "" || w.since == "0" {
-		t.Errorf("witness asked %v since %q, want n2 since b's resourceVersion", w.asked, w.since)
-	}
-	w.ok["n2"] = true
-	sync() // an unconfirmed node keeps the coordinator checking
-	placeable("n1", "n2")
-	// Confirmed once, n2 is not asked about again.
-	c.Changed()
-	sync()
-	if !slices.Equal(w.asked, []string{"n2", "n2"}) {
-		t.Errorf("witness asked %v, want n2 twice (refused, then confirmed)", w.asked)
+	ct.placeable("n1", "n2", "n3")
+	if st := ct.status(); !slices.Equal(st.NodesInUse, []string{"n1", "n2", "n3"}) || len(st.NodesToAdd) != 0 {
+		t.Errorf("status %+v, want every node in use", st)
 	}
 }

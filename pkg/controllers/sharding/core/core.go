@@ -22,6 +22,12 @@
 // shard over max-nodes keeps its current nodes first, then the preferred,
 // then by name, and drops the rest; a shard under min-nodes takes nodes
 // from shards above their own minimum, the ones nearest its band first.
+//
+// A shard whose scheduler instance is gone (Dead: its status not renewed)
+// takes nothing; its nodes that no live shard's policy takes go to the live
+// shard with room whose band is nearest (then the one with the fewest
+// nodes), so that they keep being used. They come back once the instance
+// does.
 package core
 
 import (
@@ -60,6 +66,9 @@ type Policy struct {
 	// MinNodes and MaxNodes bound the shard's size; MaxNodes 0 is no
 	// bound, and MaxNodes wins over a larger MinNodes.
 	MinNodes, MaxNodes int
+	// Dead: the shard's scheduler instance is gone; the shard takes no
+	// node.
+	Dead bool
 }
 
 // Input is what the assignment is decided from.
@@ -85,17 +94,7 @@ func Decide(in Input) map[string][]string {
 		members[p.Name] = nil
 	}
 	takes := func(p Policy, n *Node, current bool) bool {
-		switch {
-		case p.Selector != nil:
-			return p.Selector.Matches(labels.Set(n.Labels))
-		case p.Band:
-			margin := 0.0
-			if current {
-				margin = in.Hysteresis
-			}
-			return n.Utilisation >= p.MinUtilisation-margin && n.Utilisation <= p.MaxUtilisation+margin
-		}
-		return false
+		return !p.Dead && policyTakes(p, n, current, in.Hysteresis)
 	}
 	names := make([]string, 0, len(in.Nodes))
 	for _, n := range in.Nodes {
@@ -153,7 +152,7 @@ func Decide(in Input) map[string][]string {
 		}
 	}
 	for _, p := range in.Policies {
-		for len(members[p.Name]) < p.MinNodes && (p.MaxNodes == 0 || len(members[p.Name]) < p.MaxNodes) {
+		for !p.Dead && len(members[p.Name]) < p.MinNodes && (p.MaxNodes == 0 || len(members[p.Name]) < p.MaxNodes) {
 			name, from := borrow(p, byName, members, policy, assigned)
 			if name == "" {
 				break
@@ -165,10 +164,85 @@ func Decide(in Input) map[string][]string {
 			members[p.Name] = append(members[p.Name], name)
 		}
 	}
+	adoptOrphans(in, byName, names, assigned, members)
 	for s := range members {
 		slices.Sort(members[s])
 	}
 	return members
+}
+
+// policyTakes reports whether p's policy takes node n; current widens a
+// band by the hysteresis.
+func policyTakes(p Policy, n *Node, current bool, hysteresis float64) bool {
+	switch {
+	case p.Selector != nil:
+		return p.Selector.Matches(labels.Set(n.Labels))
+	case p.Band:
+		margin := 0.0
+		if current {
+			margin = hysteresis
+		}
+		return n.Utilisation >= p.MinUtilisation-margin && n.Utilisation <= p.MaxUtilisation+margin
+	}
+	return false
+}
+
+// adoptOrphans gives the nodes a dead shard's policy would take, and no
+// live shard took, to a live shard with room: the one that has it now if
+// any (so that an adopted node stays put), else the one nearest its
+// utilisation, then with the fewest nodes, then first in order.
+func adoptOrphans(in Input, nodes map[string]*Node, names []string, assigned map[string]string, members map[string][]string) {
+	var dead []Policy
+	for _, p := range in.Policies {
+		if p.Dead {
+			dead = append(dead, p)
+		}
+	}
+	if len(dead) == 0 {
+		return
+	}
+	for _, name := range names {
+		n := nodes[name]
+		if !n.Schedulable || assigned[name] != "" || !slices.ContainsFunc(dead, func(p Policy) bool {
+			return policyTakes(p, n, in.Current[name] == p.Name, in.Hysteresis)
+		}) {
+			continue
+		}
+		best, bestDist := -1, math.Inf(1)
+		for i, p := range in.Policies {
+			if p.Dead || p.MaxNodes > 0 && len(members[p.Name]) >= p.MaxNodes {
+				continue
+			}
+			if in.Current[name] == p.Name {
+				best = i
+				break
+			}
+			d := distance(p, n)
+			if best < 0 || d < bestDist || d == bestDist && len(members[p.Name]) < len(members[in.Policies[best].Name]) {
+				best, bestDist = i, d
+			}
+		}
+		if best >= 0 {
+			p := in.Policies[best].Name
+			assigned[name] = p
+			members[p] = append(members[p], name)
+		}
+	}
+}
+
+// distance is how far a node's utilisation lies outside p's band; 0 for a
+// selector policy.
+func distance(p Policy, n *Node) float64 {
+	if !p.Band {
+		return 0
+	}
+	switch {
+	case n.Utilisation < p.MinUtilisation:
+		return p.MinUtilisation - n.Utilisation
+	case n.Utilisation > p.MaxUtilisation:
+		return n.Utilisation - p.MaxUtilisation
+	}
+	return 0
 }
 
 // borrow picks a node for shard p, under its minimum: an unassigned
@@ -176,18 +250,6 @@ func Decide(in Input) map[string][]string {
 // p's band first (for a selector policy, any), preferred nodes first, then
 // by name. It returns "" when there is none.
 func borrow(p Policy, nodes map[string]*Node, members map[string][]string, policy map[string]Policy, assigned map[string]string) (name, from string) {
-	distance := func(n *Node) float64 {
-		if !p.Band {
-			return 0
-		}
-		switch {
-		case n.Utilisation < p.MinUtilisation:
-			return p.MinUtilisation - n.Utilisation
-		case n.Utilisation > p.MaxUtilisation:
-			return n.Utilisation - p.MaxUtilisation
-		}
-		return 0
-	}
 	best, bestDist, bestPref := "", math.Inf(1), false
 	for nn, n := range nodes {
 		if !n.Schedulable {
@@ -197,7 +259,7 @@ func borrow(p Policy, nodes map[string]*Node, members map[string][]string, polic
 		if owner == p.Name || owner != "" && len(members[owner]) <= policy[owner].MinNodes {
 			continue
 		}
-		d := distance(n)
+		d := distance(p, n)
 		pref := p.Prefer != nil && p.Prefer.Matches(labels.Set(n.Labels))
 		better := d < bestDist || d == bestDist && pref && !bestPref || d == bestDist && pref == bestPref && nn < best
 		if best == "" || better {

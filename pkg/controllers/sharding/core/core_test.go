@@ -62,6 +62,21 @@ func TestDecide(t *testing.T) {
 			in: Input{Nodes: []Node{node("a", 0.1)},
 				Policies: []Policy{{Name: "agents", Band: true, MinUtilisation: 0.7, MaxUtilisation: 1, MinNodes: 1}, {Name: "volcano", Band: true, MaxUtilisation: 0.69, MinNodes: 1}}},
 			want: map[string][]string{"agents": nil, "volcano": {"a"}}},
+		{name: "a dead shard's nodes go to the live shard nearest their band",
+			in: Input{Nodes: []Node{node("a", 0.2), node("b", 0.8), node("c", 0.9)},
+				Policies: []Policy{{Name: "agents", Band: true, MinUtilisation: 0.7, MaxUtilisation: 1, Dead: true}, band("volcano", 0, 0.69), band("idle", 0, 0.1)},
+				Current:  map[string]string{"b": "agents", "c": "agents", "a": "volcano"}},
+			want: map[string][]string{"agents": nil, "volcano": {"a", "b", "c"}, "idle": nil}},
+		{name: "a dead shard's nodes go to the live shard with room and the fewest nodes",
+			in: Input{Nodes: []Node{node("a", 0, "pool", "x"), node("b", 0, "pool", "y"), node("c", 0, "pool", "y"), node("d", 0, "pool", "z")},
+				Policies: []Policy{{Name: "x", Selector: sel("pool=x"), MaxNodes: 1}, {Name: "y", Selector: sel("pool=y"), Dead: true}, {Name: "z", Selector: sel("pool=z")}},
+				Current:  map[string]string{"b": "y", "c": "y"}},
+			want: map[string][]string{"x": {"a"}, "y": nil, "z": {"b", "c", "d"}}},
+		{name: "an adopted node stays with the shard that adopted it while its own is dead",
+			in: Input{Nodes: []Node{node("a", 0, "pool", "y"), node("z1", 0, "pool", "z")},
+				Policies: []Policy{{Name: "x", Selector: sel("pool=x")}, {Name: "y", Selector: sel("pool=y"), Dead: true}, {Name: "z", Selector: sel("pool=z")}},
+				Current:  map[string]string{"a": "z"}},
+			want: map[string][]string{"x": nil, "y": nil, "z": {"a", "z1"}}},
 		{name: "an unassigned node is borrowed before another shard's",
 			in: Input{Nodes: []Node{node("a", 0.5), node("b", 0.5, "pool", "x")},
 				Policies: []Policy{{Name: "batch", Selector: sel("pool=y"), MinNodes: 1}, {Name: "agents", Selector: sel("pool=x")}}},
@@ -88,7 +103,7 @@ func TestDecideProperties(t *testing.T) {
 			in.Nodes = append(in.Nodes, n)
 		}
 		for i := range 1 + r.IntN(3) {
-			p := Policy{Name: fmt.Sprintf("s%d", i), MinNodes: r.IntN(3), MaxNodes: r.IntN(4)}
+			p := Policy{Name: fmt.Sprintf("s%d", i), MinNodes: r.IntN(3), MaxNodes: r.IntN(4), Dead: r.IntN(4) == 0}
 			if r.IntN(2) == 0 {
 				p.Selector = labels.SelectorFromSet(labels.Set{"pool": fmt.Sprint(r.IntN(3))})
 			} else {
@@ -115,6 +130,9 @@ func TestDecideProperties(t *testing.T) {
 		seen := map[string]string{}
 		for _, p := range in.Policies {
 			nodes := got[p.Name]
+			if p.Dead && len(nodes) > 0 {
+				t.Fatalf("round %d: dead shard %s holds %v", round, p.Name, nodes)
+			}
 			if p.MaxNodes > 0 && len(nodes) > p.MaxNodes {
 				t.Fatalf("round %d: shard %s holds %d nodes, at most %d", round, p.Name, len(nodes), p.MaxNodes)
 			}

@@ -19,11 +19,26 @@
 //     places there until one has given it up. Until its last write is
 //     seen, the nodes placements may go to only shrink;
 //   - a node this instance lists in use that another instance lists too
-//     (both took it at once) is given up.
+//     (both took it at once) is given up;
+//   - an instance renews its status every HeartbeatPeriod and places
+//     nothing once it has failed to for RenewDeadline; the others take the
+//     nodes of an instance whose status they have not seen renewed for
+//     StaleAfter, which is longer than RenewDeadline plus the longest bind
+//     an instance may still have in flight when it stops placing.
 package core
 
 import (
 	"slices"
+	"time"
+)
+
+// Liveness of an instance's status (see the package comment).
+const (
+	HeartbeatPeriod = 10 * time.Second
+	RenewDeadline   = 30 * time.Second
+	// StaleAfter is RenewDeadline, plus the binder's default timeout
+	// (30s) for a bind already in flight, plus a margin.
+	StaleAfter = 75 * time.Second
 )
 
 // Shard is one NodeShard as the coordinator reads it.
@@ -33,6 +48,9 @@ type Shard struct {
 	Desired []string
 	// InUse is status.nodesInUse.
 	InUse []string
+	// Stale: the instance has not renewed the status for StaleAfter (it
+	// is gone); its nodes in use are free.
+	Stale bool
 }
 
 // Input is what the coordinator of one instance decides from.
@@ -50,6 +68,9 @@ type Input struct {
 	// Placed is the previous decision's Place (sorted), which an
 	// unsettled decision only shrinks.
 	Placed []string
+	// Lapsed: the instance has not renewed its own status for
+	// RenewDeadline; it places nothing until it does.
+	Lapsed bool
 }
 
 // Decision is the nodes the instance places pods on and the status it
@@ -74,6 +95,9 @@ type Decision struct {
 func Decide(in Input) Decision {
 	taken := map[string]bool{}
 	for _, o := range in.Others {
+		if o.Stale {
+			continue
+		}
 		for _, n := range o.InUse {
 			taken[n] = true
 		}
@@ -107,6 +131,9 @@ func Decide(in Input) Decision {
 		switch {
 		case !taken[n]:
 			d.InUse = append(d.InUse, n)
+			if in.Lapsed {
+				continue
+			}
 			if in.Settled && used[n] || !in.Settled && placed(n) {
 				d.Place = append(d.Place, n)
 			}

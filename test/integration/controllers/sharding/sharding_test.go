@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
@@ -26,6 +28,7 @@ import (
 	shardv1alpha1 "github.com/caldera-sh/caldera/apis/shard/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/controllers/sharding"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
+	shardcore "github.com/caldera-sh/caldera/pkg/scheduler/sharding/core"
 	"github.com/caldera-sh/caldera/test/integration/framework"
 	"github.com/caldera-sh/caldera/test/poll"
 )
@@ -46,6 +49,13 @@ func startController(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	startControllerWith(t, data, clock.RealClock{})
+}
+
+// startControllerWith runs the sharding controller with the configuration,
+// resyncing every second, until the test ends.
+func startControllerWith(t *testing.T, data []byte, clk clock.PassiveClock) {
+	t.Helper()
 	cfg, err := sharding.LoadConfig(data)
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +70,7 @@ func startController(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sharding.NewReconciler(mgr.GetClient(), cfg).SetupWithManager(mgr); err != nil {
+	if err := sharding.NewReconciler(mgr.GetClient(), cfg, clk).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -79,16 +89,27 @@ func startController(t *testing.T) {
 	})
 }
 
-// expectShards waits until the NodeShards desire exactly want.
+// expectShards waits until the NodeShards named in want desire exactly
+// what it says.
 func expectShards(t *testing.T, what string, want map[string][]string) {
 	t.Helper()
+	expectShardsWhile(t, what, want, func() {})
+}
+
+// expectShardsWhile is expectShards, calling step before each look.
+func expectShardsWhile(t *testing.T, what string, want map[string][]string, step func()) {
+	t.Helper()
 	poll.Eventually(t, t.Context(), 30*time.Second, what, func() (bool, string) {
+		step()
 		var list shardv1alpha1.NodeShardList
 		if err := fw.Client.List(t.Context(), &list); err != nil {
 			return false, err.Error()
 		}
 		got := map[string][]string{}
 		for _, s := range list.Items {
+			if _, ok := want[s.Name]; !ok {
+				continue // another test's
+			}
 			nodes := slices.Clone(s.Spec.NodesDesired)
 			slices.Sort(nodes)
 			got[s.Name] = nodes
@@ -148,4 +169,58 @@ func TestShardsFollowUtilisation(t *testing.T) {
 	runOn(t, "n1-c", "n1", "750m")
 	runOn(t, "n2-a", "n2", "3")
 	expectShards(t, "n2 busy, n1 held", map[string][]string{"agent-scheduler": {"n1", "n2"}, "volcano": {"n0", "n3"}})
+}
+
+// renew writes a NodeShard's status as its scheduler instance does, with
+// a new lastUpdateTime.
+func renew(t *testing.T, name string, at time.Time) {
+	t.Helper()
+	var s shardv1alpha1.NodeShard
+	if err := fw.Client.Get(t.Context(), client.ObjectKey{Name: name}, &s); err != nil {
+		t.Fatal(err)
+	}
+	stamp := metav1.NewTime(at)
+	s.Status.LastUpdateTime = &stamp
+	s.Status.NodesInUse = s.Spec.NodesDesired
+	if err := fw.Client.Status().Update(t.Context(), &s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGoneInstanceShardIsReassigned: an instance whose status is not
+// renewed for StaleAfter is gone, and its nodes go to the live shards;
+// they come back when it renews its status again.
+func TestGoneInstanceShardIsReassigned(t *testing.T) {
+	var specs []controlplane.NodeSpec
+	for _, n := range []struct{ name, pool string }{{"b1", "batch"}, {"a1", "agents"}, {"a2", "agents"}} {
+		specs = append(specs, controlplane.NodeSpec{Name: n.name, Labels: map[string]string{"pool": n.pool}})
+	}
+	if err := controlplane.CreateNodes(t.Context(), fw.Client, specs); err != nil {
+		t.Fatal(err)
+	}
+	clk := clocktesting.NewFakeClock(time.Now())
+	startControllerWith(t, []byte(`scheduler-configs:
+- name: batch
+  node-selector: pool=batch
+- name: agents
+  node-selector: pool=agents
+`), clk)
+	expectShards(t, "by pool", map[string][]string{"batch": {"b1"}, "agents": {"a1", "a2"}})
+	renew(t, "batch", clk.Now())
+	renew(t, "agents", clk.Now())
+
+	// Time passes, and only batch renews its status: once the controller
+	// has not seen agents' renewed for StaleAfter, agents is gone.
+	start := clk.Now()
+	expectShardsWhile(t, "agents gone", map[string][]string{"batch": {"a1", "a2", "b1"}, "agents": {}}, func() {
+		clk.Step(shardcore.HeartbeatPeriod)
+		renew(t, "batch", clk.Now())
+	})
+	if waited := clk.Since(start); waited <= shardcore.StaleAfter {
+		t.Errorf("agents was taken for gone after %s, before StaleAfter (%s)", waited, shardcore.StaleAfter)
+	}
+
+	// agents renews its status: its nodes come back.
+	renew(t, "agents", clk.Now())
+	expectShards(t, "agents back", map[string][]string{"batch": {"b1"}, "agents": {"a1", "a2"}})
 }
