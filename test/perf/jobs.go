@@ -21,7 +21,9 @@ const jobLabel = "perf.caldera.sh/job"
 
 // job is one job of a run: a single pod, or a PodGroup and its pods.
 type job struct {
-	name  string
+	name string
+	// index is the job's place in the run's order.
+	index int
 	group *JobGroup
 	pods  []string
 	// created is when the benchmark sent the job's first create request.
@@ -50,6 +52,7 @@ func expandJobs(w *Workload, size string) []*job {
 			}
 			j.pods = append(j.pods, name)
 		}
+		j.index = len(jobs)
 		jobs = append(jobs, j)
 		c.i++
 	}
@@ -140,9 +143,9 @@ func createJob(ctx context.Context, env *Environment, ns, schedulerName string, 
 }
 
 // createBacklog creates every job with creationWorkers jobs in flight.
-func createBacklog(ctx context.Context, env *Environment, ns, schedulerName string, d *Devices, jobs []*job) error {
+func createBacklog(ctx context.Context, env *Environment, ns string, schedulerName func(int) string, d *Devices, jobs []*job) error {
 	return forEach(ctx, jobs, creationWorkers, func(ctx context.Context, j *job) error {
-		return createJob(ctx, env, ns, schedulerName, d, j)
+		return createJob(ctx, env, ns, schedulerName(j.index), d, j)
 	})
 }
 
@@ -150,7 +153,7 @@ func createBacklog(ctx context.Context, env *Environment, ns, schedulerName stri
 // creationWorkers at once, so that a slow create does not delay the next
 // arrival unless that many are slow. It returns when the last job has been
 // created. A job's latency counts from its first create request.
-func createStream(ctx context.Context, env *Environment, ns, schedulerName string, d *Devices, jobs []*job, rate float64) error {
+func createStream(ctx context.Context, env *Environment, ns string, schedulerName func(int) string, d *Devices, jobs []*job, rate float64) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	interval := time.Duration(float64(time.Second) / rate)
@@ -171,7 +174,7 @@ func createStream(ctx context.Context, env *Environment, ns, schedulerName strin
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			if err := createJob(ctx, env, ns, schedulerName, d, j); err != nil {
+			if err := createJob(ctx, env, ns, schedulerName(j.index), d, j); err != nil {
 				cancel(err)
 			}
 		})

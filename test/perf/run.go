@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
+	shardv1alpha1 "github.com/caldera-sh/caldera/apis/shard/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
 	"github.com/caldera-sh/caldera/test/poll"
 )
@@ -122,7 +123,7 @@ func runScheduler(ctx context.Context, env *Environment, w *Workload, size strin
 	res.Jobs = len(jobs)
 	if w.Mode == ModeBacklog {
 		o.Logf("%s/%s/%s: creating %d jobs, %d pods", w.Name, size, spec.Name, len(jobs), res.Pods)
-		if err := createBacklog(ctx, env, ns, spec.PodSchedulerName, w.Devices, jobs); err != nil {
+		if err := createBacklog(ctx, env, ns, spec.podSchedulerName, w.Devices, jobs); err != nil {
 			return res, err
 		}
 		if err := poll.Until(ctx, 2*time.Minute, "the watch seeing every pod", func() (bool, string) {
@@ -176,7 +177,7 @@ func runScheduler(ctx context.Context, env *Environment, w *Workload, size strin
 	if w.Mode == ModeStream {
 		rate := w.Sizes[size].JobsPerSecond
 		o.Logf("%s/%s/%s: creating %d jobs at %g per second", w.Name, size, spec.Name, len(jobs), rate)
-		if err := createStream(ctx, env, ns, spec.PodSchedulerName, w.Devices, jobs, rate); err != nil {
+		if err := createStream(ctx, env, ns, spec.podSchedulerName, w.Devices, jobs, rate); err != nil {
 			return res, err
 		}
 	}
@@ -189,7 +190,7 @@ func runScheduler(ctx context.Context, env *Environment, w *Workload, size strin
 	if w.Probe != nil && len(res.Problems) == 0 {
 		o.Logf("%s/%s/%s: probing with %d single pods", w.Name, size, spec.Name, w.Probe.Count)
 		var err error
-		probes, res.ProbeLatencies, err = runProbes(ctx, env, rec, ns, spec.PodSchedulerName, w.Probe)
+		probes, res.ProbeLatencies, err = runProbes(ctx, env, rec, ns, spec.podSchedulerName, w.Probe)
 		if err != nil {
 			res.Problems = append(res.Problems, err.Error())
 		}
@@ -197,7 +198,7 @@ func runScheduler(ctx context.Context, env *Environment, w *Workload, size strin
 		res.ProbeLatency = &p
 	}
 
-	usage, err := readProcessUsage(proc.PID())
+	usage, err := schedulerUsage(proc)
 	if err != nil {
 		return res, fmt.Errorf("reading the scheduler's usage: %w", err)
 	}
@@ -222,7 +223,10 @@ func runScheduler(ctx context.Context, env *Environment, w *Workload, size strin
 	}
 
 	measure(&res, jobs, rec, res.Writes.boundAt, ns, t0)
-	res.Problems = append(res.Problems, check(w, jobs, probes, rec, res.Writes, ns, spec.Name == Caldera)...)
+	res.Problems = append(res.Problems, check(w, jobs, probes, rec, res.Writes, ns, spec.Name != Kube)...)
+	if len(spec.PodSchedulerNames) > 0 {
+		res.Problems = append(res.Problems, checkShards(ctx, env, jobs, rec, spec)...)
+	}
 	if w.Devices != nil {
 		res.Problems = append(res.Problems, checkDevices(ctx, env, w, ns, jobs, rec)...)
 	}
@@ -266,13 +270,13 @@ func waitPlaced(ctx context.Context, rec *bindRecorder, pods int, saturating boo
 
 // runProbes creates the probe pods one at a time, each after the previous
 // one is bound and the interval has passed, and returns their latencies.
-func runProbes(ctx context.Context, env *Environment, rec *bindRecorder, ns, schedulerName string, p *Probe) ([]string, []float64, error) {
+func runProbes(ctx context.Context, env *Environment, rec *bindRecorder, ns string, schedulerName func(int) string, p *Probe) ([]string, []float64, error) {
 	var names []string
 	var latencies []float64
 	for i := range p.Count {
 		name := fmt.Sprintf("probe-%03d", i)
 		names = append(names, name)
-		pod := benchPod(ns, name, schedulerName, name, p.Requests).Obj()
+		pod := benchPod(ns, name, schedulerName(i), name, p.Requests).Obj()
 		created := time.Now()
 		if _, err := env.Clientset.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			return names, latencies, fmt.Errorf("creating probe %s: %w", name, err)
@@ -462,4 +466,36 @@ func deleteAll(ctx context.Context, env *Environment, ns string, jobs []*job, pr
 		}
 		return len(l.Items) == 0, "pods remain"
 	})
+}
+
+// checkShards returns the pods a sharded scheduler bound outside its
+// instance's NodeShard.
+func checkShards(ctx context.Context, env *Environment, jobs []*job, rec *bindRecorder, spec schedulerSpec) []string {
+	var shards shardv1alpha1.NodeShardList
+	if err := env.Client.List(ctx, &shards); err != nil {
+		return []string{fmt.Sprintf("listing NodeShards: %v", err)}
+	}
+	shardOf := map[string]string{}
+	for _, s := range shards.Items {
+		for _, n := range s.Spec.NodesDesired {
+			shardOf[n] = s.Name
+		}
+	}
+	var problems []string
+	outside := 0
+	for _, j := range jobs {
+		want := spec.podSchedulerName(j.index)
+		for _, p := range j.pods {
+			if node := rec.nodeOf(p); node != "" && shardOf[node] != want {
+				if outside == 0 {
+					problems = append(problems, fmt.Sprintf("pod %s of instance %s bound to %s, in shard %q", p, want, node, shardOf[node]))
+				}
+				outside++
+			}
+		}
+	}
+	if outside > 1 {
+		problems = append(problems, fmt.Sprintf("%d pods bound outside their instance's shard", outside))
+	}
+	return problems
 }
