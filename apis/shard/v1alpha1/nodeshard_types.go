@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -90,4 +92,13 @@ type NodeShardList struct {
 	// +optional
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []NodeShard `json:"items"`
+}
+
+// Stamp is the status's lastUpdateTime as text ("" when unset), which
+// changes with every renewal.
+func (s *NodeShardStatus) Stamp() string {
+	if s.LastUpdateTime == nil {
+		return ""
+	}
+	return s.LastUpdateTime.UTC().Format(time.RFC3339Nano)
 }

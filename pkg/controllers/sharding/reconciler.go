@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -53,22 +52,16 @@ type Reconciler struct {
 	clock  clock.PassiveClock
 
 	mu sync.Mutex
-	// renewed is, per NodeShard, its status's lastUpdateTime and when the
-	// controller saw it change: an instance whose status is not seen
-	// renewed for StaleAfter is gone, and its shard takes no node.
-	renewed map[string]renewal
-}
-
-type renewal struct {
-	stamp string
-	seen  time.Time
+	// renewals say which instances are gone: their status not seen
+	// renewed for StaleAfter; their shards take no node.
+	renewals shardcore.Renewals
 }
 
 var _ reconcile.Reconciler = &Reconciler{}
 
 // NewReconciler returns a reconciler for the configured shards.
 func NewReconciler(c client.Client, cfg *Config, clk clock.PassiveClock) *Reconciler {
-	return &Reconciler{client: c, cfg: cfg, clock: clk, renewed: map[string]renewal{}}
+	return &Reconciler{client: c, cfg: cfg, clock: clk}
 }
 
 // dead reports, per configured shard with a NodeShard, whether its
@@ -80,22 +73,11 @@ func (r *Reconciler) dead(existing map[string]*shardv1alpha1.NodeShard) map[stri
 	now := r.clock.Now()
 	out := map[string]bool{}
 	for _, s := range r.cfg.Shards {
-		cur := existing[s.Name]
-		if cur == nil {
-			delete(r.renewed, s.Name)
-			continue
+		if cur := existing[s.Name]; cur != nil {
+			out[s.Name] = r.renewals.Observe(s.Name, cur.Status.Stamp(), now)
 		}
-		stamp := ""
-		if cur.Status.LastUpdateTime != nil {
-			stamp = cur.Status.LastUpdateTime.UTC().Format(time.RFC3339Nano)
-		}
-		rn, ok := r.renewed[s.Name]
-		if !ok || rn.stamp != stamp {
-			rn = renewal{stamp: stamp, seen: now}
-			r.renewed[s.Name] = rn
-		}
-		out[s.Name] = now.Sub(rn.seen) > shardcore.StaleAfter
 	}
+	r.renewals.Keep(func(name string) bool { return existing[name] != nil })
 	return out
 }
 

@@ -84,16 +84,9 @@ type Coordinator struct {
 	// became placeable; unwitnessed those it has yet to confirm.
 	witnessed   map[string]bool
 	unwitnessed []string
-	// renewed is, per other NodeShard, its status's lastUpdateTime and
-	// when this instance saw it change: a status not seen renewed for
-	// core.StaleAfter is stale. Durations are this instance's own, so
-	// clocks need not agree.
-	renewed map[string]renewal
-}
-
-type renewal struct {
-	stamp string
-	seen  time.Time
+	// renewals say which other instances are gone: their status not seen
+	// renewed for core.StaleAfter.
+	renewals core.Renewals
 }
 
 // New returns a coordinator; call Changed from the NodeShard informer's
@@ -102,7 +95,7 @@ func New(o Options) *Coordinator {
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
-	c := &Coordinator{opts: o, witnessed: map[string]bool{}, renewed: map[string]renewal{}}
+	c := &Coordinator{opts: o, witnessed: map[string]bool{}}
 	c.dirty.Store(true)
 	return c
 }
@@ -146,23 +139,10 @@ func (c *Coordinator) Sync(ctx context.Context) error {
 			continue
 		}
 		names[s.Name] = true
-		stamp := ""
-		if s.Status.LastUpdateTime != nil {
-			stamp = s.Status.LastUpdateTime.UTC().Format(time.RFC3339Nano)
-		}
-		r, ok := c.renewed[s.Name]
-		if !ok || r.stamp != stamp {
-			r = renewal{stamp: stamp, seen: now}
-			c.renewed[s.Name] = r
-		}
-		sh.Stale = now.Sub(r.seen) > core.StaleAfter
+		sh.Stale = c.renewals.Observe(s.Name, s.Status.Stamp(), now)
 		in.Others = append(in.Others, sh)
 	}
-	for name := range c.renewed {
-		if !names[name] {
-			delete(c.renewed, name)
-		}
-	}
+	c.renewals.Keep(func(name string) bool { return names[name] })
 	// The instance places only once this run of it has written its
 	// status and seen the write, and while it keeps renewing it.
 	in.Settled = own == nil || c.lastWrite != "" && atLeast(own.ResourceVersion, c.lastWrite)

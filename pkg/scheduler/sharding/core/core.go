@@ -179,3 +179,39 @@ func sameSet(sorted, other []string) bool {
 	slices.Sort(o)
 	return slices.Equal(sorted, slices.Compact(o))
 }
+
+// Renewals tracks, per instance, its status's renewal stamp
+// (lastUpdateTime) and when the observer saw it change, by the observer's
+// own clock, so that clocks need not agree. The zero value is ready.
+type Renewals struct {
+	seen map[string]renewal
+}
+
+type renewal struct {
+	stamp string
+	at    time.Time
+}
+
+// Observe records the instance's stamp as read now and reports whether
+// its status is stale: not seen renewed for StaleAfter. An instance first
+// observed now is not stale.
+func (r *Renewals) Observe(name, stamp string, now time.Time) (stale bool) {
+	if r.seen == nil {
+		r.seen = map[string]renewal{}
+	}
+	s, ok := r.seen[name]
+	if !ok || s.stamp != stamp {
+		s = renewal{stamp: stamp, at: now}
+		r.seen[name] = s
+	}
+	return now.Sub(s.at) > StaleAfter
+}
+
+// Keep forgets the instances keep refuses (their NodeShards are gone).
+func (r *Renewals) Keep(keep func(name string) bool) {
+	for name := range r.seen {
+		if !keep(name) {
+			delete(r.seen, name)
+		}
+	}
+}
