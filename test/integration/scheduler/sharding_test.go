@@ -186,3 +186,49 @@ func TestNodeShardsExample(t *testing.T) {
 		}
 	}
 }
+
+// TestSoftShard: an instance in soft mode places pods on its shard's
+// nodes while they have room, and on other nodes only when none of its
+// own fits.
+func TestSoftShard(t *testing.T) {
+	const ns = "soft-shard"
+	createNamespace(t, ns)
+	createQueue(t, queue("default", 1, nil))
+	var specs []controlplane.NodeSpec
+	for _, name := range []string{"soft-own", "soft-other"} {
+		s := cpuNode(name, "2")
+		s.Labels = map[string]string{"test": ns}
+		specs = append(specs, s)
+	}
+	createNodes(t, specs)
+	shard := &shardv1alpha1.NodeShard{ObjectMeta: metav1.ObjectMeta{Name: "soft"}, Spec: shardv1alpha1.NodeShardSpec{NodesDesired: []string{"soft-own"}}}
+	if err := fw.Client.Create(t.Context(), shard); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.IgnoreNotFound(fw.Client.Delete(context.Background(), shard)) })
+	stop, err := fw.StartScheduler(framework.SchedulerConfig + "schedulerNames: [soft]\nsharding:\n  mode: soft\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	waitShardStatus(t, "soft", "soft-own")
+	for i := range 3 {
+		spec := podSpec(ns, "1")
+		spec.SchedulerName = "soft"
+		createPod(t, ns, fmt.Sprintf("p%d", i), nil, spec)
+		pods := waitAllBound(t, ns, i+1)
+		want := "soft-own"
+		if i == 2 {
+			want = "soft-other" // soft-own is full
+		}
+		for _, p := range pods {
+			if p.Name == fmt.Sprintf("p%d", i) && p.Spec.NodeName != want {
+				t.Errorf("%s is on %s, want %s", p.Name, p.Spec.NodeName, want)
+			}
+		}
+	}
+}
