@@ -29,9 +29,10 @@ type NominationWriter interface {
 }
 
 // ShardSyncer brings the nodes the scheduler may place on in line with its
-// NodeShard (sharding.Coordinator). It runs between cycles.
+// NodeShard (sharding.Coordinator). It runs between cycles, and says
+// whether the scheduler may place pods at all.
 type ShardSyncer interface {
-	Sync(ctx context.Context) error
+	Sync(ctx context.Context) (ready bool, err error)
 }
 
 // CycleObserver is told about each cycle, for metrics.
@@ -135,8 +136,12 @@ func (s *Scheduler) Run(ctx context.Context) {
 			syncLater = nil
 		}
 		if s.opts.Shard != nil {
-			if err := s.opts.Shard.Sync(ctx); err != nil {
+			ready, err := s.opts.Shard.Sync(ctx)
+			if err != nil {
 				klog.FromContext(ctx).Error(err, "Syncing the node shard; retried at the next wake-up")
+			}
+			if !ready {
+				continue
 			}
 		}
 		if !s.cache.PendingWork() {

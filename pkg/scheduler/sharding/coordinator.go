@@ -80,6 +80,10 @@ type Coordinator struct {
 	decidedAt time.Time
 	last      core.Decision
 	applied   bool
+	// started: the instance has made its first whole decision (its status
+	// written and seen, every node it may place on checked); ready: it
+	// may place now.
+	started, ready bool
 	// witnessed are the nodes the witness confirmed since they last
 	// became placeable; unwitnessed those it has yet to confirm.
 	witnessed   map[string]bool
@@ -114,14 +118,22 @@ func (c *Coordinator) Placeable(node string) bool {
 // Sync decides again when a NodeShard changed, while a node waits for its
 // binds or for the witness, and at least every second (statuses age);
 // then it applies the decision, and writes the status when it says
-// something new or is due to be renewed.
-func (c *Coordinator) Sync(ctx context.Context) error {
+// something new or is due to be renewed. It reports whether the instance
+// may place pods: not after a start until its first whole decision, nor
+// while it cannot renew its status; the scheduler runs no cycle then, so
+// that pending jobs are not told no node fits.
+func (c *Coordinator) Sync(ctx context.Context) (ready bool, _ error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.opts.Clock.Now()
 	if !c.dirty.Swap(false) && c.applied && len(c.last.ToRemove) == 0 && len(c.unwitnessed) == 0 && now.Sub(c.decidedAt) < time.Second {
-		return nil
+		return c.ready, nil
 	}
+	err := c.decide(ctx, now)
+	return c.ready, err
+}
+
+func (c *Coordinator) decide(ctx context.Context, now time.Time) error {
 	c.decidedAt = now
 	var list shardv1alpha1.NodeShardList
 	if err := c.opts.Client.List(ctx, &list); err != nil {
@@ -157,6 +169,10 @@ func (c *Coordinator) Sync(ctx context.Context) error {
 		klog.FromContext(ctx).V(2).Info("Shard nodes changed", "shard", c.opts.Name, "all", d.All, "place", len(d.Place), "toAdd", len(d.ToAdd), "toRemove", len(d.ToRemove), "lapsed", in.Lapsed)
 	}
 	c.last = d
+	if !c.started && (own == nil || in.Settled && !in.Lapsed && len(c.unwitnessed) == 0) {
+		c.started = true
+	}
+	c.ready = c.started && !in.Lapsed
 	if own == nil || (own.Status.ObservedGeneration == own.Generation &&
 		d.StatusEqual(own.Status.NodesInUse, own.Status.NodesToAdd, own.Status.NodesToRemove) &&
 		!c.lastWriteAt.IsZero() && now.Sub(c.lastWriteAt) < core.HeartbeatPeriod) {

@@ -69,11 +69,13 @@ func newCoordinatorTest(t *testing.T) *coordinatorTest {
 	return ct
 }
 
-func (ct *coordinatorTest) sync() {
+func (ct *coordinatorTest) sync() (ready bool) {
 	ct.t.Helper()
-	if err := ct.c.Sync(ct.t.Context()); err != nil && !ct.failed {
+	ready, err := ct.c.Sync(ct.t.Context())
+	if err != nil && !ct.failed {
 		ct.t.Fatal(err)
 	}
+	return ready
 }
 
 func (ct *coordinatorTest) status() shardv1alpha1.NodeShardStatus {
@@ -103,7 +105,9 @@ func (ct *coordinatorTest) placeable(want ...string) {
 // witness says the cache holds its pods. The status follows the decision.
 func TestNodesTakenWaitForTheWitness(t *testing.T) {
 	ct := newCoordinatorTest(t)
-	ct.sync()
+	if ct.sync() {
+		t.Error("ready before the instance has seen its status write")
+	}
 	ct.placeable()
 	if st := ct.status(); !slices.Equal(st.NodesInUse, []string{"n1", "n2"}) || !slices.Equal(st.NodesToAdd, []string{"n3"}) || st.ObservedGeneration != 2 || st.InUse != 2 {
 		t.Fatalf("status %+v, want n1 and n2 in use, n3 to add, for generation 2", st)
@@ -114,14 +118,18 @@ func TestNodesTakenWaitForTheWitness(t *testing.T) {
 	// The instance sees its write; the witness confirms n1 only.
 	ct.w.ok["n1"] = true
 	ct.c.Changed()
-	ct.sync()
+	if ct.sync() {
+		t.Error("ready at start with a node the witness has yet to confirm")
+	}
 	ct.placeable("n1")
 	if !slices.Equal(ct.w.asked, []string{"n1", "n2"}) || ct.w.since == "" || ct.w.since == "0" {
 		t.Errorf("witness asked %v since %q, want n1 and n2 since b's resourceVersion", ct.w.asked, ct.w.since)
 	}
 	// An unconfirmed node keeps the coordinator checking.
 	ct.w.ok["n2"] = true
-	ct.sync()
+	if !ct.sync() {
+		t.Error("not ready once every node is confirmed")
+	}
 	ct.placeable("n1", "n2")
 	// Confirmed once, nodes are not asked about again.
 	ct.c.Changed()
@@ -157,7 +165,9 @@ func TestLiveness(t *testing.T) {
 	ct.sync()
 	ct.placeable("n1", "n2")
 	ct.clk.Step(2 * time.Second)
-	ct.sync()
+	if ct.sync() {
+		t.Error("ready past the renew deadline")
+	}
 	ct.placeable()
 	// Writing again, it places again once it sees the write.
 	ct.failed = false
