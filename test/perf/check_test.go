@@ -83,7 +83,7 @@ func TestCheck(t *testing.T) {
 					writes.bindings["ns/"+pod] = n
 				}
 			}
-			got := check(w, jobs, nil, rec, writes, "ns", tc.gangs)
+			got := check(w, jobs, nil, rec, writes, "ns", tc.gangs, true)
 			var gotPrefixes []string
 			for i, p := range got {
 				if i < len(tc.wantProblems) && strings.HasPrefix(p, tc.wantProblems[i]) {

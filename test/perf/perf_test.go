@@ -20,7 +20,7 @@ import (
 var (
 	workloadFlag   = flag.String("workload", "", "comma-separated workload names (files in workloads/) or .yaml paths; empty means every workload")
 	sizeFlag       = flag.String("size", SizeSmall, "size to run: small, large, or another size the workload declares (medium)")
-	schedulerFlag  = flag.String("scheduler", "both", "schedulers to run, in order: a comma-separated list of caldera, caldera-sharded (two instances, each on half the nodes) and kube, or both (caldera,kube)")
+	schedulerFlag  = flag.String("scheduler", "both", "schedulers to run, in order: a comma-separated list of caldera, caldera-sharded (two instances, each on half the nodes), kube and noop (a binder without scheduling, the ceiling), or both (caldera,kube)")
 	resultsFlag    = flag.String("results", "", "directory for the JSON results (and CPU profiles); empty writes none")
 	qpsFlag        = flag.Float64("client-qps", 1000, "client QPS of every scheduler")
 	burstFlag      = flag.Int("client-burst", 2000, "client burst of every scheduler")
@@ -163,7 +163,7 @@ func schedulerNames(flagValue string) ([]string, error) {
 	names := strings.Split(flagValue, ",")
 	for _, n := range names {
 		if _, ok := Schedulers()[n]; !ok {
-			return nil, fmt.Errorf("-scheduler=%q: want a comma-separated list of caldera, caldera-sharded and kube, or both (caldera,kube)", flagValue)
+			return nil, fmt.Errorf("-scheduler=%q: want a comma-separated list of caldera, caldera-sharded, kube and noop, or both (caldera,kube)", flagValue)
 		}
 	}
 	return names, nil

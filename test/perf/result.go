@@ -130,7 +130,15 @@ func WriteReport(dir string, w *Workload, started time.Time, results []Result) (
 // PrintTable prints one line per result.
 func PrintTable(out io.Writer, results []Result) error {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\tsize\tscheduler\tnodes\tpods\tbound\tpods/s\tserver pods/s\tfirst bind s\tlast bind s\tjob p50 s\tjob p99 s\tprobe p50 s\tprobe max s\twrites/pod\tCPU s\tpeak RSS MiB\tapiserver CPU s\t")
+	// With the no-op binder in the run, every rate is also a share of its
+	// rate on the same workload and size: the ceiling of this machine.
+	ceiling := map[string]float64{}
+	for _, r := range results {
+		if r.Scheduler == NoopBinder {
+			ceiling[r.Workload+"/"+r.Size] = r.PodsPerSecond
+		}
+	}
+	fmt.Fprintln(tw, "workload\tsize\tscheduler\tnodes\tpods\tbound\tpods/s\tof ceiling\tserver pods/s\tfirst bind s\tlast bind s\tjob p50 s\tjob p99 s\tprobe p50 s\tprobe max s\twrites/pod\tCPU s\tpeak RSS MiB\tapiserver CPU s\t")
 	for _, r := range results {
 		jobP50, jobP99, probeP50, probeMax := "-", "-", "-", "-"
 		if r.JobLatency.Count > 0 {
@@ -139,8 +147,12 @@ func PrintTable(out io.Writer, results []Result) error {
 		if r.ProbeLatency != nil && r.ProbeLatency.Count > 0 {
 			probeP50, probeMax = fmt.Sprintf("%.3f", r.ProbeLatency.P50), fmt.Sprintf("%.3f", r.ProbeLatency.Max)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%.0f\t%.0f\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%.2f\t%.1f\t%.0f\t%.1f\t\n",
-			r.Workload, r.Size, r.Scheduler, r.Nodes, r.Pods, r.PodsBound, r.PodsPerSecond, r.ServerPodsPerSecond,
+		share := "-"
+		if c := ceiling[r.Workload+"/"+r.Size]; c > 0 {
+			share = fmt.Sprintf("%.0f%%", 100*r.PodsPerSecond/c)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%.0f\t%s\t%.0f\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%.2f\t%.1f\t%.0f\t%.1f\t\n",
+			r.Workload, r.Size, r.Scheduler, r.Nodes, r.Pods, r.PodsBound, r.PodsPerSecond, share, r.ServerPodsPerSecond,
 			r.FirstBindSeconds, r.LastBindSeconds, jobP50, jobP99, probeP50, probeMax,
 			r.WritesPerPod, r.SchedulerCPUSeconds, float64(r.SchedulerPeakRSSBytes)/(1<<20), r.APIServerCPUSeconds)
 	}

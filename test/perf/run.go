@@ -223,7 +223,7 @@ func runScheduler(ctx context.Context, env *Environment, w *Workload, size strin
 	}
 
 	measure(&res, jobs, rec, res.Writes.boundAt, ns, t0)
-	res.Problems = append(res.Problems, check(w, jobs, probes, rec, res.Writes, ns, spec.Name != Kube)...)
+	res.Problems = append(res.Problems, check(w, jobs, probes, rec, res.Writes, ns, spec.Name != Kube && !spec.Ceiling, !spec.Ceiling)...)
 	if len(spec.PodSchedulerNames) > 0 {
 		res.Problems = append(res.Problems, checkShards(ctx, env, jobs, rec, spec)...)
 	}
@@ -360,9 +360,10 @@ func latest(a, b time.Time) time.Time {
 }
 
 // check returns the run's correctness problems: pods left pending when the
-// workload fits, pods not bound exactly once, nodes over capacity and, for a
-// scheduler that honours PodGroups, gangs bound in part.
-func check(w *Workload, jobs []*job, probes []string, rec *bindRecorder, writes WriteCounts, ns string, gangs bool) []string {
+// workload fits, pods not bound exactly once, nodes over capacity (with
+// capacity; the no-op binder does not look) and, for a scheduler that
+// honours PodGroups, gangs bound in part.
+func check(w *Workload, jobs []*job, probes []string, rec *bindRecorder, writes WriteCounts, ns string, gangs, capacity bool) []string {
 	var problems []string
 	var pending []string
 	requested := map[string]corev1.ResourceList{}
@@ -417,12 +418,15 @@ func check(w *Workload, jobs []*job, probes []string, rec *bindRecorder, writes 
 	if n := rec.rebinds(); n > 0 {
 		problems = append(problems, fmt.Sprintf("%d pods changed node after being bound", n))
 	}
-	capacity := corev1.ResourceList{corev1.ResourceCPU: w.Nodes.CPU, corev1.ResourceMemory: w.Nodes.Memory}
+	if !capacity {
+		return problems
+	}
+	allocatable := corev1.ResourceList{corev1.ResourceCPU: w.Nodes.CPU, corev1.ResourceMemory: w.Nodes.Memory}
 	for _, node := range slices.Sorted(maps.Keys(podsOn)) {
 		if podsOn[node] > int64(w.Nodes.Pods) {
 			problems = append(problems, fmt.Sprintf("node %s holds %d pods, capacity %d", node, podsOn[node], w.Nodes.Pods))
 		}
-		for name, c := range capacity {
+		for name, c := range allocatable {
 			if q := requested[node][name]; q.Cmp(c) > 0 {
 				problems = append(problems, fmt.Sprintf("node %s: %s requested %s, allocatable %s", node, name, q.String(), c.String()))
 			}

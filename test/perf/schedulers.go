@@ -54,6 +54,9 @@ type schedulerSpec struct {
 	PodSchedulerNames []string
 	// UserAgent is the prefix of the user agent of its API requests.
 	UserAgent string
+	// Ceiling: no scheduler, the no-op binder: nodes may be overfilled,
+	// and its CPU and memory are not measured.
+	Ceiling bool
 	start     func(ctx context.Context, env *Environment, dir string, o startOptions) (schedulerProcess, error)
 }
 
@@ -87,6 +90,7 @@ func Schedulers() map[string]schedulerSpec {
 	return map[string]schedulerSpec{
 		Caldera:        {Name: Caldera, PodSchedulerName: "volcano", UserAgent: "caldera-scheduler", start: startCaldera},
 		CalderaSharded: {Name: CalderaSharded, PodSchedulerNames: shards, UserAgent: "caldera-scheduler", start: startCalderaSharded},
+		NoopBinder:     {Name: NoopBinder, PodSchedulerName: NoopBinder, UserAgent: "noop-binder", start: startNoop, Ceiling: true},
 		// kube-scheduler's user agent is "kube-scheduler/<version> (...)",
 		// its event client's the same with "/scheduler" appended.
 		Kube: {Name: Kube, PodSchedulerName: "default-scheduler", UserAgent: "kube-scheduler", start: startKube},
@@ -176,6 +180,9 @@ func (m multiProcess) Stop() error {
 // schedulerUsage is the scheduler's CPU time and peak RSS, summed over
 // its processes.
 func schedulerUsage(p schedulerProcess) (processUsage, error) {
+	if _, ok := p.(*noopProcess); ok {
+		return processUsage{}, nil
+	}
 	pids := []int{p.PID()}
 	if m, ok := p.(multiProcess); ok {
 		pids = m.PIDs()
