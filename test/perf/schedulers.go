@@ -57,7 +57,7 @@ type schedulerSpec struct {
 	// Ceiling: no scheduler, the no-op binder: nodes may be overfilled,
 	// and its CPU and memory are not measured.
 	Ceiling bool
-	start     func(ctx context.Context, env *Environment, dir string, o startOptions) (schedulerProcess, error)
+	start   func(ctx context.Context, env *Environment, dir string, o startOptions) (schedulerProcess, error)
 }
 
 type startOptions struct {
