@@ -107,14 +107,6 @@ func New(o Options) *Coordinator {
 // Changed records that a NodeShard changed.
 func (c *Coordinator) Changed() { c.dirty.Store(true) }
 
-// Placeable reports whether the last decision lets new placements go to
-// node (for tests and explanations).
-func (c *Coordinator) Placeable(node string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return !c.applied || c.last.Placeable(node)
-}
-
 // Sync decides again when a NodeShard changed, while a node waits for its
 // binds or for the witness, and at least every second (statuses age);
 // then it applies the decision, and writes the status when it says
