@@ -215,6 +215,11 @@ func (s *Scheduler) RunCycle(ctx context.Context) CycleStats {
 		stats.ActionDurations[a.Name()] = s.opts.Clock.Since(as)
 	}
 	ssn.Close()
+	if ssn.Conflicts() > 0 {
+		// Placements the fast lane's took the room of are tried again
+		// on the state as it now is.
+		s.Notify()
+	}
 	for _, e := range ssn.Evictions() {
 		s.cache.RecordEviction(e.Task.Job, e.By, start, framework.ReEvictionWindow)
 	}

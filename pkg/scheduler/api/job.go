@@ -36,7 +36,11 @@ type JobInfo struct {
 	// exist (yet); such a job is never scheduled.
 	PodGroup *schedulingv1beta1.PodGroup
 	// Shadow: the job of a pod that names no PodGroup.
-	Shadow            bool
+	Shadow bool
+	// FastLane: a shadow job the fast lane places rather than the
+	// scheduling cycle (the cache decides, from the scheduler's
+	// configuration).
+	FastLane          bool
 	Phase             schedulingv1beta1.PodGroupPhase
 	CreationTimestamp metav1.Time
 	// Preemptable is the PodGroup's volcano.sh/preemptable annotation, for

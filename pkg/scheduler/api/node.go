@@ -52,6 +52,11 @@ type NodeInfo struct {
 	// Version changes whenever the node or its tasks do, so that results
 	// computed for the node can be known to be stale.
 	Version uint64
+	// CacheVersion, in a snapshot's copy, is the Version the scheduler's
+	// cache had for the node when the copy was made: a placement decided on
+	// the copy is checked against the node as it is now when they differ
+	// (another decision loop, or a pod event, changed the node since).
+	CacheVersion uint64
 	// future is Idle + Releasing - Pipelined, kept in step with them and
 	// held in the struct itself, so that the scan of many nodes for room
 	// reads one object per node.
@@ -241,20 +246,21 @@ func addSigned(r, o *Resource, sign int64) {
 // Clone returns a deep copy for a snapshot; tasks are copied, pods shared.
 func (n *NodeInfo) Clone() *NodeInfo {
 	c := &NodeInfo{
-		Name:        n.Name,
-		Node:        n.Node,
-		Allocatable: n.Allocatable.Clone(),
-		Used:        n.Used.Clone(),
-		Idle:        n.Idle.Clone(),
-		Releasing:   n.Releasing.Clone(),
-		Pipelined:   n.Pipelined.Clone(),
-		Tasks:       make(map[TaskID]*TaskInfo, len(n.Tasks)),
-		GPUs:        slices.Clone(n.GPUs),
-		VGPUs:       slices.Clone(n.VGPUs),
-		Fenced:      n.Fenced,
-		Secondary:   n.Secondary,
-		Version:     n.Version,
-		future:      *n.future.Clone(),
+		Name:         n.Name,
+		Node:         n.Node,
+		Allocatable:  n.Allocatable.Clone(),
+		Used:         n.Used.Clone(),
+		Idle:         n.Idle.Clone(),
+		Releasing:    n.Releasing.Clone(),
+		Pipelined:    n.Pipelined.Clone(),
+		Tasks:        make(map[TaskID]*TaskInfo, len(n.Tasks)),
+		GPUs:         slices.Clone(n.GPUs),
+		VGPUs:        slices.Clone(n.VGPUs),
+		Fenced:       n.Fenced,
+		Secondary:    n.Secondary,
+		Version:      n.Version,
+		CacheVersion: n.CacheVersion,
+		future:       *n.future.Clone(),
 	}
 	c.migGeometries = n.migGeometries
 	if n.Mirror != nil {
@@ -264,4 +270,33 @@ func (n *NodeInfo) Clone() *NodeInfo {
 		c.Tasks[id] = t.Clone()
 	}
 	return c
+}
+
+// Placement is a task placed on a node by a decision taken on a snapshot.
+// Seen is the node's CacheVersion in that snapshot.
+type Placement struct {
+	Task *TaskInfo
+	Node string
+	Seen uint64
+}
+
+// DevicesFit reports whether the cards t holds on the node (GPU sharing,
+// vGPU) are within the cards' capacity, t's holds counted: a check made
+// after the task was added.
+func (n *NodeInfo) DevicesFit(t *TaskInfo) bool {
+	for _, i := range t.GPUIndex {
+		if i < len(n.GPUs) && n.GPUs[i].Used > n.GPUs[i].Memory {
+			return false
+		}
+	}
+	for _, devs := range t.VGPUDevices {
+		for _, d := range devs {
+			for _, c := range n.VGPUs {
+				if c.UUID == d.UUID && (c.UsedShares > c.Shares || c.UsedMemoryMiB > c.MemoryMiB || c.UsedCores > 100) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }

@@ -34,6 +34,9 @@ type PodBinder interface {
 // Assumer is the part of the cache the binder drives.
 type Assumer interface {
 	Assume(task *api.TaskInfo, node string)
+	// AssumeGroup assumes placements decided on a snapshot together, or
+	// refuses them all when one no longer fits the node as it is now.
+	AssumeGroup(placements []api.Placement) error
 	Forget(uid types.UID)
 	// Confirm records that an assumed task is bound to node, which is
 	// not the node it was assumed on.
@@ -91,7 +94,7 @@ type Binder struct {
 	pending sync.WaitGroup
 }
 
-var _ framework.BindSink = &Binder{}
+var _ framework.GroupBindSink = &Binder{}
 
 // New returns a binder; call Run to start its workers.
 func New(pods PodBinder, cache Assumer, o Options) *Binder {
@@ -124,12 +127,29 @@ func queueLength(concurrency int) int {
 // session's bind sink.
 func (b *Binder) Bind(task *api.TaskInfo, node string) {
 	b.cache.Assume(task, node)
+	b.enqueue(task, node)
+}
+
+func (b *Binder) enqueue(task *api.TaskInfo, node string) {
 	b.mu.Lock()
 	epoch := b.epochs[task.Job]
 	b.onNode[node]++
 	b.mu.Unlock()
 	b.pending.Add(1)
 	b.queue <- request{task: task.Clone(), node: node, epoch: epoch}
+}
+
+// BindGroup assumes a statement's placements in the cache, checked
+// against it (Assumer.AssumeGroup), and queues their binds; when the cache
+// refuses them, nothing is queued and the refusal is returned.
+func (b *Binder) BindGroup(ps []api.Placement) error {
+	if err := b.cache.AssumeGroup(ps); err != nil {
+		return err
+	}
+	for _, p := range ps {
+		b.enqueue(p.Task, p.Node)
+	}
+	return nil
 }
 
 // Run starts the workers and blocks until ctx ends and the queued binds are

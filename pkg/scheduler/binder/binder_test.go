@@ -67,6 +67,8 @@ func (f *fakePods) BoundNode(_ context.Context, _, name string, _ types.UID) (st
 type fakeCache struct {
 	mu                               sync.Mutex
 	assumed, forgot, confirmed, gone []string
+	// refuse, when set, is AssumeGroup's answer.
+	refuse error
 }
 
 func (f *fakeCache) Gone(uid types.UID) {
@@ -85,6 +87,18 @@ func (f *fakeCache) Assume(t *api.TaskInfo, node string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.assumed = append(f.assumed, t.Name)
+}
+
+func (f *fakeCache) AssumeGroup(ps []api.Placement) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.refuse != nil {
+		return f.refuse
+	}
+	for _, p := range ps {
+		f.assumed = append(f.assumed, p.Task.Name)
+	}
+	return nil
 }
 
 func (f *fakeCache) Forget(uid types.UID) {
@@ -236,5 +250,30 @@ func TestBusyWhileBindsAreQueued(t *testing.T) {
 		if b.Busy(n) {
 			t.Errorf("%s is busy after its binds are done", n)
 		}
+	}
+}
+
+func TestBindGroupQueuesNothingTheCacheRefuses(t *testing.T) {
+	pods := &fakePods{}
+	cache := &fakeCache{refuse: errors.New("the node no longer has room")}
+	b := New(pods, cache, Options{Concurrency: 2})
+	group := []api.Placement{{Task: task("a", "a-0"), Node: "n1"}, {Task: task("a", "a-1"), Node: "n1"}}
+	if err := b.BindGroup(group); err == nil {
+		t.Fatal("BindGroup accepted a group the cache refused")
+	}
+	if b.Busy("n1") {
+		t.Error("a refused group left binds queued on n1")
+	}
+	cache.refuse = nil
+	if err := b.BindGroup(group); err != nil {
+		t.Fatalf("BindGroup: %v", err)
+	}
+	drain(t, b)
+	slices.Sort(pods.bound)
+	if diff := cmp.Diff([]string{"a-0->n1", "a-1->n1"}, pods.bound); diff != "" {
+		t.Errorf("bound (-want,+got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"a-0", "a-1"}, cache.assumed); diff != "" {
+		t.Errorf("assumed (-want,+got):\n%s", diff)
 	}
 }

@@ -9,9 +9,7 @@
 package cache
 
 import (
-	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -105,19 +103,10 @@ type Cache struct {
 	numa     map[string]*numa.Report
 	numaSnap map[string]*numa.Report
 
-	// The previous snapshot, the nodes and jobs changed (or touched by a
-	// cycle) since, and what the next snapshot patches: the sorted job
-	// list and waiting jobs, each node's index in the sorted node list,
-	// the totals and what each node and job added to them.
-	snap         *api.Snapshot
-	changedNodes sets.Set[string]
-	changedJobs  sets.Set[api.JobID]
-	jobList      []*api.JobInfo
-	workList     []*api.JobInfo
-	nodeIndex    map[string]int
-	totals       *api.Totals
-	nodeShares   map[string]nodeShare
-	jobShares    map[api.JobID]*api.JobShare
+	// batch is the scheduling cycle's view; views are every view, the
+	// fast lane's workers' among them (NewView).
+	batch *view
+	views []*view
 	// statusDirty are jobs changed since their status was last synced.
 	statusDirty sets.Set[api.JobID]
 	// queuesDirty: a Queue changed (its status among others) since queue
@@ -127,6 +116,10 @@ type Cache struct {
 	// recheck are jobs changed since. PendingWork looks at these only.
 	withWork sets.Set[api.JobID]
 	recheck  sets.Set[api.JobID]
+	// fastWork and fastRecheck are the same for the fast lane's jobs
+	// (FastWork).
+	fastWork    sets.Set[api.JobID]
+	fastRecheck sets.Set[api.JobID]
 }
 
 // New returns an empty cache.
@@ -139,7 +132,7 @@ func New(o Options) *Cache {
 	if logger.GetSink() == nil {
 		logger = klog.Background()
 	}
-	return &Cache{
+	c := &Cache{
 		logger:         logger,
 		schedulerNames: names,
 		notify:         o.Notify,
@@ -158,15 +151,14 @@ func New(o Options) *Cache {
 		enqueued:       sets.New[api.JobID](),
 		hyperNodes:     map[string]*topologyv1alpha1.HyperNode{},
 		numa:           map[string]*numa.Report{},
-		changedNodes:   sets.New[string](),
-		changedJobs:    sets.New[api.JobID](),
-		nodeIndex:      map[string]int{},
-		nodeShares:     map[string]nodeShare{},
-		jobShares:      map[api.JobID]*api.JobShare{},
 		statusDirty:    sets.New[api.JobID](),
 		withWork:       sets.New[api.JobID](),
 		recheck:        sets.New[api.JobID](),
+		fastRecheck:    sets.New[api.JobID](),
+		fastWork:       sets.New[api.JobID](),
 	}
+	c.batch = c.addViewLocked(func(j *api.JobInfo) bool { return !j.FastLane })
+	return c
 }
 
 func (c *Cache) signal() {
@@ -176,14 +168,29 @@ func (c *Cache) signal() {
 }
 
 func (c *Cache) touchNode(name string) {
-	c.changedNodes.Insert(name)
+	for _, v := range c.views {
+		v.changedNodes.Insert(name)
+	}
 }
 
 func (c *Cache) touchJob(id api.JobID) {
-	c.recheck.Insert(id)
-	c.changedJobs.Insert(id)
-	if c.jobs[id] != nil {
+	e := c.jobs[id]
+	if e != nil && e.info.FastLane {
+		c.fastRecheck.Insert(id)
+	} else {
+		c.recheck.Insert(id)
+	}
+	c.changeJobLocked(id)
+	if e != nil {
 		c.statusDirty.Insert(id)
+	}
+}
+
+// changeJobLocked marks a job for copying afresh into every view's next
+// snapshot.
+func (c *Cache) changeJobLocked(id api.JobID) {
+	for _, v := range c.views {
+		v.changedJobs.Insert(id)
 	}
 }
 
@@ -217,233 +224,6 @@ func (c *Cache) ours(pod *corev1.Pod) bool {
 	return c.schedulerNames.Has(pod.Spec.SchedulerName)
 }
 
-// Snapshot returns the state for a cycle. Objects that did not change since
-// the previous snapshot (and that the previous cycle did not touch) are
-// shared with it; the rest are copied. The snapshot's maps and lists, and
-// the totals, are the previous snapshot's patched where something changed,
-// so that a snapshot costs in proportion to change; a snapshot is
-// therefore valid only until the next one is taken.
-func (c *Cache) Snapshot() *api.Snapshot {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.snap == nil {
-		c.fullSnapshotLocked()
-	} else {
-		c.patchSnapshotLocked()
-	}
-	c.changedNodes.Clear()
-	c.changedJobs.Clear()
-	return c.snap
-}
-
-// fullSnapshotLocked copies every node and job.
-func (c *Cache) fullSnapshotLocked() {
-	snap := &api.Snapshot{
-		Nodes: make(map[string]*api.NodeInfo, len(c.nodes)),
-		Jobs:  make(map[api.JobID]*api.JobInfo, len(c.jobs)),
-	}
-	c.totals = api.NewTotals()
-	clear(c.nodeShares)
-	clear(c.jobShares)
-	for name, e := range c.nodes {
-		if !e.placeholder {
-			snap.Nodes[name] = c.copyNodeLocked(name, e)
-		}
-	}
-	for id, e := range c.jobs {
-		if e.info.Schedulable() {
-			snap.Jobs[id] = c.copyJobLocked(id, e)
-		}
-	}
-	snap.SortNodes()
-	c.indexNodes(snap.NodeList)
-	c.jobList = make([]*api.JobInfo, 0, len(snap.Jobs))
-	for _, j := range snap.Jobs {
-		c.jobList = append(c.jobList, j)
-	}
-	slices.SortFunc(c.jobList, byJobID)
-	c.workList = nil
-	for _, j := range c.jobList {
-		if j.Waits() {
-			c.workList = append(c.workList, j)
-		}
-	}
-	c.finishSnapshotLocked(snap)
-}
-
-// patchSnapshotLocked builds on the previous snapshot: only the nodes and
-// jobs changed since are copied, and the lists and totals patched.
-func (c *Cache) patchSnapshotLocked() {
-	prev := c.snap
-	// The maps are the previous snapshot's, changed in place: a snapshot
-	// is valid until the next is taken.
-	snap := &api.Snapshot{Nodes: prev.Nodes, Jobs: prev.Jobs}
-	nodeSetChanged := false
-	for name := range c.changedNodes {
-		if sh, ok := c.nodeShares[name]; ok {
-			c.totals.AddNode(sh.allocatable, sh.used, -1)
-			delete(c.nodeShares, name)
-		}
-		_, had := snap.Nodes[name]
-		e := c.nodes[name]
-		if e == nil || e.placeholder {
-			if had {
-				delete(snap.Nodes, name)
-				nodeSetChanged = true
-			}
-			continue
-		}
-		snap.Nodes[name] = c.copyNodeLocked(name, e)
-		nodeSetChanged = nodeSetChanged || !had
-	}
-	if nodeSetChanged {
-		snap.SortNodes()
-		c.indexNodes(snap.NodeList)
-	} else {
-		snap.NodeList = prev.NodeList
-		for name := range c.changedNodes {
-			if n := snap.Nodes[name]; n != nil {
-				snap.NodeList[c.nodeIndex[name]] = n
-			}
-		}
-	}
-
-	jobs, work := c.jobList, c.workList
-	var addJobs, addWork []*api.JobInfo
-	var dropJobs, dropWork []int
-	for id := range c.changedJobs {
-		if sh := c.jobShares[id]; sh != nil {
-			c.totals.AddJob(sh, -1)
-			delete(c.jobShares, id)
-		}
-		var j *api.JobInfo
-		if e := c.jobs[id]; e != nil && e.info.Schedulable() {
-			j = c.copyJobLocked(id, e)
-			snap.Jobs[id] = j
-		} else {
-			delete(snap.Jobs, id)
-		}
-		addJobs, dropJobs = patchList(jobs, id, j, addJobs, dropJobs)
-		if j != nil && !j.Waits() {
-			j = nil
-		}
-		addWork, dropWork = patchList(work, id, j, addWork, dropWork)
-	}
-	c.jobList = mergeJobs(jobs, dropJobs, addJobs)
-	c.workList = mergeJobs(work, dropWork, addWork)
-	c.finishSnapshotLocked(snap)
-}
-
-// finishSnapshotLocked adds what every snapshot has besides nodes and jobs,
-// and keeps it as the base of the next.
-func (c *Cache) finishSnapshotLocked(snap *api.Snapshot) {
-	snap.Queues = make(map[api.QueueID]*api.QueueInfo, len(c.queues))
-	for id, q := range c.queues {
-		snap.Queues[id] = q.Clone()
-	}
-	snap.Topology = c.topologyLocked()
-	if c.numaSnap == nil {
-		c.numaSnap = maps.Clone(c.numa)
-	}
-	snap.NUMA = c.numaSnap
-	snap.SetLists(c.jobList, c.workList)
-	snap.SetTotals(c.totals.Clone())
-	c.snap = snap
-}
-
-type nodeShare struct{ allocatable, used *api.Resource }
-
-// copyNodeLocked copies a node for a snapshot and adds it to the totals.
-func (c *Cache) copyNodeLocked(name string, e *nodeEntry) *api.NodeInfo {
-	n := e.info.Clone()
-	sh := nodeShare{allocatable: n.Allocatable.Clone(), used: n.Used.Clone()}
-	c.nodeShares[name] = sh
-	c.totals.AddNode(sh.allocatable, sh.used, 1)
-	return n
-}
-
-// copyJobLocked copies a job for a snapshot and adds it to the totals.
-func (c *Cache) copyJobLocked(id api.JobID, e *jobEntry) *api.JobInfo {
-	j := e.info.Clone()
-	sh := api.ShareOf(j)
-	c.jobShares[id] = sh
-	c.totals.AddJob(sh, 1)
-	return j
-}
-
-func (c *Cache) indexNodes(list []*api.NodeInfo) {
-	clear(c.nodeIndex)
-	for i, n := range list {
-		c.nodeIndex[n.Name] = i
-	}
-}
-
-func byJobID(a, b *api.JobInfo) int { return strings.Compare(string(a.UID), string(b.UID)) }
-
-// patchList notes what becomes of job id in list, sorted by ID: replaced
-// by j in place, dropped (its index added to drop) when j is nil, or added
-// (to add) when it is not in the list yet.
-func patchList(list []*api.JobInfo, id api.JobID, j *api.JobInfo, add []*api.JobInfo, drop []int) ([]*api.JobInfo, []int) {
-	i, found := slices.BinarySearchFunc(list, id, func(x *api.JobInfo, id api.JobID) int {
-		return strings.Compare(string(x.UID), string(id))
-	})
-	switch {
-	case found && j != nil:
-		list[i] = j
-	case found:
-		drop = append(drop, i)
-	case j != nil:
-		add = append(add, j)
-	}
-	return add, drop
-}
-
-// mergeJobs removes the entries at drop from list, sorted by ID, and
-// inserts add into it, in place. A cycle adds few jobs: each goes where a
-// binary search puts it.
-func mergeJobs(list []*api.JobInfo, drop []int, add []*api.JobInfo) []*api.JobInfo {
-	if len(drop) > 0 {
-		slices.Sort(drop)
-		kept := list[:0]
-		d := 0
-		for i, j := range list {
-			if d < len(drop) && drop[d] == i {
-				d++
-				continue
-			}
-			kept = append(kept, j)
-		}
-		clear(list[len(kept):])
-		list = kept
-	}
-	if len(add) == 0 {
-		return list
-	}
-	slices.SortFunc(add, byJobID)
-	if len(add) > 64 {
-		out := make([]*api.JobInfo, 0, len(list)+len(add))
-		i, k := 0, 0
-		for i < len(list) && k < len(add) {
-			if byJobID(list[i], add[k]) < 0 {
-				out = append(out, list[i])
-				i++
-			} else {
-				out = append(out, add[k])
-				k++
-			}
-		}
-		out = append(out, list[i:]...)
-		return append(out, add[k:]...)
-	}
-	from := 0
-	for _, j := range add {
-		i, _ := slices.BinarySearchFunc(list[from:], j, byJobID)
-		list = slices.Insert(list, from+i, j)
-		from += i + 1
-	}
-	return list
-}
-
 // topologyLocked returns the network topology tree, building it afresh
 // after a HyperNode or a node's membership may have changed.
 func (c *Cache) topologyLocked() *topology.Tree {
@@ -467,35 +247,34 @@ func (c *Cache) topologyLocked() *topology.Tree {
 	return c.topology
 }
 
-// Invalidate marks nodes and jobs a cycle changed in its snapshot, so that
-// the next snapshot copies them afresh from the cache.
-func (c *Cache) Invalidate(nodes map[string]bool, jobs map[api.JobID]bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for n := range nodes {
-		c.changedNodes.Insert(n)
-	}
-	for j := range jobs {
-		c.changedJobs.Insert(j)
-	}
-}
-
-// PendingWork reports whether some job waits: a pending task, or a
-// PodGroup not yet admitted (its pods may only be created once it is).
+// PendingWork reports whether some job of the scheduling cycle waits: a
+// pending task, or a PodGroup not yet admitted (its pods may only be
+// created once it is). The fast lane's jobs are not counted (FastWork).
 func (c *Cache) PendingWork() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.pendingLocked(c.withWork, c.recheck)
+}
+
+// FastWork reports whether a job of the fast lane waits.
+func (c *Cache) FastWork() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pendingLocked(c.fastWork, c.fastRecheck)
+}
+
+func (c *Cache) pendingLocked(withWork, recheck sets.Set[api.JobID]) bool {
 	// Every change to a job touches it, so only the jobs changed since the
 	// last call and those that had work then need looking at.
-	for id := range c.recheck {
-		c.withWork.Insert(id)
+	for id := range recheck {
+		withWork.Insert(id)
 	}
-	c.recheck.Clear()
-	for id := range c.withWork {
+	recheck.Clear()
+	for id := range withWork {
 		if e := c.jobs[id]; e != nil && hasWork(e.info) {
 			return true
 		}
-		c.withWork.Delete(id)
+		withWork.Delete(id)
 	}
 	return false
 }

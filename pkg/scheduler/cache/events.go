@@ -382,7 +382,7 @@ func (c *Cache) DeleteNode(node *corev1.Node) {
 	if e := c.nodes[node.Name]; e != nil {
 		if len(e.info.Tasks) == 0 {
 			delete(c.nodes, node.Name)
-			c.changedNodes.Insert(node.Name)
+			c.touchNode(node.Name)
 		} else {
 			e.placeholder = true
 			c.touchNode(node.Name)
@@ -427,7 +427,7 @@ func (c *Cache) DeletePodGroup(pg *schedulingv1beta1.PodGroup) {
 		e.info.PodGroup = nil
 		if len(e.info.Tasks) == 0 {
 			delete(c.jobs, id)
-			c.changedJobs.Insert(id)
+			c.changeJobLocked(id)
 		} else {
 			c.touchJob(id)
 		}

@@ -19,6 +19,15 @@ type BindSink interface {
 	Bind(task *api.TaskInfo, node string)
 }
 
+// A GroupBindSink takes a statement's placements together and may refuse
+// them together: the scheduler's binder checks them against its cache,
+// where another decision loop (the fast lane, or the scheduling cycle) may
+// have taken the room since the snapshot. A refused statement is undone.
+type GroupBindSink interface {
+	BindSink
+	BindGroup(placements []api.Placement) error
+}
+
 // EvictSink receives the evictions a cycle commits (the scheduler's
 // evictor sends them through the Eviction API).
 type EvictSink interface {
@@ -162,7 +171,9 @@ type Session struct {
 	touchedNodes map[string]bool
 	touchedJobs  map[api.JobID]bool
 	bound        int
-	evictions    []Eviction
+	// conflicts counts the statements the sink refused (Commit).
+	conflicts int
+	evictions []Eviction
 }
 
 // ReEvictionWindow is how long a job whose tasks were evicted for another
@@ -283,6 +294,11 @@ func (ssn *Session) NextStartNode() int { return ssn.nextStart }
 
 // Evictions are the evictions committed in the cycle, in order.
 func (ssn *Session) Evictions() []Eviction { return ssn.evictions }
+
+// Conflicts is the number of statements whose placements the sink refused
+// because the room was taken since the snapshot: their jobs are worth
+// trying again at once.
+func (ssn *Session) Conflicts() int { return ssn.conflicts }
 
 // BoundCount is the number of placements committed in the cycle.
 func (ssn *Session) BoundCount() int { return ssn.bound }

@@ -202,7 +202,29 @@ func (s *Statement) Discard() {
 // Commit hands the evictions to the evictor and the allocations to the
 // binder; pipelined placements become nominations, claims on the room
 // being freed that hold until the task is bound there in a later cycle.
-func (s *Statement) Commit() {
+//
+// When the session's sink checks placements (GroupBindSink) and refuses
+// them, because the room was taken since the snapshot, nothing is
+// committed: the statement is undone, the job's outcome says why, and
+// Commit returns false. The job is tried again in a later cycle.
+func (s *Statement) Commit() bool {
+	if g, ok := s.ssn.sink.(GroupBindSink); ok {
+		var ps []api.Placement
+		for _, o := range s.ops {
+			if o.kind == opAllocate {
+				ps = append(ps, api.Placement{Task: o.task, Node: o.node.Name, Seen: o.node.CacheVersion})
+			}
+		}
+		if len(ps) > 0 {
+			if err := g.BindGroup(ps); err != nil {
+				job := ps[0].Task.Job
+				s.Discard()
+				s.ssn.conflicts++
+				s.ssn.Block(job, Reasonf("Conflict", "placed on a snapshot another decision changed since; tried again: %v", err))
+				return false
+			}
+		}
+	}
 	for _, o := range s.ops {
 		if o.kind == opEvict {
 			s.ssn.evictor.Evict(o.task, o.reason)
@@ -218,10 +240,11 @@ func (s *Statement) Commit() {
 		if job := s.ssn.Snapshot.Jobs[o.task.Job]; job != nil {
 			job.SetTaskStatus(o.task, api.Binding)
 		}
-		if s.ssn.sink != nil {
+		if _, grouped := s.ssn.sink.(GroupBindSink); !grouped && s.ssn.sink != nil {
 			s.ssn.sink.Bind(o.task, o.node.Name)
 		}
 		s.ssn.bound++
 	}
 	s.ops = nil
+	return true
 }

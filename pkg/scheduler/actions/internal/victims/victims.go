@@ -556,7 +556,11 @@ func (s *Search) place(job *api.JobInfo, gate Gate, reason func(preemptor *api.T
 		blocked = subBlocked
 	}
 	if !ssn.JobStarving(job) && (ssn.JobReady(job) || ssn.JobPipelined(job)) {
-		stmt.Commit()
+		if !stmt.Commit() {
+			// The room was taken since the snapshot (the outcome says
+			// so); the job is tried again in the next cycle.
+			return Result{Blocked: framework.Reasonf("Conflict", "the room was taken since the snapshot; tried again")}
+		}
 		if len(victims) > 0 {
 			ssn.Block(job.UID, pending(victims))
 		}
