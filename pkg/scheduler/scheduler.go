@@ -6,6 +6,7 @@ package scheduler
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -96,6 +97,8 @@ type Scheduler struct {
 	explained explanations
 	// queuesSynced is when queue statuses were last compared.
 	queuesSynced time.Time
+	// placing: the node shard (if any) lets the scheduler place pods.
+	placing atomic.Bool
 }
 
 // New returns a scheduler over c. Wire c's Notify to Scheduler.Notify.
@@ -106,8 +109,15 @@ func New(c *cache.Cache, o Options) *Scheduler {
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = time.Second
 	}
-	return &Scheduler{cache: c, opts: o, trigger: make(chan struct{}, 1)}
+	s := &Scheduler{cache: c, opts: o, trigger: make(chan struct{}, 1)}
+	s.placing.Store(o.Shard == nil)
+	return s
 }
+
+// Placing reports whether the scheduler may place pods now: always without
+// a node shard; with one, once the shard's last sync said so. The fast
+// lane asks before each round.
+func (s *Scheduler) Placing() bool { return s.placing.Load() }
 
 // Notify tells the scheduler something changed. It never blocks.
 func (s *Scheduler) Notify() {
@@ -140,6 +150,7 @@ func (s *Scheduler) Run(ctx context.Context) {
 			if err != nil {
 				klog.FromContext(ctx).Error(err, "Syncing the node shard; retried at the next wake-up")
 			}
+			s.placing.Store(ready)
 			if !ready {
 				continue
 			}

@@ -50,6 +50,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/cache"
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/config/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/evictor"
+	"github.com/caldera-sh/caldera/pkg/scheduler/fastlane"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/metrics"
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
@@ -98,6 +99,7 @@ type Server struct {
 	cache       *cache.Cache
 	sched       *scheduler.Scheduler
 	binder      *binder.Binder
+	lane        *fastlane.Lane
 	evictor     *evictor.Evictor
 	writer      *writeback.Writer
 	broadcaster events.EventBroadcaster
@@ -167,6 +169,27 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// Each fast-lane worker has plugins of its own, and its own pod-fit
+	// evaluator: a session's plugins keep per-session state.
+	var fastTiers [][]framework.Tier
+	if cfg.FastLane.Enabled() {
+		for range *cfg.FastLane.Workers {
+			h := &framework.Handle{}
+			if needFit {
+				fit, err := podfit.New(ctx, podfit.Options{InformerFactory: factory, ClientSet: clientset, Profile: fitOpts, EventRecorder: recorder})
+				if err != nil {
+					return nil, err
+				}
+				h.PodFit = fit
+				srv.closers = append(srv.closers, func() { _ = fit.Close() })
+			}
+			p, err := profile.Build(cfg, h)
+			if err != nil {
+				return nil, err
+			}
+			fastTiers = append(fastTiers, p.Tiers)
+		}
+	}
 	preBinder := prof.PreBinder()
 
 	reg := prometheus.NewRegistry()
@@ -182,11 +205,18 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 	}
 
 	var sched *scheduler.Scheduler
+	var lane *fastlane.Lane
 	c := cache.New(cache.Options{
 		SchedulerNames: cfg.SchedulerNames,
-		Notify:         func() { sched.Notify() },
-		Logger:         logger,
-		NewNodeMirror:  newMirror,
+		Notify: func() {
+			sched.Notify()
+			if lane != nil {
+				lane.Notify()
+			}
+		},
+		Logger:        logger,
+		NewNodeMirror: newMirror,
+		FastLane:      cache.FastLaneSelector{SchedulerNames: cfg.FastLane.SchedulerNames, Queues: cfg.FastLane.Queues},
 	})
 	b := binder.New(binder.KubeBinder{Client: clientset}, c, binder.Options{
 		Concurrency: int(*cfg.Binder.Concurrency),
@@ -243,6 +273,16 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 		Shard:    shard,
 		Observer: m,
 	})
+	if len(fastTiers) > 0 {
+		lane = fastlane.New(c, fastlane.Options{
+			Tiers:  fastTiers,
+			Binder: b,
+			NodesToFind: framework.NodesToFind(int(*cfg.NodeSampling.PercentageOfNodesToFind),
+				int(*cfg.NodeSampling.MinNodesToFind)),
+			Placing:  sched.Placing,
+			Observer: m,
+		})
+	}
 
 	coreSynced, err := wireCoreInformers(c, factory)
 	if err != nil {
@@ -269,6 +309,7 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 		crdSynced = append(crdSynced, srv.shardSynced)
 	}
 	srv.clientset, srv.factory, srv.crdCache, srv.synced = clientset, factory, crdCache, append(coreSynced, crdSynced...)
+	srv.lane = lane
 	srv.cache, srv.sched, srv.binder, srv.evictor, srv.writer, srv.broadcaster, srv.registry = c, sched, b, ev, writer, broadcaster, reg
 	return srv, nil
 }
@@ -326,6 +367,11 @@ func (s *Server) Run(ctx context.Context) error {
 		go writer.Run(ctx, statusWorkers)
 		ready.Store(true)
 		logger.Info("Scheduling", "schedulerNames", cfg.SchedulerNames, "actions", cfg.Actions)
+		if s.lane != nil {
+			logger.Info("Fast lane on", "schedulerNames", cfg.FastLane.SchedulerNames, "queues", cfg.FastLane.Queues, "workers", *cfg.FastLane.Workers)
+			go s.lane.Run(ctx)
+			s.lane.Notify()
+		}
 		sched.Notify()
 		sched.Run(ctx)
 	}

@@ -39,6 +39,16 @@ type Options struct {
 	// (see api.NodeMirror), kept in step by the cache's own copy and
 	// copied into snapshots.
 	NewNodeMirror func() api.NodeMirror
+	// FastLane selects the pods the fast lane places (see fastLanePod);
+	// its schedulerNames are served besides SchedulerNames.
+	FastLane FastLaneSelector
+}
+
+// FastLaneSelector names the fast lane's pods: by schedulerName, or by the
+// queue of a pod that forms a job of its own.
+type FastLaneSelector struct {
+	SchedulerNames []string
+	Queues         []string
 }
 
 type nodeEntry struct {
@@ -57,8 +67,10 @@ type Cache struct {
 	mu             sync.Mutex
 	logger         klog.Logger
 	schedulerNames sets.Set[string]
-	notify         func()
-	newMirror      func() api.NodeMirror
+	// fastNames and fastQueues select the fast lane's pods.
+	fastNames, fastQueues sets.Set[string]
+	notify                func()
+	newMirror             func() api.NodeMirror
 	// migGeometries are given to every node (SetMIGGeometries).
 	migGeometries []vgpu.Geometry
 	// placeable, when set, fences off the nodes it refuses, or with
@@ -134,7 +146,9 @@ func New(o Options) *Cache {
 	}
 	c := &Cache{
 		logger:         logger,
-		schedulerNames: names,
+		schedulerNames: names.Union(sets.New(o.FastLane.SchedulerNames...)),
+		fastNames:      sets.New(o.FastLane.SchedulerNames...),
+		fastQueues:     sets.New(o.FastLane.Queues...),
 		notify:         o.Notify,
 		newMirror:      o.NewNodeMirror,
 		nodes:          map[string]*nodeEntry{},
@@ -217,6 +231,34 @@ func (c *Cache) TakeQueuesDirty() bool {
 	d := c.queuesDirty
 	c.queuesDirty = false
 	return d
+}
+
+// fastLanePod reports whether the fast lane places a pod of this
+// scheduler: it names no PodGroup; its schedulerName is the fast lane's,
+// or its queue is and no workload owns it (a workload's pods get a
+// PodGroup); and it needs nothing the fast lane does not prepare (volumes
+// to bind, resource claims, shared or virtual GPUs), which stays with the
+// scheduling cycle.
+func (c *Cache) fastLanePod(pod *corev1.Pod, t *api.TaskInfo) bool {
+	if pod.Annotations[schedulingv1beta1.KubeGroupNameAnnotation] != "" {
+		return false
+	}
+	queue := pod.Annotations[schedulingv1beta1.QueueNameAnnotation]
+	if queue == "" {
+		queue = schedulingv1beta1.DefaultQueue
+	}
+	if !c.fastNames.Has(pod.Spec.SchedulerName) && !(c.fastQueues.Has(queue) && api.Standalone(pod)) {
+		return false
+	}
+	if len(pod.Spec.ResourceClaims) > 0 || t.GPU.Any() || t.VGPU != nil {
+		return false
+	}
+	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil || v.Ephemeral != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // ours reports whether this scheduler places the pod.

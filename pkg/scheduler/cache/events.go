@@ -103,8 +103,11 @@ func (c *Cache) updatePodLocked(pod *corev1.Pod) bool {
 	e := c.jobs[id]
 	if e == nil {
 		var j *api.JobInfo
-		if api.Standalone(pod) {
+		if fast := c.fastLanePod(pod, t); fast || api.Standalone(pod) {
+			// A fast-lane pod forms a job of its own even when a
+			// workload owns it: no PodGroup is made for it.
 			j = api.NewShadowJob(pod)
+			j.FastLane = fast
 		} else {
 			// The PodGroup has not arrived (yet), or the PodGroup controller
 			// has yet to make one for the pod's workload; the job waits.

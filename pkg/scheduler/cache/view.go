@@ -337,4 +337,3 @@ func mergeJobs(list []*api.JobInfo, drop []int, add []*api.JobInfo) []*api.JobIn
 	}
 	return list
 }
-

@@ -14,6 +14,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/binder"
+	"github.com/caldera-sh/caldera/pkg/scheduler/fastlane"
 )
 
 // Metrics are the scheduler's collectors.
@@ -30,6 +31,8 @@ type Metrics struct {
 	queueScalars      map[string]*prometheus.GaugeVec
 	queueShare        *prometheus.GaugeVec
 	pendingJobs       *prometheus.GaugeVec
+	fastRounds        prometheus.Histogram
+	fastConflicts     prometheus.Counter
 }
 
 // queueFigures are the queue figures exported, as Volcano names them.
@@ -82,6 +85,15 @@ func New() *Metrics {
 			Namespace: "volcano", Name: "queue_share",
 			Help: "Each queue's share of what it deserves, as the queue plugin computed it.",
 		}, []string{"queue_name"}),
+		fastRounds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "caldera", Subsystem: "scheduler", Name: "fast_lane_round_duration_seconds",
+			Help:    "Duration of a fast-lane worker's placement round, from its snapshot to its last bind queued.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
+		}),
+		fastConflicts: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "caldera", Subsystem: "scheduler", Name: "fast_lane_conflicts_total",
+			Help: "Fast-lane placements refused because another decision (a worker, or the scheduling cycle) took the node's room since the worker's snapshot; each is tried again at once.",
+		}),
 		queueGauges:  map[string]*prometheus.GaugeVec{},
 		queueScalars: map[string]*prometheus.GaugeVec{},
 	}
@@ -104,7 +116,7 @@ func New() *Metrics {
 func (m *Metrics) Register(r prometheus.Registerer) error {
 	var errs []error
 	collectors := []prometheus.Collector{m.e2eLatency, m.actionLatency, m.attempts, m.unschedulableJobs, m.bindLatency, m.cycles,
-		m.pluginLatency, m.unschedulableTask, m.queueShare, m.pendingJobs}
+		m.pluginLatency, m.unschedulableTask, m.queueShare, m.pendingJobs, m.fastRounds, m.fastConflicts}
 	for _, g := range m.queueGauges {
 		collectors = append(collectors, g)
 	}
@@ -115,6 +127,12 @@ func (m *Metrics) Register(r prometheus.Registerer) error {
 		errs = append(errs, r.Register(c))
 	}
 	return errors.Join(errs...)
+}
+
+// ObserveFastLane records a fast-lane round.
+func (m *Metrics) ObserveFastLane(r fastlane.Round) {
+	m.fastRounds.Observe(r.Duration.Seconds())
+	m.fastConflicts.Add(float64(r.Conflicts))
 }
 
 // ObserveCycle records a cycle.

@@ -78,6 +78,7 @@ func SetDefaults_SchedulerConfiguration(cfg *SchedulerConfiguration) {
 	setDuration(&cfg.Binder.Timeout, metav1.Duration{Duration: 30 * time.Second})
 
 	setString(&cfg.Sharding.Mode, ShardingNone)
+	setInt32(&cfg.FastLane.Workers, 2)
 
 	setInt32(&cfg.NodeSampling.PercentageOfNodesToFind, 0)
 	setInt32(&cfg.NodeSampling.MinNodesToFind, 100)

@@ -39,6 +39,7 @@ func defaultConfig(t *testing.T) *SchedulerConfiguration {
 			MinNodesToFind:          new(int32(100)),
 		},
 		Sharding:         ShardingConfiguration{Mode: ShardingNone},
+		FastLane:         FastLaneConfiguration{Workers: new(int32(2))},
 		ClientConnection: ClientConnectionConfiguration{ContentType: "application/vnd.kubernetes.protobuf", QPS: new(float32(200)), Burst: new(int32(400))},
 		LeaderElection: LeaderElectionConfiguration{
 			LeaderElect:       new(true),

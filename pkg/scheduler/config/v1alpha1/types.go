@@ -58,6 +58,13 @@ type SchedulerConfiguration struct {
 	// +optional
 	Sharding ShardingConfiguration `json:"sharding,omitzero"`
 
+	// FastLane places latency-sensitive single pods beside the scheduling
+	// cycle: several workers, each deciding on a snapshot of its own, whose
+	// placements are checked against the cluster as it is when they are
+	// bound. Off unless it selects pods.
+	// +optional
+	FastLane FastLaneConfiguration `json:"fastLane,omitzero"`
+
 	// MetricsSource is where node usage metrics are read from. Only the
 	// usage plugin reads it. It is Volcano's top-level "metrics" section.
 	// +optional
@@ -112,6 +119,38 @@ type ShardingConfiguration struct {
 	// schedulerNames.
 	// +optional
 	ShardName string `json:"shardName,omitempty"`
+}
+
+// FastLaneConfiguration selects the pods the fast lane places and sizes it.
+// A pod goes to the fast lane when it names no PodGroup, its schedulerName
+// is one of SchedulerNames or its queue (the scheduling.volcano.sh/queue-name
+// annotation) one of Queues, and it needs nothing prepared before its bind
+// (no PersistentVolumeClaims, generic ephemeral volumes or resource claims,
+// no GPU sharing or vGPU). Other pods, a gang's among them, are placed by
+// the scheduling cycle as usual.
+type FastLaneConfiguration struct {
+	// SchedulerNames are further schedulerName values this scheduler
+	// serves, whose pods the fast lane places. They must not be in the
+	// top-level schedulerNames.
+	// +optional
+	// +listType=set
+	SchedulerNames []string `json:"schedulerNames,omitempty"`
+
+	// Queues whose pods (of the scheduler's names, fast or not) the fast
+	// lane places.
+	// +optional
+	// +listType=set
+	Queues []string `json:"queues,omitempty"`
+
+	// Workers is how many placement loops run in parallel, each with its own
+	// copy of the cluster's state. Default 2.
+	// +optional
+	Workers *int32 `json:"workers,omitempty"`
+}
+
+// Enabled reports whether the fast lane selects any pod.
+func (f *FastLaneConfiguration) Enabled() bool {
+	return len(f.SchedulerNames) > 0 || len(f.Queues) > 0
 }
 
 // Sharding modes.

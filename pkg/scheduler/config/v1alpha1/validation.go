@@ -26,6 +26,7 @@ func ValidateSchedulerConfiguration(cfg *SchedulerConfiguration, reg Registry) f
 	errs = append(errs, validateBinder(&cfg.Binder, field.NewPath("binder"))...)
 	errs = append(errs, validateNodeSampling(&cfg.NodeSampling, field.NewPath("nodeSampling"))...)
 	errs = append(errs, validateSharding(&cfg.Sharding, field.NewPath("sharding"))...)
+	errs = append(errs, validateFastLane(&cfg.FastLane, cfg.SchedulerNames, field.NewPath("fastLane"))...)
 	if cfg.MetricsSource != nil {
 		errs = append(errs, validateMetricsSource(cfg.MetricsSource, field.NewPath("metricsSource"))...)
 	}
@@ -46,6 +47,34 @@ func validateSharding(s *ShardingConfiguration, path *field.Path) field.ErrorLis
 		for _, msg := range validation.IsDNS1123Subdomain(s.ShardName) {
 			errs = append(errs, field.Invalid(path.Child("shardName"), s.ShardName, msg))
 		}
+	}
+	return errs
+}
+
+func validateFastLane(f *FastLaneConfiguration, schedulerNames []string, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	names := path.Child("schedulerNames")
+	for i, n := range f.SchedulerNames {
+		if slices.Contains(schedulerNames, n) {
+			errs = append(errs, field.Invalid(names.Index(i), n, "already in the top-level schedulerNames: a name is either the scheduling cycle's or the fast lane's"))
+		}
+	}
+	if len(f.SchedulerNames) > 0 {
+		errs = append(errs, validateSchedulerNames(f.SchedulerNames, names)...)
+	}
+	seen := sets.New[string]()
+	for i, q := range f.Queues {
+		p := path.Child("queues").Index(i)
+		if q == "" {
+			errs = append(errs, field.Required(p, "name a queue"))
+		}
+		if seen.Has(q) {
+			errs = append(errs, field.Duplicate(p, q))
+		}
+		seen.Insert(q)
+	}
+	if f.Workers != nil && (*f.Workers < 1 || *f.Workers > 64) {
+		errs = append(errs, field.Invalid(path.Child("workers"), *f.Workers, "must be between 1 and 64"))
 	}
 	return errs
 }

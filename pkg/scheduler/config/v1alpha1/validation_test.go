@@ -77,6 +77,21 @@ func TestValidateSchedulerConfiguration(t *testing.T) {
 				`sharding.shardName: Invalid value: "Batch": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
 			},
 		},
+		"a fast lane": {
+			mutate: func(c *SchedulerConfiguration) {
+				c.FastLane = FastLaneConfiguration{SchedulerNames: []string{"caldera-fast"}, Queues: []string{"agents"}, Workers: new(int32(4))}
+			},
+		},
+		"a fast lane name the cycle serves, a repeated queue, no workers": {
+			mutate: func(c *SchedulerConfiguration) {
+				c.FastLane = FastLaneConfiguration{SchedulerNames: []string{"volcano"}, Queues: []string{"agents", "agents"}, Workers: new(int32(0))}
+			},
+			want: []string{
+				`fastLane.schedulerNames[0]: Invalid value: "volcano": already in the top-level schedulerNames: a name is either the scheduling cycle's or the fast lane's`,
+				`fastLane.queues[1]: Duplicate value: "agents"`,
+				`fastLane.workers: Invalid value: 0: must be between 1 and 64`,
+			},
+		},
 		"every known action once": {
 			mutate: func(c *SchedulerConfiguration) { c.Actions = KnownActions() },
 		},
