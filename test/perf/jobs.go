@@ -143,17 +143,30 @@ func createJob(ctx context.Context, env *Environment, ns, schedulerName string, 
 }
 
 // createBacklog creates every job with creationWorkers jobs in flight.
-func createBacklog(ctx context.Context, env *Environment, ns string, schedulerName func(int) string, d *Devices, jobs []*job) error {
+func createBacklog(ctx context.Context, env *Environment, ns string, schedulerName func(*job) string, d *Devices, jobs []*job) error {
 	return forEach(ctx, jobs, creationWorkers, func(ctx context.Context, j *job) error {
-		return createJob(ctx, env, ns, schedulerName(j.index), d, j)
+		return createJob(ctx, env, ns, schedulerName(j), d, j)
 	})
+}
+
+// splitArrivals divides the jobs of a run into those created before the
+// scheduler starts and those streamed in after.
+func splitArrivals(w *Workload, jobs []*job) (backlog, stream []*job) {
+	for _, j := range jobs {
+		if w.Mode == ModeBacklog || j.group.Backlog {
+			backlog = append(backlog, j)
+		} else {
+			stream = append(stream, j)
+		}
+	}
+	return backlog, stream
 }
 
 // createStream starts creating one job every 1/rate seconds, at most
 // creationWorkers at once, so that a slow create does not delay the next
 // arrival unless that many are slow. It returns when the last job has been
 // created. A job's latency counts from its first create request.
-func createStream(ctx context.Context, env *Environment, ns string, schedulerName func(int) string, d *Devices, jobs []*job, rate float64) error {
+func createStream(ctx context.Context, env *Environment, ns string, schedulerName func(*job) string, d *Devices, jobs []*job, rate float64) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	interval := time.Duration(float64(time.Second) / rate)
@@ -174,7 +187,7 @@ func createStream(ctx context.Context, env *Environment, ns string, schedulerNam
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			if err := createJob(ctx, env, ns, schedulerName(j.index), d, j); err != nil {
+			if err := createJob(ctx, env, ns, schedulerName(j), d, j); err != nil {
 				cancel(err)
 			}
 		})

@@ -45,6 +45,9 @@ type Result struct {
 	// (its PodGroup's, or its pod's) — or from the scheduler's start when the
 	// job existed before — to the bind of its last pod.
 	JobLatency Percentiles `json:"jobLatencySeconds"`
+	// Groups are the same figures for each job group, when the workload has
+	// more than one.
+	Groups []GroupResult `json:"groups,omitempty"`
 	// ProbeLatencies are the probe pods' creation-to-bind latencies, in
 	// order; ProbeLatency summarises them.
 	ProbeLatencies []float64    `json:"probeLatenciesSeconds,omitempty"`
@@ -72,6 +75,17 @@ type Result struct {
 	// Problems are correctness failures: pods left pending, pods bound
 	// twice, nodes over capacity, gangs bound in part.
 	Problems []string `json:"problems,omitempty"`
+}
+
+// GroupResult is what became of one job group's jobs.
+type GroupResult struct {
+	Name      string `json:"name"`
+	PodsBound int    `json:"podsBound"`
+	// PodsPerSecond is (PodsBound-1) over the time from the group's first
+	// bind to its last.
+	PodsPerSecond float64 `json:"podsPerSecond"`
+	// JobLatency is JobLatency over the group's jobs.
+	JobLatency Percentiles `json:"jobLatencySeconds"`
 }
 
 // Percentiles summarise latencies in seconds (nearest-rank percentiles).
@@ -158,6 +172,23 @@ func PrintTable(out io.Writer, results []Result) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, r := range results {
+		for _, g := range r.Groups {
+			share := ""
+			for _, c := range results {
+				if c.Scheduler == NoopBinder && c.Workload == r.Workload && c.Size == r.Size {
+					for _, cg := range c.Groups {
+						if cg.Name == g.Name && cg.PodsPerSecond > 0 {
+							share = fmt.Sprintf(" (%.0f%% of the no-op binder's)", 100*g.PodsPerSecond/cg.PodsPerSecond)
+						}
+					}
+				}
+			}
+			fmt.Fprintf(out, "GROUP %s/%s/%s %s: %d pods bound, %.0f pods/s%s, job latency p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+				r.Workload, r.Size, r.Scheduler, g.Name, g.PodsBound, g.PodsPerSecond, share,
+				1000*g.JobLatency.P50, 1000*g.JobLatency.P99, 1000*g.JobLatency.Max)
+		}
 	}
 	for _, r := range results {
 		for _, p := range r.Problems {

@@ -121,14 +121,19 @@ func runScheduler(ctx context.Context, env *Environment, w *Workload, size strin
 	}
 	jobs := expandJobs(w, size)
 	res.Jobs = len(jobs)
-	if w.Mode == ModeBacklog {
-		o.Logf("%s/%s/%s: creating %d jobs, %d pods", w.Name, size, spec.Name, len(jobs), res.Pods)
-		if err := createBacklog(ctx, env, ns, spec.podSchedulerName, w.Devices, jobs); err != nil {
+	backlog, stream := splitArrivals(w, jobs)
+	if len(backlog) > 0 {
+		pods := 0
+		for _, j := range backlog {
+			pods += len(j.pods)
+		}
+		o.Logf("%s/%s/%s: creating %d jobs, %d pods", w.Name, size, spec.Name, len(backlog), pods)
+		if err := createBacklog(ctx, env, ns, spec.schedulerNameOf, w.Devices, backlog); err != nil {
 			return res, err
 		}
 		if err := poll.Until(ctx, 2*time.Minute, "the watch seeing every pod", func() (bool, string) {
 			n := rec.seenCount()
-			return n == res.Pods, fmt.Sprintf("%d of %d pods seen", n, res.Pods)
+			return n == pods, fmt.Sprintf("%d of %d pods seen", n, pods)
 		}); err != nil {
 			return res, err
 		}
@@ -146,7 +151,7 @@ func runScheduler(ctx context.Context, env *Environment, w *Workload, size strin
 	if err != nil {
 		return res, err
 	}
-	startOpts := startOptions{Limits: o.Limits}
+	startOpts := startOptions{Limits: o.Limits, FastLane: w.FastLane()}
 	if w.Devices != nil {
 		startOpts.Tiers = calderaDeviceTiers()
 	}
@@ -174,10 +179,10 @@ func runScheduler(ctx context.Context, env *Environment, w *Workload, size strin
 		profiler = startCPUProfiler(ctx, startOpts.ProfileAddr, filepath.Join(o.ProfileDir, fmt.Sprintf("%s-%s-%s-cpu", w.Name, size, spec.Name)))
 	}
 
-	if w.Mode == ModeStream {
+	if len(stream) > 0 {
 		rate := w.Sizes[size].JobsPerSecond
-		o.Logf("%s/%s/%s: creating %d jobs at %g per second", w.Name, size, spec.Name, len(jobs), rate)
-		if err := createStream(ctx, env, ns, spec.podSchedulerName, w.Devices, jobs, rate); err != nil {
+		o.Logf("%s/%s/%s: creating %d jobs at %g per second", w.Name, size, spec.Name, len(stream), rate)
+		if err := createStream(ctx, env, ns, spec.schedulerNameOf, w.Devices, stream, rate); err != nil {
 			return res, err
 		}
 	}
@@ -305,7 +310,22 @@ func measure(res *Result, jobs []*job, rec *bindRecorder, serverBoundAt map[stri
 	var first, last, serverFirst, serverLast time.Time
 	serverBound := 0
 	var latencies []float64
+	type groupSpan struct {
+		first, last time.Time
+		latencies   []float64
+		res         *GroupResult
+	}
+	var groups []*groupSpan
+	byGroup := map[string]*groupSpan{}
 	for _, j := range jobs {
+		if byGroup[j.group.Name] == nil {
+			g := &groupSpan{res: &GroupResult{Name: j.group.Name}}
+			byGroup[j.group.Name] = g
+			groups = append(groups, g)
+		}
+	}
+	for _, j := range jobs {
+		g := byGroup[j.group.Name]
 		var jobLast time.Time
 		all := true
 		for _, p := range j.pods {
@@ -319,7 +339,9 @@ func measure(res *Result, jobs []*job, rec *bindRecorder, serverBoundAt map[stri
 				continue
 			}
 			res.PodsBound++
+			g.res.PodsBound++
 			first, last, jobLast = earliest(first, t), latest(last, t), latest(jobLast, t)
+			g.first, g.last = earliest(g.first, t), latest(g.last, t)
 		}
 		if !all {
 			continue
@@ -330,8 +352,18 @@ func measure(res *Result, jobs []*job, rec *bindRecorder, serverBoundAt map[stri
 			from = t0
 		}
 		latencies = append(latencies, jobLast.Sub(from).Seconds())
+		g.latencies = append(g.latencies, jobLast.Sub(from).Seconds())
 	}
 	res.JobLatency = percentiles(latencies)
+	if len(groups) > 1 {
+		for _, g := range groups {
+			g.res.JobLatency = percentiles(g.latencies)
+			if span := g.last.Sub(g.first).Seconds(); g.res.PodsBound > 1 && span > 0 {
+				g.res.PodsPerSecond = float64(g.res.PodsBound-1) / span
+			}
+			res.Groups = append(res.Groups, *g.res)
+		}
+	}
 	if span := serverLast.Sub(serverFirst).Seconds(); serverBound > 1 && span > 0 {
 		res.ServerPodsPerSecond = float64(serverBound-1) / span
 	}
@@ -488,7 +520,7 @@ func checkShards(ctx context.Context, env *Environment, jobs []*job, rec *bindRe
 	var problems []string
 	outside := 0
 	for _, j := range jobs {
-		want := spec.podSchedulerName(j.index)
+		want := spec.schedulerNameOf(j)
 		for _, p := range j.pods {
 			if node := rec.nodeOf(p); node != "" && shardOf[node] != want {
 				if outside == 0 {

@@ -54,6 +54,9 @@ type schedulerSpec struct {
 	PodSchedulerNames []string
 	// UserAgent is the prefix of the user agent of its API requests.
 	UserAgent string
+	// FastLaneName, when set, is the spec.schedulerName of the pods of a
+	// fast-lane group (JobGroup.FastLane).
+	FastLaneName string
 	// Ceiling: no scheduler, the no-op binder: nodes may be overfilled,
 	// and its CPU and memory are not measured.
 	Ceiling bool
@@ -68,6 +71,20 @@ type startOptions struct {
 	ProfileAddr string
 	// Tiers, when set, is caldera-scheduler's tiers (YAML).
 	Tiers string
+	// FastLane turns caldera-scheduler's fast lane on for FastLaneName.
+	FastLane bool
+}
+
+// fastLaneName is the scheduler name of caldera-scheduler's fast lane in a
+// benchmark.
+const fastLaneName = "caldera-fast"
+
+// schedulerNameOf is the spec.schedulerName of job j's pods.
+func (s schedulerSpec) schedulerNameOf(j *job) string {
+	if j.group.FastLane && s.FastLaneName != "" {
+		return s.FastLaneName
+	}
+	return s.podSchedulerName(j.index)
 }
 
 // podSchedulerName is the spec.schedulerName of job i's pods.
@@ -88,7 +105,7 @@ func Schedulers() map[string]schedulerSpec {
 		shards = append(shards, shardName(i))
 	}
 	return map[string]schedulerSpec{
-		Caldera:        {Name: Caldera, PodSchedulerName: "volcano", UserAgent: "caldera-scheduler", start: startCaldera},
+		Caldera:        {Name: Caldera, PodSchedulerName: "volcano", FastLaneName: fastLaneName, UserAgent: "caldera-scheduler", start: startCaldera},
 		CalderaSharded: {Name: CalderaSharded, PodSchedulerNames: shards, UserAgent: "caldera-scheduler", start: startCalderaSharded},
 		NoopBinder:     {Name: NoopBinder, PodSchedulerName: NoopBinder, UserAgent: "noop-binder", start: startNoop, Ceiling: true},
 		// kube-scheduler's user agent is "kube-scheduler/<version> (...)",
@@ -114,7 +131,11 @@ enableProfiling: %t
 %s`
 
 func startCaldera(ctx context.Context, env *Environment, dir string, o startOptions) (schedulerProcess, error) {
-	return startCalderaWith(ctx, env, dir, o, "")
+	extra := ""
+	if o.FastLane {
+		extra = fmt.Sprintf("fastLane:\n  schedulerNames: [%s]\n", fastLaneName)
+	}
+	return startCalderaWith(ctx, env, dir, o, extra)
 }
 
 // startCalderaSharded divides the nodes into shardedInstances NodeShards

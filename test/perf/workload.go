@@ -94,6 +94,14 @@ type JobGroup struct {
 	Requests corev1.ResourceList `json:"requests"`
 	// Devices is how many of the workload's devices each pod asks for.
 	Devices int32 `json:"devices,omitempty"`
+	// Backlog, in a stream workload, creates the group's jobs before the
+	// scheduler starts, as in a backlog workload: they queue while the
+	// other groups stream in.
+	Backlog bool `json:"backlog,omitempty"`
+	// FastLane sends the group's pods to caldera-scheduler's fast lane: they
+	// name its fast-lane scheduler, and it runs with the fast lane on.
+	// Other schedulers place them as any pod.
+	FastLane bool `json:"fastLane,omitempty"`
 }
 
 // Size holds the counts of one size.
@@ -213,6 +221,12 @@ func (w *Workload) Validate() field.ErrorList {
 			errs = append(errs, field.NotSupported(p.Child("kind"), g.Kind, []JobKind{JobKindPod, JobKindGang}))
 		}
 		errs = append(errs, validateRequests(g.Requests, p.Child("requests"))...)
+		if g.Backlog && w.Mode != ModeStream {
+			errs = append(errs, field.Invalid(p.Child("backlog"), g.Backlog, "only a stream workload has groups that stream in: in a backlog workload every group is created before the scheduler starts"))
+		}
+		if g.FastLane && g.Kind != JobKindPod {
+			errs = append(errs, field.Invalid(p.Child("fastLane"), g.FastLane, "the fast lane places single pods: kind must be pod"))
+		}
 		switch {
 		case g.Devices < 0:
 			errs = append(errs, field.Invalid(p.Child("devices"), g.Devices, "must not be negative"))
@@ -275,6 +289,11 @@ func validateRequests(r corev1.ResourceList, p *field.Path) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// FastLane reports whether a group of the workload goes to the fast lane.
+func (w *Workload) FastLane() bool {
+	return slices.ContainsFunc(w.Jobs, func(g JobGroup) bool { return g.FastLane })
 }
 
 // Pods returns the number of pods the jobs of a size hold (probes not

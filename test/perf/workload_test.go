@@ -89,6 +89,10 @@ func TestParseWorkload(t *testing.T) {
 			yaml:     validWorkload + "devices: {kind: tpu, perNode: 0}\n",
 			wantErrs: []string{`devices.kind: Unsupported value: "tpu"`, "devices.perNode: Invalid value: 0"},
 		},
+		"a backlog group in a backlog workload, a gang in the fast lane": {
+			yaml:     strings.Replace(validWorkload, `requests: {cpu: "1"}`, `requests: {cpu: "1"}, backlog: true, fastLane: true`, 1),
+			wantErrs: []string{"jobs[0].backlog: Invalid value: true: only a stream workload", "jobs[0].fastLane: Invalid value: true: the fast lane places single pods"},
+		},
 		"bad probe": {
 			yaml:     validWorkload + "probe: {count: 0, interval: 1s, requests: {cpu: 100m}}\n",
 			wantErrs: []string{"probe.count: Invalid value: 0"},
@@ -140,6 +144,24 @@ func TestExpandJobs(t *testing.T) {
 			}
 		})
 	}
+	// A backlog group of a stream workload is created first; the rest
+	// stream in.
+	w.Mode = ModeStream
+	w.Jobs[1].Backlog = true
+	backlog, stream := splitArrivals(w, expandJobs(w, SizeSmall))
+	names := func(jobs []*job) (out []string) {
+		for _, j := range jobs {
+			out = append(out, j.name)
+		}
+		return out
+	}
+	if diff := cmp.Diff([]string{"g-00000", "g-00001"}, names(backlog)); diff != "" {
+		t.Errorf("backlog (-want,+got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"a-00000", "a-00001", "a-00002", "a-00003"}, names(stream)); diff != "" {
+		t.Errorf("stream (-want,+got):\n%s", diff)
+	}
+	w.Jobs[1].Backlog = false
 	w.Mode = ModeBacklog
 	jobs := expandJobs(w, SizeSmall)
 	if diff := cmp.Diff([]string{"g-00001-000", "g-00001-001"}, jobs[len(jobs)-1].pods); diff != "" {
