@@ -179,6 +179,16 @@ func runScheduler(ctx context.Context, env *Environment, w *Workload, size strin
 		profiler = startCPUProfiler(ctx, startOpts.ProfileAddr, filepath.Join(o.ProfileDir, fmt.Sprintf("%s-%s-%s-cpu", w.Name, size, spec.Name)))
 	}
 
+	if len(stream) > 0 && len(backlog) > 0 {
+		// The stream arrives while the scheduler works through the
+		// backlog: from its first bind, not while it starts.
+		if err := poll.Until(ctx, stallTimeout, "the first bind of the backlog", func() (bool, string) {
+			bound, _ := rec.progress()
+			return bound > 0, "nothing bound"
+		}); err != nil {
+			return res, err
+		}
+	}
 	if len(stream) > 0 {
 		rate := w.Sizes[size].JobsPerSecond
 		o.Logf("%s/%s/%s: creating %d jobs at %g per second", w.Name, size, spec.Name, len(stream), rate)
@@ -255,10 +265,9 @@ func waitPlaced(ctx context.Context, rec *bindRecorder, pods int, saturating boo
 		if bound == pods {
 			return nil
 		}
-		since := start
-		if !last.IsZero() {
-			since = last
-		}
+		// Binding has stopped only once it stopped after the wait began
+		// (a stream workload's last job was created).
+		since := latest(start, last)
 		if saturating && bound > 0 && time.Since(since) >= settle {
 			return nil
 		}

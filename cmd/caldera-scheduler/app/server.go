@@ -275,8 +275,9 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 	})
 	if len(fastTiers) > 0 {
 		lane = fastlane.New(c, fastlane.Options{
-			Tiers:  fastTiers,
-			Binder: b,
+			Tiers: fastTiers,
+			// Fast-lane binds do not queue behind a cycle's gang binds.
+			Binder: b.Urgent(),
 			NodesToFind: framework.NodesToFind(int(*cfg.NodeSampling.PercentageOfNodesToFind),
 				int(*cfg.NodeSampling.MinNodesToFind)),
 			Placing:  sched.Placing,

@@ -87,6 +87,9 @@ type Binder struct {
 	cache  Assumer
 	opts   Options
 	queue  chan request
+	// urgent holds the binds of Urgent's sink: they go before the queue's,
+	// and a few workers serve only them.
+	urgent chan request
 	mu     sync.Mutex
 	epochs map[api.JobID]uint64
 	// onNode counts the binds queued or in flight per node.
@@ -109,6 +112,7 @@ func New(pods PodBinder, cache Assumer, o Options) *Binder {
 		cache:  cache,
 		opts:   o,
 		queue:  make(chan request, queueLength(o.Concurrency)),
+		urgent: make(chan request, queueLength(o.Concurrency)),
 		epochs: map[api.JobID]uint64{},
 		onNode: map[string]int{},
 	}
@@ -127,48 +131,89 @@ func queueLength(concurrency int) int {
 // session's bind sink.
 func (b *Binder) Bind(task *api.TaskInfo, node string) {
 	b.cache.Assume(task, node)
-	b.enqueue(task, node)
+	b.enqueue(task, node, b.queue)
 }
 
-func (b *Binder) enqueue(task *api.TaskInfo, node string) {
+func (b *Binder) enqueue(task *api.TaskInfo, node string, queue chan request) {
 	b.mu.Lock()
 	epoch := b.epochs[task.Job]
 	b.onNode[node]++
 	b.mu.Unlock()
 	b.pending.Add(1)
-	b.queue <- request{task: task.Clone(), node: node, epoch: epoch}
+	queue <- request{task: task.Clone(), node: node, epoch: epoch}
 }
 
 // BindGroup assumes a statement's placements in the cache, checked
 // against it (Assumer.AssumeGroup), and queues their binds; when the cache
 // refuses them, nothing is queued and the refusal is returned.
 func (b *Binder) BindGroup(ps []api.Placement) error {
+	return b.bindGroup(ps, b.queue)
+}
+
+func (b *Binder) bindGroup(ps []api.Placement, queue chan request) error {
 	if err := b.cache.AssumeGroup(ps); err != nil {
 		return err
 	}
 	for _, p := range ps {
-		b.enqueue(p.Task, p.Node)
+		b.enqueue(p.Task, p.Node, queue)
 	}
 	return nil
 }
 
+// Urgent returns a sink whose binds go before every bind queued through
+// the binder itself (the fast lane's, which must not wait behind a cycle's
+// thousands of gang binds), on the same workers and accounts; a few
+// workers serve only them.
+func (b *Binder) Urgent() framework.GroupBindSink { return urgentSink{b} }
+
+type urgentSink struct{ b *Binder }
+
+func (u urgentSink) Bind(task *api.TaskInfo, node string) {
+	u.b.cache.Assume(task, node)
+	u.b.enqueue(task, node, u.b.urgent)
+}
+
+func (u urgentSink) BindGroup(ps []api.Placement) error { return u.b.bindGroup(ps, u.b.urgent) }
+
+// urgentWorkers is how many workers serve only urgent binds.
+func urgentWorkers(concurrency int) int { return max(1, concurrency/8) }
+
 // Run starts the workers and blocks until ctx ends and the queued binds are
-// done.
+// done. Every worker takes an urgent bind before a queued one; a few take
+// only urgent binds.
 func (b *Binder) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	for range b.opts.Concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for {
+				select {
+				case req := <-b.urgent:
+					b.bind(ctx, req)
+					continue
+				default:
+				}
 				select {
 				case <-ctx.Done():
 					return
+				case req := <-b.urgent:
+					b.bind(ctx, req)
 				case req := <-b.queue:
 					b.bind(ctx, req)
 				}
 			}
-		}()
+		})
+	}
+	for range urgentWorkers(b.opts.Concurrency) {
+		wg.Go(func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case req := <-b.urgent:
+					b.bind(ctx, req)
+				}
+			}
+		})
 	}
 	wg.Wait()
 }

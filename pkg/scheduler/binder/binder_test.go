@@ -277,3 +277,48 @@ func TestBindGroupQueuesNothingTheCacheRefuses(t *testing.T) {
 		t.Errorf("assumed (-want,+got):\n%s", diff)
 	}
 }
+
+// gatedPods holds every bind of a pod named in held until release closes.
+type gatedPods struct {
+	fakePods
+	held    map[string]bool
+	release chan struct{}
+	started chan string
+}
+
+func (g *gatedPods) Bind(ctx context.Context, b *corev1.Binding) error {
+	g.started <- b.Name
+	if g.held[b.Name] {
+		<-g.release
+	}
+	return g.fakePods.Bind(ctx, b)
+}
+
+// An urgent bind does not wait behind the queue: with every regular
+// worker stuck on a slow bind and more queued, it is bound.
+func TestUrgentBindsGoFirst(t *testing.T) {
+	pods := &gatedPods{held: map[string]bool{"a-0": true, "a-1": true}, release: make(chan struct{}), started: make(chan string, 10)}
+	b := New(pods, &fakeCache{}, Options{Concurrency: 1})
+	for i := range 3 {
+		b.Bind(task("a", fmt.Sprintf("a-%d", i)), "n1")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { b.Run(ctx); close(done) }()
+	if got := <-pods.started; got != "a-0" {
+		t.Fatalf("first bind started: %s, want a-0", got)
+	}
+	if err := b.Urgent().BindGroup([]api.Placement{{Task: task("f", "f-0"), Node: "n2"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-pods.started; got != "f-0" {
+		t.Errorf("bind started while a-0 is stuck: %s, want the urgent f-0", got)
+	}
+	close(pods.release)
+	b.Wait()
+	cancel()
+	<-done
+	if diff := cmp.Diff([]string{"a-0->n1", "a-1->n1", "a-2->n1", "f-0->n2"}, slices.Sorted(slices.Values(pods.bound))); diff != "" {
+		t.Errorf("bound (-want,+got):\n%s", diff)
+	}
+}
