@@ -83,10 +83,10 @@ type request struct {
 
 // Binder is the asynchronous binder.
 type Binder struct {
-	pods   PodBinder
-	cache  Assumer
-	opts   Options
-	queue  chan request
+	pods  PodBinder
+	cache Assumer
+	opts  Options
+	queue chan request
 	// urgent holds the binds of Urgent's sink: they go before the queue's,
 	// and a few workers serve only them.
 	urgent chan request
