@@ -363,18 +363,33 @@ func (s *Server) Run(ctx context.Context) error {
 	logger.Info("Informers synced", "cache", c.Stats())
 
 	run := func(ctx context.Context) {
-		go b.Run(ctx)
+		// Binds outlive the decisions: when scheduling stops, the binds
+		// already queued (a gang's among them) are finished rather than
+		// dropped half-way, for at most drainTimeout.
+		bindCtx, stopBinds := context.WithCancel(context.WithoutCancel(ctx))
+		defer stopBinds()
+		go b.Run(bindCtx)
 		go ev.Run(ctx)
 		go writer.Run(ctx, statusWorkers)
 		ready.Store(true)
 		logger.Info("Scheduling", "schedulerNames", cfg.SchedulerNames, "actions", cfg.Actions)
+		laneDone := make(chan struct{})
 		if s.lane != nil {
 			logger.Info("Fast lane on", "schedulerNames", cfg.FastLane.SchedulerNames, "queues", cfg.FastLane.Queues, "workers", *cfg.FastLane.Workers)
-			go s.lane.Run(ctx)
+			go func() {
+				s.lane.Run(ctx)
+				close(laneDone)
+			}()
 			s.lane.Notify()
+		} else {
+			close(laneDone)
 		}
 		sched.Notify()
 		sched.Run(ctx)
+		<-laneDone
+		if !b.Drain(drainTimeout) {
+			logger.Info("Stopping with binds unfinished", "after", drainTimeout)
+		}
 	}
 	if cfg.LeaderElection.LeaderElect == nil || !*cfg.LeaderElection.LeaderElect {
 		run(ctx)
@@ -382,6 +397,10 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	return lead(ctx, cfg.LeaderElection, s.clientset, run)
 }
+
+// drainTimeout bounds how long a stopping scheduler waits for the binds it
+// queued.
+const drainTimeout = 10 * time.Second
 
 // evictionRetryAfter is how long a pod whose eviction was refused is not
 // chosen as a victim again.

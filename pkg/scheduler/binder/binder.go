@@ -222,6 +222,23 @@ func (b *Binder) Run(ctx context.Context) {
 // simulator).
 func (b *Binder) Wait() { b.pending.Wait() }
 
+// Drain waits until every queued bind has finished, for at most timeout,
+// and reports whether they all did. Run must still be running: the
+// scheduler stops deciding, then drains, then stops the binder.
+func (b *Binder) Drain(timeout time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		b.pending.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(timeout):
+		return false
+	}
+}
+
 // Busy reports whether binds to node are queued or in flight.
 func (b *Binder) Busy(node string) bool {
 	b.mu.Lock()

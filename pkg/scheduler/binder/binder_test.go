@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -319,6 +320,28 @@ func TestUrgentBindsGoFirst(t *testing.T) {
 	cancel()
 	<-done
 	if diff := cmp.Diff([]string{"a-0->n1", "a-1->n1", "a-2->n1", "f-0->n2"}, slices.Sorted(slices.Values(pods.bound))); diff != "" {
+		t.Errorf("bound (-want,+got):\n%s", diff)
+	}
+}
+
+func TestDrainWaitsForQueuedBinds(t *testing.T) {
+	pods := &gatedPods{held: map[string]bool{"a-0": true}, release: make(chan struct{}), started: make(chan string, 10)}
+	b := New(pods, &fakeCache{}, Options{Concurrency: 1})
+	for i := range 3 {
+		b.Bind(task("a", fmt.Sprintf("a-%d", i)), "n1")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go b.Run(ctx)
+	<-pods.started
+	if b.Drain(10 * time.Millisecond) {
+		t.Fatal("Drain reported done with a bind stuck")
+	}
+	close(pods.release)
+	if !b.Drain(10 * time.Second) {
+		t.Fatal("Drain timed out after the binds could finish")
+	}
+	if diff := cmp.Diff([]string{"a-0->n1", "a-1->n1", "a-2->n1"}, pods.bound); diff != "" {
 		t.Errorf("bound (-want,+got):\n%s", diff)
 	}
 }
