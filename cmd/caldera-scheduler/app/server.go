@@ -199,7 +199,7 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 		return nil, fmt.Errorf("registering metrics: %w", err)
 	}
 
-	crdCache, err := ctrlcache.New(restCfg, ctrlcache.Options{Scheme: scheme})
+	crdCache, err := ctrlcache.New(restCfg, ctrlcache.Options{Scheme: scheme, DefaultTransform: ctrlcache.TransformStripManagedFields()})
 	if err != nil {
 		return nil, fmt.Errorf("creating cache: %w", err)
 	}
@@ -431,8 +431,12 @@ func clientConfig(cc configv1alpha1.ClientConnectionConfiguration, master string
 // newInformerFactory returns the informer factory of every built-in type the
 // scheduler and kube-scheduler's plugins read. Pods that have ended are
 // watched too: a PodGroup whose pods all finished is Completed, not Pending.
+//
+// Objects are kept without their managedFields, which nothing in the
+// scheduler reads: for a pod that kwok, a job controller and the scheduler
+// have written, they are a large part of what the informer keeps.
 func newInformerFactory(clientset kubernetes.Interface) informers.SharedInformerFactory {
-	return informers.NewSharedInformerFactory(clientset, 0)
+	return informers.NewSharedInformerFactoryWithOptions(clientset, 0, informers.WithTransform(ctrlcache.TransformStripManagedFields()))
 }
 
 func wireCoreInformers(c *cache.Cache, factory informers.SharedInformerFactory) ([]toolscache.InformerSynced, error) {
