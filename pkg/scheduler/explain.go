@@ -69,6 +69,12 @@ func (e *explanations) record(snap *api.Snapshot, outcomes map[api.JobID]*framew
 	}
 }
 
+// RecordOutcomes takes the outcomes of a decision made beside the cycles
+// (a fast-lane round) into the explanations, as a cycle's are.
+func (s *Scheduler) RecordOutcomes(snap *api.Snapshot, outcomes map[api.JobID]*framework.JobOutcome, at time.Time) {
+	s.explained.record(snap, outcomes, at)
+}
+
 // Explain returns the latest explanation of the job (its PodGroup's
 // namespace and name).
 func (s *Scheduler) Explain(namespace, name string) (Explanation, bool) {

@@ -281,6 +281,7 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 			NodesToFind: framework.NodesToFind(int(*cfg.NodeSampling.PercentageOfNodesToFind),
 				int(*cfg.NodeSampling.MinNodesToFind)),
 			Placing:  sched.Placing,
+			Explain:  sched.RecordOutcomes,
 			Observer: m,
 		})
 	}

@@ -46,7 +46,10 @@ type Options struct {
 	// Placing, when set, says whether pods may be placed now (a sharded
 	// scheduler's NodeShard is not in force yet); rounds wait until it
 	// does.
-	Placing  func() bool
+	Placing func() bool
+	// Explain, when set, receives each round's outcomes: why the pods it
+	// could not place wait (the scheduler's explanations).
+	Explain  func(snap *api.Snapshot, outcomes map[api.JobID]*framework.JobOutcome, at time.Time)
 	Observer Observer
 	Clock    clock.WithTicker
 }
@@ -176,6 +179,9 @@ func (w *worker) place(ctx context.Context, view *cache.View) Round {
 	w.start = ssn.NextStartNode()
 	view.Invalidate(ssn.Touched())
 	r.Bound, r.Conflicts, r.Duration = ssn.BoundCount(), ssn.Conflicts(), clk.Since(start)
+	if w.lane.opts.Explain != nil {
+		w.lane.opts.Explain(snap, ssn.Outcomes(), start)
+	}
 	if w.lane.opts.Observer != nil {
 		w.lane.opts.Observer.ObserveFastLane(r)
 	}

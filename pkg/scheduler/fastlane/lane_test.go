@@ -3,6 +3,7 @@ package fastlane_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
+	"github.com/caldera-sh/caldera/test/poll"
 )
 
 // apiServer stands in for the binds' round trip: each placement the cache
@@ -163,5 +165,38 @@ func TestLanesNeverOvercommitANode(t *testing.T) {
 	}
 	if fast == 0 || fast == len(srv.bound) {
 		t.Errorf("%d of %d bound pods are the fast lane's: both loops should have placed some", fast, len(srv.bound))
+	}
+}
+
+// A fast-lane pod that fits no node is explained as a cycle's job is:
+// /debug/jobs/ shows why it waits.
+func TestAnUnplaceablePodIsExplained(t *testing.T) {
+	c := cache.New(cache.Options{FastLane: cache.FastLaneSelector{SchedulerNames: []string{"fast"}}})
+	c.UpdateQueue(schedtesting.MakeQueue("default").Obj())
+	c.UpdateNode(st.MakeNode("n0").Alloc("cpu", "4", "pods", "110").Obj())
+	srv := &apiServer{c: c, pods: map[string]*corev1.Pod{}, bound: map[string]string{}, placed: make(chan struct{}, 10)}
+	sched := scheduler.New(c, scheduler.Options{Actions: build(t).Actions, Tiers: tiers(t), Binder: srv})
+	lane := fastlane.New(c, fastlane.Options{Tiers: [][]framework.Tier{tiers(t)}, Binder: srv, Explain: sched.RecordOutcomes, Retry: 20 * time.Millisecond})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go lane.Run(ctx)
+	big := st.MakePod("ns", "big").SchedulerName("fast").Req("cpu", "8").Obj()
+	c.UpdatePod(big)
+	lane.Notify()
+	job := api.JobIDOfPod(big)
+	name := strings.TrimPrefix(string(job), "ns/")
+	var x scheduler.Explanation
+	poll.Eventually(t, ctx, 30*time.Second, "an explanation of "+string(job), func() (bool, string) {
+		var ok bool
+		x, ok = sched.Explain("ns", name)
+		return ok, "none yet"
+	})
+	if len(x.Blockers) == 0 || !strings.Contains(x.Blockers[0].Message, "task big") {
+		t.Errorf("explanation %+v, want a blocker naming task big", x)
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if len(srv.bound) != 0 {
+		t.Errorf("bound %v, want nothing", srv.bound)
 	}
 }
