@@ -149,41 +149,38 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 	factory := newInformerFactory(clientset)
 	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: clientset.EventsV1()})
 	recorder := broadcaster.NewRecorder(scheme, "caldera-scheduler")
-	handle := &framework.Handle{}
-	// Nodes carry kube-scheduler's view of them when its plugins run.
-	var newMirror func() api.NodeMirror
 	fitOpts, needFit, err := profile.PodFitOptions(cfg)
 	if err != nil {
 		return nil, err
 	}
-	if needFit {
-		fit, err := podfit.New(ctx, podfit.Options{InformerFactory: factory, ClientSet: clientset, Profile: fitOpts, EventRecorder: recorder})
-		if err != nil {
-			return nil, err
+	// buildProfile builds the plugins, with a pod-fit evaluator of their
+	// own when they need one: a session's plugins keep per-session state,
+	// so the cycle and each fast-lane worker have their own.
+	buildProfile := func() (*profile.Profile, error) {
+		h := &framework.Handle{}
+		if needFit {
+			fit, err := podfit.New(ctx, podfit.Options{InformerFactory: factory, ClientSet: clientset, Profile: fitOpts, EventRecorder: recorder})
+			if err != nil {
+				return nil, err
+			}
+			h.PodFit = fit
+			srv.closers = append(srv.closers, func() { _ = fit.Close() })
 		}
-		handle.PodFit = fit
-		newMirror = podfit.NewNodeMirror
-		srv.closers = append(srv.closers, func() { _ = fit.Close() })
+		return profile.Build(cfg, h)
 	}
-	prof, err := profile.Build(cfg, handle)
+	// Nodes carry kube-scheduler's view of them when its plugins run.
+	var newMirror func() api.NodeMirror
+	if needFit {
+		newMirror = podfit.NewNodeMirror
+	}
+	prof, err := buildProfile()
 	if err != nil {
 		return nil, err
 	}
-	// Each fast-lane worker has plugins of its own, and its own pod-fit
-	// evaluator: a session's plugins keep per-session state.
 	var fastTiers [][]framework.Tier
 	if cfg.FastLane.Enabled() {
 		for range *cfg.FastLane.Workers {
-			h := &framework.Handle{}
-			if needFit {
-				fit, err := podfit.New(ctx, podfit.Options{InformerFactory: factory, ClientSet: clientset, Profile: fitOpts, EventRecorder: recorder})
-				if err != nil {
-					return nil, err
-				}
-				h.PodFit = fit
-				srv.closers = append(srv.closers, func() { _ = fit.Close() })
-			}
-			p, err := profile.Build(cfg, h)
+			p, err := buildProfile()
 			if err != nil {
 				return nil, err
 			}
