@@ -48,7 +48,7 @@ func (e *explanations) record(snap *api.Snapshot, outcomes map[api.JobID]*framew
 	}
 	for id := range e.jobs {
 		j := snap.Jobs[id]
-		if j == nil || (framework.Admitted(j) && j.PendingCount() == 0 && len(j.ByStatus[api.Pipelined]) == 0) {
+		if j == nil || (framework.Admitted(j) && j.PendingCount() == 0 && j.CountIn(api.Pipelined) == 0) {
 			delete(e.jobs, id)
 		}
 	}

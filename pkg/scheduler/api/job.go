@@ -1,6 +1,7 @@
 package api
 
 import (
+	"iter"
 	"maps"
 	"time"
 
@@ -53,8 +54,9 @@ type JobInfo struct {
 	// pods') has preemptionPolicy Never, so it never evicts others.
 	PreemptNever bool
 
-	Tasks    map[TaskID]*TaskInfo
-	ByStatus map[TaskStatus]map[TaskID]*TaskInfo
+	Tasks map[TaskID]*TaskInfo
+	// counts are how many tasks are in each status (CountIn, TasksIn).
+	counts [numTaskStatuses]int32
 	// Allocated is the request of the tasks that count for the job's
 	// allocation (TaskStatus.CountsForJob).
 	Allocated *Resource
@@ -67,7 +69,6 @@ func NewJobInfo(uid JobID) *JobInfo {
 	return &JobInfo{
 		UID:          uid,
 		Tasks:        map[TaskID]*TaskInfo{},
-		ByStatus:     map[TaskStatus]map[TaskID]*TaskInfo{},
 		Allocated:    &Resource{},
 		TotalRequest: &Resource{},
 	}
@@ -135,19 +136,33 @@ func (j *JobInfo) SetTaskStatus(t *TaskInfo, status TaskStatus) {
 }
 
 func (j *JobInfo) index(t *TaskInfo) {
-	m := j.ByStatus[t.Status]
-	if m == nil {
-		m = map[TaskID]*TaskInfo{}
-		j.ByStatus[t.Status] = m
+	if t.Status.valid() {
+		j.counts[t.Status]++
 	}
-	m[t.UID] = t
 }
 
 func (j *JobInfo) unindex(t *TaskInfo) {
-	if m := j.ByStatus[t.Status]; m != nil {
-		delete(m, t.UID)
-		if len(m) == 0 {
-			delete(j.ByStatus, t.Status)
+	if t.Status.valid() {
+		j.counts[t.Status]--
+	}
+}
+
+// TasksIn yields the job's tasks in status s, in no particular order. The
+// loop may change the status of the task it is given, or of others: a task
+// is yielded if it is in s when the iteration reaches it.
+//
+// The job keeps no per-status index beyond counts: a job of one pod (most
+// of a cluster's jobs) costs the scheduler its Tasks map and no more, and
+// the loops that want one status go over a job's tasks once anyway.
+func (j *JobInfo) TasksIn(s TaskStatus) iter.Seq[*TaskInfo] {
+	return func(yield func(*TaskInfo) bool) {
+		if j.CountIn(s) == 0 {
+			return
+		}
+		for _, t := range j.Tasks {
+			if t.Status == s && !yield(t) {
+				return
+			}
 		}
 	}
 }
@@ -176,7 +191,9 @@ func (j *JobInfo) TaskPreemptable(t *TaskInfo) bool {
 func (j *JobInfo) CountIn(statuses ...TaskStatus) int32 {
 	var n int32
 	for _, s := range statuses {
-		n += int32(len(j.ByStatus[s]))
+		if s.valid() {
+			n += j.counts[s]
+		}
 	}
 	return n
 }
@@ -241,7 +258,7 @@ func (j *JobInfo) Admitted() bool {
 // not admitted yet, or has tasks to place (pending) or placed on room not
 // yet free (pipelined).
 func (j *JobInfo) Waits() bool {
-	return !j.Admitted() || len(j.ByStatus[Pending]) > 0 || len(j.ByStatus[Pipelined]) > 0
+	return !j.Admitted() || j.CountIn(Pending, Pipelined) > 0
 }
 
 // Schedulable reports whether the job can be scheduled at all: it is a
@@ -254,16 +271,13 @@ func (j *JobInfo) Clone() *JobInfo {
 	c.MinTaskMember = maps.Clone(j.MinTaskMember)
 	c.EvictedBy = maps.Clone(j.EvictedBy)
 	c.Tasks = make(map[TaskID]*TaskInfo, len(j.Tasks))
-	c.ByStatus = make(map[TaskStatus]map[TaskID]*TaskInfo, len(j.ByStatus))
 	c.Allocated = j.Allocated.Clone()
 	c.TotalRequest = j.TotalRequest.Clone()
 	if j.MinResources != nil {
 		c.MinResources = j.MinResources.Clone()
 	}
 	for id, t := range j.Tasks {
-		ct := t.Clone()
-		c.Tasks[id] = ct
-		c.index(ct)
+		c.Tasks[id] = t.Clone()
 	}
 	return &c
 }

@@ -40,7 +40,11 @@ const (
 	Failed
 	// Unknown: the pod's phase is Unknown.
 	Unknown
+
+	numTaskStatuses = iota
 )
+
+func (s TaskStatus) valid() bool { return s >= 0 && s < numTaskStatuses }
 
 var taskStatusNames = [...]string{"Pending", "Allocated", "Pipelined", "Binding", "Bound", "Running", "Releasing", "Succeeded", "Failed", "Unknown"}
 

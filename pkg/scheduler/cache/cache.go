@@ -327,7 +327,7 @@ func hasWork(j *api.JobInfo) bool {
 	if !j.Schedulable() {
 		return false
 	}
-	if len(j.ByStatus[api.Pending]) > 0 || len(j.ByStatus[api.Pipelined]) > 0 {
+	if j.CountIn(api.Pending, api.Pipelined) > 0 {
 		return true
 	}
 	return !j.Shadow && (j.Phase == "" || j.Phase == schedulingv1beta1.PodGroupPending)

@@ -255,7 +255,7 @@ func OpenSession(ctx context.Context, snap *api.Snapshot, tiers []Tier, o Option
 func severalToPlace(snap *api.Snapshot) bool {
 	n := 0
 	for _, j := range snap.WorkList() {
-		if n += len(j.ByStatus[api.Pending]) + len(j.ByStatus[api.Pipelined]); n > 1 {
+		if n += int(j.CountIn(api.Pending, api.Pipelined)); n > 1 {
 			return true
 		}
 	}

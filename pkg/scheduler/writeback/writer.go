@@ -255,7 +255,7 @@ func (w *Writer) recordUnschedulable(job *api.JobInfo, outcome *framework.JobOut
 	}
 	msg := reason.Message
 	w.recorder.Eventf(job.PodGroup, nil, corev1.EventTypeWarning, "Unschedulable", "Scheduling", "%s", msg)
-	for _, t := range job.ByStatus[api.Pending] {
+	for t := range job.TasksIn(api.Pending) {
 		w.recorder.Eventf(t.Pod, nil, corev1.EventTypeWarning, "FailedScheduling", "Scheduling", "%s: %s", reason.Type, msg)
 	}
 }

@@ -31,7 +31,7 @@ func (a *Action) Name() string { return Name }
 func (a *Action) Execute(ssn *framework.Session) {
 	byQueue := ssn.NewJobQueues()
 	for _, job := range ssn.Snapshot.WorkList() {
-		if !framework.Admitted(job) || (pendingTasks(job) == 0 && len(job.ByStatus[api.Pipelined]) == 0) {
+		if !framework.Admitted(job) || (pendingTasks(job) == 0 && job.CountIn(api.Pipelined) == 0) {
 			continue
 		}
 		if _, ok := ssn.Snapshot.Queues[job.Queue]; !ok {
@@ -71,7 +71,7 @@ func (a *Action) Execute(ssn *framework.Session) {
 // that request resources (best-effort ones are backfill's).
 func pendingTasks(job *api.JobInfo) int {
 	n := 0
-	for _, t := range job.ByStatus[api.Pending] {
+	for t := range job.TasksIn(api.Pending) {
 		if !t.BestEffort {
 			n++
 		}
@@ -90,7 +90,7 @@ func overused(queue *api.QueueInfo) *framework.Reason {
 // placed. A job with a network topology constraint is placed whole within
 // one of the domains its topology plugin gives, tried in order.
 func allocateJob(ssn *framework.Session, queue *api.QueueInfo, job *api.JobInfo, held *framework.Reason) {
-	if held != nil && len(job.ByStatus[api.Pipelined]) == 0 {
+	if held != nil && job.CountIn(api.Pipelined) == 0 {
 		ssn.Block(job.UID, held)
 		return
 	}
@@ -156,8 +156,8 @@ func attempt(ssn *framework.Session, queue *api.QueueInfo, job *api.JobInfo, hel
 	// Nominated tasks first: bound where the room freed for them is free
 	// now, left waiting where it is still being freed, and placed afresh
 	// where it can no longer be had.
-	nominated := make([]*api.TaskInfo, 0, len(job.ByStatus[api.Pipelined]))
-	for _, t := range job.ByStatus[api.Pipelined] {
+	nominated := make([]*api.TaskInfo, 0, int(job.CountIn(api.Pipelined)))
+	for t := range job.TasksIn(api.Pipelined) {
 		nominated = append(nominated, t)
 	}
 	ssn.SortTasks(nominated)
@@ -175,8 +175,8 @@ func attempt(ssn *framework.Session, queue *api.QueueInfo, job *api.JobInfo, hel
 		}
 	}
 
-	tasks := make([]*api.TaskInfo, 0, len(job.ByStatus[api.Pending]))
-	for _, t := range job.ByStatus[api.Pending] {
+	tasks := make([]*api.TaskInfo, 0, int(job.CountIn(api.Pending)))
+	for t := range job.TasksIn(api.Pending) {
 		if !t.BestEffort {
 			tasks = append(tasks, t)
 		}
@@ -361,7 +361,7 @@ func waiting(ssn *framework.Session, job *api.JobInfo) *framework.Reason {
 	var nodes []string
 	var releasing []string
 	seen := map[string]bool{}
-	for _, t := range job.ByStatus[api.Pipelined] {
+	for t := range job.TasksIn(api.Pipelined) {
 		if seen[t.NodeName] {
 			continue
 		}

@@ -26,7 +26,7 @@ func (a *Action) Name() string { return Name }
 func (a *Action) Execute(ssn *framework.Session) {
 	jobs := make([]*api.JobInfo, 0)
 	for _, job := range ssn.Snapshot.WorkList() {
-		if framework.Admitted(job) && len(job.ByStatus[api.Pending]) > 0 {
+		if framework.Admitted(job) && job.CountIn(api.Pending) > 0 {
 			jobs = append(jobs, job)
 		}
 	}
@@ -53,7 +53,7 @@ func (a *Action) Execute(ssn *framework.Session) {
 
 func sortedBestEffort(ssn *framework.Session, job *api.JobInfo) []*api.TaskInfo {
 	var tasks []*api.TaskInfo
-	for _, t := range job.ByStatus[api.Pending] {
+	for t := range job.TasksIn(api.Pending) {
 		if t.BestEffort {
 			tasks = append(tasks, t)
 		}

@@ -25,7 +25,7 @@ func TestBinpackPrefersFullerNodes(t *testing.T) {
 	})
 	var task *api.TaskInfo
 	for _, j := range snap.Jobs {
-		for _, tk := range j.ByStatus[api.Pending] {
+		for tk := range j.TasksIn(api.Pending) {
 			task = tk
 		}
 	}

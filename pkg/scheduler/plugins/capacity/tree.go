@@ -303,7 +303,7 @@ func (p *Plugin) sum(a *queueAttr) {
 // addPending adds the request of a job's pending tasks that allocate places
 // to r.
 func addPending(r *api.Resource, job *api.JobInfo) {
-	for _, t := range job.ByStatus[api.Pending] {
+	for t := range job.TasksIn(api.Pending) {
 		if !t.BestEffort {
 			r.Add(t.Resreq)
 		}

@@ -358,8 +358,8 @@ func containsAll(h *topology.HyperNode, nodes []string) bool {
 // stillNeeded is what the job's pending tasks ask for until it has its
 // gang (at least one task's worth), in task order.
 func stillNeeded(ssn *framework.Session, job *api.JobInfo) *api.Resource {
-	tasks := make([]*api.TaskInfo, 0, len(job.ByStatus[api.Pending]))
-	for _, t := range job.ByStatus[api.Pending] {
+	tasks := make([]*api.TaskInfo, 0, int(job.CountIn(api.Pending)))
+	for t := range job.TasksIn(api.Pending) {
 		if !t.BestEffort {
 			tasks = append(tasks, t)
 		}

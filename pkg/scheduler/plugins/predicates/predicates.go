@@ -100,7 +100,7 @@ func (p *Plugin) OnSessionClose(ssn *framework.Session) {
 	p.mu.Unlock()
 	if held {
 		for _, j := range ssn.Snapshot.Jobs {
-			for _, t := range j.ByStatus[api.Pipelined] {
+			for t := range j.TasksIn(api.Pipelined) {
 				p.Unreserve(ssn.Ctx, t)
 			}
 		}

@@ -500,8 +500,8 @@ func (s *Search) Place(job *api.JobInfo, gate Gate, reason func(preemptor *api.T
 
 func (s *Search) place(job *api.JobInfo, gate Gate, reason func(preemptor *api.TaskInfo) string) Result {
 	ssn := s.ssn
-	tasks := make([]*api.TaskInfo, 0, len(job.ByStatus[api.Pending]))
-	for _, t := range job.ByStatus[api.Pending] {
+	tasks := make([]*api.TaskInfo, 0, int(job.CountIn(api.Pending)))
+	for t := range job.TasksIn(api.Pending) {
 		if !t.BestEffort {
 			tasks = append(tasks, t)
 		}
