@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -161,7 +162,9 @@ func (e *Evaluator) Signature(ctx context.Context, pod *corev1.Pod) (string, boo
 	if err != nil {
 		return "", false
 	}
-	return string(b), true
+	// Pods alike share one copy of their signature: a cycle keeps the
+	// signature of every pod it looks at, and a backlog is mostly alike.
+	return unique.Make(string(b)).Value(), true
 }
 
 // KeptScores are a pod's raw scores on a list of nodes, kept so that
