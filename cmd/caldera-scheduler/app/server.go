@@ -146,7 +146,10 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating client: %w", err)
 	}
-	factory := newInformerFactory(clientset)
+	// One transform for every informer, so that they share what is equal
+	// across objects.
+	transform := cache.NewTransform()
+	factory := newInformerFactory(clientset, transform)
 	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: clientset.EventsV1()})
 	recorder := broadcaster.NewRecorder(scheme, "caldera-scheduler")
 	fitOpts, needFit, err := profile.PodFitOptions(cfg)
@@ -196,7 +199,7 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 		return nil, fmt.Errorf("registering metrics: %w", err)
 	}
 
-	crdCache, err := ctrlcache.New(restCfg, ctrlcache.Options{Scheme: scheme, DefaultTransform: ctrlcache.TransformStripManagedFields()})
+	crdCache, err := ctrlcache.New(restCfg, ctrlcache.Options{Scheme: scheme, DefaultTransform: transform})
 	if err != nil {
 		return nil, fmt.Errorf("creating cache: %w", err)
 	}
@@ -430,11 +433,11 @@ func clientConfig(cc configv1alpha1.ClientConnectionConfiguration, master string
 // scheduler and kube-scheduler's plugins read. Pods that have ended are
 // watched too: a PodGroup whose pods all finished is Completed, not Pending.
 //
-// Objects are kept without their managedFields, which nothing in the
-// scheduler reads: for a pod that kwok, a job controller and the scheduler
-// have written, they are a large part of what the informer keeps.
-func newInformerFactory(clientset kubernetes.Interface) informers.SharedInformerFactory {
-	return informers.NewSharedInformerFactoryWithOptions(clientset, 0, informers.WithTransform(ctrlcache.TransformStripManagedFields()))
+// Objects are kept as transform leaves them (cache.NewTransform): without
+// what nothing in the scheduler reads, such as managedFields and what a
+// pod runs rather than what it asks for, and sharing equal parts.
+func newInformerFactory(clientset kubernetes.Interface, transform toolscache.TransformFunc) informers.SharedInformerFactory {
+	return informers.NewSharedInformerFactoryWithOptions(clientset, 0, informers.WithTransform(transform))
 }
 
 func wireCoreInformers(c *cache.Cache, factory informers.SharedInformerFactory) ([]toolscache.InformerSynced, error) {
