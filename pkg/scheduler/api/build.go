@@ -39,7 +39,8 @@ func Standalone(pod *corev1.Pod) bool {
 // queue comes from the pod's scheduling.volcano.sh/queue-name annotation.
 func NewShadowJob(pod *corev1.Pod) *JobInfo {
 	j := NewJobInfo(JobIDOfPod(pod))
-	j.Name = ShadowPodGroupPrefix + string(pod.UID)
+	// The name is the ID's: "<namespace>/<name>".
+	j.Name = string(j.UID)[len(pod.Namespace)+1:]
 	j.Namespace = pod.Namespace
 	j.Queue = QueueID(pod.Annotations[schedulingv1beta1.QueueNameAnnotation])
 	if j.Queue == "" {

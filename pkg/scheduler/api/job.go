@@ -4,6 +4,7 @@ import (
 	"iter"
 	"maps"
 	"time"
+	"unique"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -14,7 +15,12 @@ import (
 type JobID string
 
 // NewJobID returns the ID of the PodGroup namespace/name.
-func NewJobID(namespace, name string) JobID { return JobID(namespace + "/" + name) }
+//
+// IDs are canonical: every event of a pod works its job's ID out again, and
+// the copies of the ID that tasks, sets and snapshots keep share one string.
+func NewJobID(namespace, name string) JobID {
+	return JobID(unique.Make(namespace + "/" + name).Value())
+}
 
 // JobInfo is a gang: a PodGroup and the pods that belong to it. A pod that
 // names no PodGroup forms a job of its own with minAvailable 1 (a "shadow"
