@@ -244,7 +244,13 @@ func addSigned(r, o *Resource, sign int64) {
 }
 
 // Clone returns a deep copy for a snapshot; tasks are copied, pods shared.
-func (n *NodeInfo) Clone() *NodeInfo {
+func (n *NodeInfo) Clone() *NodeInfo { return n.CloneSharing(nil) }
+
+// CloneSharing is Clone, except that a task for which copied returns a
+// copy already made (the copy in a snapshot's job) takes that copy rather
+// than a new one, so that the job and the node hold one object for it.
+// copied returns nil for a task it has no copy of.
+func (n *NodeInfo) CloneSharing(copied func(*TaskInfo) *TaskInfo) *NodeInfo {
 	c := &NodeInfo{
 		Name:         n.Name,
 		Node:         n.Node,
@@ -267,6 +273,12 @@ func (n *NodeInfo) Clone() *NodeInfo {
 		c.Mirror = n.Mirror.Clone()
 	}
 	for id, t := range n.Tasks {
+		if copied != nil {
+			if ct := copied(t); ct != nil {
+				c.Tasks[id] = ct
+				continue
+			}
+		}
 		c.Tasks[id] = t.Clone()
 	}
 	return c

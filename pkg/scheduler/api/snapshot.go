@@ -9,7 +9,8 @@ import (
 
 // Snapshot is the state one scheduling cycle decides on. Decision code may
 // change it freely: the cache hands out copies of what changed and takes the
-// touched objects back as dirty.
+// touched objects back as dirty. A task placed on a node is one object in
+// its job's Tasks and its node's Tasks.
 type Snapshot struct {
 	Nodes map[string]*NodeInfo
 	// NodeList is Nodes sorted by name, so that decisions are deterministic.

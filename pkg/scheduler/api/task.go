@@ -1,6 +1,7 @@
 package api
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -244,4 +245,14 @@ func StatusOfPod(pod *corev1.Pod) TaskStatus {
 func (t *TaskInfo) Clone() *TaskInfo {
 	c := *t
 	return &c
+}
+
+// Copies reports whether c is a copy of t (Clone) that nothing has changed
+// since: it holds the same pod, status, node, priority and devices.
+func (t *TaskInfo) Copies(c *TaskInfo) bool {
+	return c.UID == t.UID && c.Job == t.Job && c.Pod == t.Pod && c.Resreq == t.Resreq &&
+		c.Status == t.Status && c.NodeName == t.NodeName && c.Priority == t.Priority &&
+		c.Preemptable == t.Preemptable && c.NoEvictUntil.Equal(t.NoEvictUntil) &&
+		c.GPU == t.GPU && slices.Equal(c.GPUIndex, t.GPUIndex) &&
+		len(c.VGPUDevices) == len(t.VGPUDevices) && (len(t.VGPUDevices) == 0 || &c.VGPUDevices[0] == &t.VGPUDevices[0])
 }

@@ -146,6 +146,17 @@ func checkSnapshot(t *testing.T, s *api.Snapshot) {
 		t.Fatalf("waiting jobs %v, want %v", jobIDs(s.WorkList()), jobIDs(waiting))
 	}
 	compareTotals(t, s.Totals(), api.ComputeTotals(s.NodeList, s.Jobs))
+	// A task on a node is one object in its node and its job, so that a
+	// change the cycle makes through either shows in both.
+	for _, n := range s.NodeList {
+		for uid, nt := range n.Tasks {
+			if j := s.Jobs[nt.Job]; j != nil {
+				if jt := j.Tasks[uid]; jt != nil && jt != nt {
+					t.Fatalf("task %s: node %s and job %s hold different copies", uid, n.Name, j.UID)
+				}
+			}
+		}
+	}
 }
 
 func compareSnapshots(t *testing.T, got, want *api.Snapshot) {

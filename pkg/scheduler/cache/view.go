@@ -136,14 +136,15 @@ func (c *Cache) fullSnapshotLocked(v *view) {
 	v.totals = api.NewTotals()
 	clear(v.nodeShares)
 	clear(v.jobShares)
-	for name, e := range c.nodes {
-		if !e.placeholder {
-			snap.Nodes[name] = v.copyNode(name, e)
-		}
-	}
 	for id, e := range c.jobs {
 		if e.info.Schedulable() {
 			snap.Jobs[id] = v.copyJob(id, e)
+		}
+	}
+	copied := c.copiedTask(snap)
+	for name, e := range c.nodes {
+		if !e.placeholder {
+			snap.Nodes[name] = v.copyNode(name, e, copied)
 		}
 	}
 	snap.SortNodes()
@@ -169,36 +170,6 @@ func (c *Cache) patchSnapshotLocked(v *view) {
 	// The maps are the previous snapshot's, changed in place: a snapshot
 	// is valid until the next is taken.
 	snap := &api.Snapshot{Nodes: prev.Nodes, Jobs: prev.Jobs}
-	nodeSetChanged := false
-	for name := range v.changedNodes {
-		if sh, ok := v.nodeShares[name]; ok {
-			v.totals.AddNode(sh.allocatable, sh.used, -1)
-			delete(v.nodeShares, name)
-		}
-		_, had := snap.Nodes[name]
-		e := c.nodes[name]
-		if e == nil || e.placeholder {
-			if had {
-				delete(snap.Nodes, name)
-				nodeSetChanged = true
-			}
-			continue
-		}
-		snap.Nodes[name] = v.copyNode(name, e)
-		nodeSetChanged = nodeSetChanged || !had
-	}
-	if nodeSetChanged {
-		snap.SortNodes()
-		v.indexNodes(snap.NodeList)
-	} else {
-		snap.NodeList = prev.NodeList
-		for name := range v.changedNodes {
-			if n := snap.Nodes[name]; n != nil {
-				snap.NodeList[v.nodeIndex[name]] = n
-			}
-		}
-	}
-
 	jobs, work := v.jobList, v.workList
 	var addJobs, addWork []*api.JobInfo
 	var dropJobs, dropWork []int
@@ -222,6 +193,55 @@ func (c *Cache) patchSnapshotLocked(v *view) {
 	}
 	v.jobList = mergeJobs(jobs, dropJobs, addJobs)
 	v.workList = mergeJobs(work, dropWork, addWork)
+	copied := c.copiedTask(snap)
+	nodeSetChanged := false
+	for name := range v.changedNodes {
+		if sh, ok := v.nodeShares[name]; ok {
+			v.totals.AddNode(sh.allocatable, sh.used, -1)
+			delete(v.nodeShares, name)
+		}
+		_, had := snap.Nodes[name]
+		e := c.nodes[name]
+		if e == nil || e.placeholder {
+			if had {
+				delete(snap.Nodes, name)
+				nodeSetChanged = true
+			}
+			continue
+		}
+		snap.Nodes[name] = v.copyNode(name, e, copied)
+		nodeSetChanged = nodeSetChanged || !had
+	}
+	if nodeSetChanged {
+		snap.SortNodes()
+		v.indexNodes(snap.NodeList)
+	} else {
+		snap.NodeList = prev.NodeList
+		for name := range v.changedNodes {
+			if n := snap.Nodes[name]; n != nil {
+				snap.NodeList[v.nodeIndex[name]] = n
+			}
+		}
+	}
+
+	// A job copied afresh gives its copies of tasks to the nodes not
+	// copied afresh that hold them.
+	for id := range v.changedJobs {
+		j := snap.Jobs[id]
+		if j == nil {
+			continue
+		}
+		for uid, t := range j.Tasks {
+			if t.NodeName == "" || v.changedNodes.Has(t.NodeName) {
+				continue
+			}
+			if n := snap.Nodes[t.NodeName]; n != nil {
+				if cur := n.Tasks[uid]; cur != nil && cur != t && cur.Copies(t) {
+					n.Tasks[uid] = t
+				}
+			}
+		}
+	}
 	c.finishSnapshotLocked(v, snap)
 }
 
@@ -247,13 +267,29 @@ type nodeShare struct{ allocatable, used *api.Resource }
 // copyNode copies a node for a snapshot and adds it to the totals. The
 // copy remembers the node's version in the cache, against which a
 // placement on it is checked (AssumeGroup).
-func (v *view) copyNode(name string, e *nodeEntry) *api.NodeInfo {
-	n := e.info.Clone()
+func (v *view) copyNode(name string, e *nodeEntry, copied func(*api.TaskInfo) *api.TaskInfo) *api.NodeInfo {
+	n := e.info.CloneSharing(copied)
 	n.CacheVersion = e.info.Version
 	sh := nodeShare{allocatable: n.Allocatable.Clone(), used: n.Used.Clone()}
 	v.nodeShares[name] = sh
 	v.totals.AddNode(sh.allocatable, sh.used, 1)
 	return n
+}
+
+// copiedTask returns what copyNode asks of the snapshot: the copy of a
+// node's task in the snapshot's job, when the cache's job holds that very
+// task and the copy has not changed since it was made.
+func (c *Cache) copiedTask(snap *api.Snapshot) func(*api.TaskInfo) *api.TaskInfo {
+	return func(t *api.TaskInfo) *api.TaskInfo {
+		e, j := c.jobs[t.Job], snap.Jobs[t.Job]
+		if e == nil || j == nil || e.info.Tasks[t.UID] != t {
+			return nil
+		}
+		if ct := j.Tasks[t.UID]; ct != nil && t.Copies(ct) {
+			return ct
+		}
+		return nil
+	}
 }
 
 // copyJob copies a job for a snapshot and adds it to the totals.
