@@ -217,8 +217,19 @@ func (c *Cache) TakeStatusDirty() map[api.JobID]bool {
 	for id := range c.statusDirty {
 		out[id] = true
 	}
-	c.statusDirty.Clear()
+	c.statusDirty = emptied(c.statusDirty)
 	return out
+}
+
+// emptied returns s without its members. A set that held many is replaced:
+// a map keeps the table it grew to after a burst, however few it holds
+// later.
+func emptied[T comparable](s sets.Set[T]) sets.Set[T] {
+	if len(s) > 1024 {
+		return sets.New[T]()
+	}
+	clear(s)
+	return s
 }
 
 // TakeQueuesDirty reports whether a Queue changed since the last call: its
@@ -295,23 +306,23 @@ func (c *Cache) topologyLocked() *topology.Tree {
 func (c *Cache) PendingWork() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.pendingLocked(c.withWork, c.recheck)
+	return c.pendingLocked(c.withWork, &c.recheck)
 }
 
 // FastWork reports whether a job of the fast lane waits.
 func (c *Cache) FastWork() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.pendingLocked(c.fastWork, c.fastRecheck)
+	return c.pendingLocked(c.fastWork, &c.fastRecheck)
 }
 
-func (c *Cache) pendingLocked(withWork, recheck sets.Set[api.JobID]) bool {
+func (c *Cache) pendingLocked(withWork sets.Set[api.JobID], recheck *sets.Set[api.JobID]) bool {
 	// Every change to a job touches it, so only the jobs changed since the
 	// last call and those that had work then need looking at.
-	for id := range recheck {
+	for id := range *recheck {
 		withWork.Insert(id)
 	}
-	recheck.Clear()
+	*recheck = emptied(*recheck)
 	for id := range withWork {
 		if e := c.jobs[id]; e != nil && hasWork(e.info) {
 			return true

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
@@ -67,5 +68,19 @@ func TestSharerTablesAreBounded(t *testing.T) {
 	s.SharePod(p)
 	if !same(before, p.Spec.Containers[0].Resources.Requests) {
 		t.Errorf("a list past the bound was replaced")
+	}
+}
+
+func TestEmptiedDropsTablesGrownLarge(t *testing.T) {
+	small := sets.New("a", "b")
+	if got := emptied(small); got.Len() != 0 || reflect.ValueOf(got).UnsafePointer() != reflect.ValueOf(small).UnsafePointer() {
+		t.Fatalf("a small set is emptied in place: got %v", got)
+	}
+	large := sets.New[string]()
+	for i := range 5000 {
+		large.Insert(fmt.Sprint(i))
+	}
+	if got := emptied(large); got.Len() != 0 || reflect.ValueOf(got).UnsafePointer() == reflect.ValueOf(large).UnsafePointer() {
+		t.Fatalf("a set grown large is replaced by a new empty one: got %d members", got.Len())
 	}
 }

@@ -120,8 +120,8 @@ func (c *Cache) snapshotLocked(v *view) *api.Snapshot {
 	} else {
 		c.patchSnapshotLocked(v)
 	}
-	v.changedNodes.Clear()
-	v.changedJobs.Clear()
+	v.changedNodes = emptied(v.changedNodes)
+	v.changedJobs = emptied(v.changedJobs)
 	return v.snap
 }
 
