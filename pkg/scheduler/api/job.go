@@ -272,7 +272,12 @@ func (j *JobInfo) Waits() bool {
 func (j *JobInfo) Schedulable() bool { return j.Shadow || j.PodGroup != nil }
 
 // Clone returns a deep copy: tasks are copied, pods and PodGroup shared.
-func (j *JobInfo) Clone() *JobInfo {
+func (j *JobInfo) Clone() *JobInfo { return j.CloneSharing(nil) }
+
+// CloneSharing is Clone, except that a task for which copied returns a
+// copy already made (the copy on a snapshot's node) takes that copy rather
+// than a new one. copied returns nil for a task it has no copy of.
+func (j *JobInfo) CloneSharing(copied func(*TaskInfo) *TaskInfo) *JobInfo {
 	c := *j
 	c.MinTaskMember = maps.Clone(j.MinTaskMember)
 	c.EvictedBy = maps.Clone(j.EvictedBy)
@@ -283,6 +288,12 @@ func (j *JobInfo) Clone() *JobInfo {
 		c.MinResources = j.MinResources.Clone()
 	}
 	for id, t := range j.Tasks {
+		if copied != nil {
+			if ct := copied(t); ct != nil {
+				c.Tasks[id] = ct
+				continue
+			}
+		}
 		c.Tasks[id] = t.Clone()
 	}
 	return &c

@@ -2,15 +2,19 @@ package api
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/caldera-sh/caldera/pkg/topology"
 	"github.com/caldera-sh/caldera/pkg/topology/numa"
 )
 
 // Snapshot is the state one scheduling cycle decides on. Decision code may
-// change it freely: the cache hands out copies of what changed and takes the
-// touched objects back as dirty. A task placed on a node is one object in
-// its job's Tasks and its node's Tasks.
+// change it freely, with one rule: a job, or a task of it, is changed only
+// through Own. The cache hands out copies of what changed and takes the
+// touched objects back as dirty; jobs with nothing to place it lends
+// rather than copies, and Own copies one of those before the cycle changes
+// it. A task placed on a node is one object in its job's Tasks and its
+// node's Tasks.
 type Snapshot struct {
 	Nodes map[string]*NodeInfo
 	// NodeList is Nodes sorted by name, so that decisions are deterministic.
@@ -30,6 +34,50 @@ type Snapshot struct {
 	jobList, workList []*JobInfo
 	workSet           bool
 	totals            *Totals
+	// lent are the jobs shared with the cache, which nobody changes.
+	lent map[JobID]bool
+}
+
+// SetLent tells the snapshot which of its jobs it shares with the cache.
+// Own takes them off the map.
+func (s *Snapshot) SetLent(lent map[JobID]bool) { s.lent = lent }
+
+// Lent reports whether the snapshot shares job id with the cache (Own has
+// not copied it yet).
+func (s *Snapshot) Lent(id JobID) bool { return s.lent[id] }
+
+// Own returns job id for the cycle to change, nil when the snapshot does
+// not hold it. A job the snapshot shares with the cache is copied first:
+// the copy takes its place in Jobs and JobList and holds its nodes' copies
+// of its placed tasks. Pointers to the shared job and its tasks taken
+// before stay valid, and show the job as the cycle began.
+func (s *Snapshot) Own(id JobID) *JobInfo {
+	j := s.Jobs[id]
+	if j == nil || !s.lent[id] {
+		return j
+	}
+	c := j.CloneSharing(func(t *TaskInfo) *TaskInfo {
+		if n := s.Nodes[t.NodeName]; n != nil {
+			if nt := n.Tasks[t.UID]; nt != nil && nt != t && nt.Copies(t) {
+				return nt
+			}
+		}
+		return nil
+	})
+	// Nodes that hold the shared job's tasks take the copies.
+	for uid, t := range j.Tasks {
+		if n := s.Nodes[t.NodeName]; n != nil && n.Tasks[uid] == t {
+			n.Tasks[uid] = c.Tasks[uid]
+		}
+	}
+	s.Jobs[id] = c
+	delete(s.lent, id)
+	if i, ok := slices.BinarySearchFunc(s.jobList, id, func(x *JobInfo, id JobID) int {
+		return strings.Compare(string(x.UID), string(id))
+	}); ok {
+		s.jobList[i] = c
+	}
+	return c
 }
 
 // SetLists gives the snapshot its sorted job list and the sorted list of

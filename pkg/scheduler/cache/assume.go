@@ -63,7 +63,7 @@ func (c *Cache) assumeCheckedLocked(p api.Placement) (undo, error) {
 		return &Conflict{Task: p.Task.UID, Pod: p.Task.Namespace + "/" + p.Task.Name, Node: p.Node, Why: fmt.Sprintf(why, args...)}
 	}
 	id := c.taskJob[p.Task.UID]
-	e := c.jobs[id]
+	e := c.jobToChangeLocked(id)
 	var t *api.TaskInfo
 	if e != nil {
 		t = e.info.Tasks[p.Task.UID]
@@ -123,7 +123,7 @@ func (c *Cache) restoreClaimLocked(u undo) {
 
 // undoLocked reverts an assumption assumeCheckedLocked made.
 func (c *Cache) undoLocked(u undo) {
-	e := c.jobs[u.job]
+	e := c.jobToChangeLocked(u.job)
 	c.removeFromNodeLocked(u.assumed.NodeName, u.assumed.UID)
 	delete(c.assumed, u.assumed.UID)
 	if e != nil {

@@ -59,6 +59,9 @@ type nodeEntry struct {
 
 type jobEntry struct {
 	info *api.JobInfo
+	// lent: a snapshot shares info, so the cache changes a copy of it
+	// (ownLocked) instead.
+	lent bool
 }
 
 // Cache is the scheduler's model of the cluster. All methods are safe for
@@ -185,6 +188,38 @@ func (c *Cache) touchNode(name string) {
 	for _, v := range c.views {
 		v.changedNodes.Insert(name)
 	}
+}
+
+// ownLocked makes e's job the cache's own to change: a job lent to a
+// snapshot is copied, its tasks too, and the copy takes its place in the
+// cache and on the nodes that hold its tasks. The snapshot keeps the
+// original, which nobody changes from then on. Every change to a job or to
+// one of its tasks comes after this.
+func (c *Cache) ownLocked(e *jobEntry) {
+	if e == nil || !e.lent {
+		return
+	}
+	old := e.info
+	e.info = old.Clone()
+	e.lent = false
+	// Snapshots take the copy next time, even if nothing else changes.
+	c.changeJobLocked(e.info.UID)
+	for uid, t := range e.info.Tasks {
+		if t.NodeName == "" {
+			continue
+		}
+		if ne := c.nodes[t.NodeName]; ne != nil && ne.info.Tasks[uid] == old.Tasks[uid] {
+			ne.info.Tasks[uid] = t
+		}
+	}
+}
+
+// jobToChangeLocked returns job id's entry, its job the cache's own to
+// change (ownLocked); nil when the cache has no such job.
+func (c *Cache) jobToChangeLocked(id api.JobID) *jobEntry {
+	e := c.jobs[id]
+	c.ownLocked(e)
+	return e
 }
 
 func (c *Cache) touchJob(id api.JobID) {

@@ -100,7 +100,7 @@ func (c *Cache) updatePodLocked(pod *corev1.Pod) bool {
 	old := c.taskLocked(pod.UID)
 	relevant := old == nil || old.NodeName != t.NodeName || old.Status != t.Status || old.Job != id
 	c.removePodLocked(pod.UID)
-	e := c.jobs[id]
+	e := c.jobToChangeLocked(id)
 	if e == nil {
 		var j *api.JobInfo
 		if fast := c.fastLanePod(pod, t); fast || api.Standalone(pod) {
@@ -214,7 +214,7 @@ func (c *Cache) removePodLocked(uid types.UID) {
 		return
 	}
 	delete(c.taskJob, uid)
-	e := c.jobs[id]
+	e := c.jobToChangeLocked(id)
 	if e == nil {
 		return
 	}
@@ -399,7 +399,7 @@ func (c *Cache) DeleteNode(node *corev1.Node) {
 func (c *Cache) UpdatePodGroup(pg *schedulingv1beta1.PodGroup) {
 	id := api.NewJobID(pg.Namespace, pg.Name)
 	c.mu.Lock()
-	e := c.jobs[id]
+	e := c.jobToChangeLocked(id)
 	if e == nil {
 		e = &jobEntry{info: api.NewJobInfo(id)}
 		c.jobs[id] = e
@@ -426,7 +426,7 @@ func (c *Cache) UpdatePodGroup(pg *schedulingv1beta1.PodGroup) {
 func (c *Cache) DeletePodGroup(pg *schedulingv1beta1.PodGroup) {
 	id := api.NewJobID(pg.Namespace, pg.Name)
 	c.mu.Lock()
-	if e := c.jobs[id]; e != nil {
+	if e := c.jobToChangeLocked(id); e != nil {
 		e.info.PodGroup = nil
 		if len(e.info.Tasks) == 0 {
 			delete(c.jobs, id)
@@ -532,6 +532,7 @@ func (c *Cache) DeletePriorityClass(pc *schedv1.PriorityClass) {
 func (c *Cache) reprioritiseLocked(class string) {
 	for id, e := range c.jobs {
 		if pg := e.info.PodGroup; pg != nil && pg.Spec.PriorityClassName == class {
+			c.ownLocked(e)
 			c.setJobPriorityLocked(e.info)
 			c.touchJob(id)
 		}
@@ -557,7 +558,7 @@ func (c *Cache) Assume(task *api.TaskInfo, node string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	id := c.taskJob[task.UID]
-	e := c.jobs[id]
+	e := c.jobToChangeLocked(id)
 	if e == nil {
 		return
 	}
@@ -591,7 +592,7 @@ func (c *Cache) Forget(uid types.UID) {
 		delete(c.assumed, uid)
 		c.removeFromNodeLocked(node, uid)
 		if id, ok := c.taskJob[uid]; ok {
-			if e := c.jobs[id]; e != nil {
+			if e := c.jobToChangeLocked(id); e != nil {
 				if t := e.info.Tasks[uid]; t != nil {
 					e.info.SetTaskStatus(t, api.Pending)
 					t.NodeName = ""
@@ -618,7 +619,7 @@ func (c *Cache) Confirm(uid types.UID, node string) {
 		return
 	}
 	id, ok := c.taskJob[uid]
-	e := c.jobs[id]
+	e := c.jobToChangeLocked(id)
 	if !ok || e == nil || e.info.Tasks[uid] == nil {
 		c.mu.Unlock()
 		return
@@ -721,7 +722,7 @@ func (c *Cache) ForgetEviction(uid types.UID, retryAt time.Time) {
 func (c *Cache) RecordEviction(victim, by api.JobID, at time.Time, keep time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := c.jobs[victim]
+	e := c.jobToChangeLocked(victim)
 	if e == nil {
 		return
 	}
@@ -741,7 +742,7 @@ func (c *Cache) RecordEviction(victim, by api.JobID, at time.Time, keep time.Dur
 // nodes' accounts in step.
 func (c *Cache) resetTaskLocked(t *api.TaskInfo, change func(*api.TaskInfo)) {
 	id := t.Job
-	e := c.jobs[id]
+	e := c.jobToChangeLocked(id)
 	if e == nil {
 		return
 	}
@@ -765,7 +766,7 @@ func (c *Cache) resetTaskLocked(t *api.TaskInfo, change func(*api.TaskInfo)) {
 func (c *Cache) MarkEnqueued(id api.JobID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := c.jobs[id]
+	e := c.jobToChangeLocked(id)
 	if e == nil {
 		return
 	}

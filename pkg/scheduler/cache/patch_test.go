@@ -26,11 +26,27 @@ func TestPatchedSnapshotsEqualAFreshOne(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 7))
 			patched, fresh := newCache(), newCache()
 			both := func(f func(c *Cache)) { f(patched); f(fresh) }
+			var lent map[api.JobID]string
+			held := map[api.JobID]*api.JobInfo{}
 			for step := range 300 {
 				ev := randomEvent(r, step)
 				both(ev)
+				// What the cache lent the last snapshot, it never changes.
+				for id, was := range lent {
+					if now := fingerprint(held[id]); now != was {
+						t.Fatalf("step %d: lent job %s changed: %s, was %s", step, id, now, was)
+					}
+				}
 				snap := patched.Snapshot()
 				checkSnapshot(t, snap)
+				lent = map[api.JobID]string{}
+				clear(held)
+				for id, j := range snap.Jobs {
+					if snap.Lent(id) {
+						lent[id] = fingerprint(j)
+						held[id] = j
+					}
+				}
 				touchRandomly(r, snap, patched)
 			}
 			got, want := patched.Snapshot(), fresh.Snapshot()
@@ -85,6 +101,19 @@ func randomEvent(r *rand.Rand, step int) func(c *Cache) {
 	}
 }
 
+// fingerprint is what a job holds and how its tasks stand.
+func fingerprint(j *api.JobInfo) string {
+	if j == nil {
+		return "<nil>"
+	}
+	var tasks []string
+	for _, t := range j.Tasks {
+		tasks = append(tasks, fmt.Sprintf("%s:%s@%s", t.UID, t.Status, t.NodeName))
+	}
+	slices.Sort(tasks)
+	return fmt.Sprintf("%s phase=%s allocated=%s request=%s priority=%d tasks=%v", j.UID, j.Phase, j.Allocated, j.TotalRequest, j.Priority, tasks)
+}
+
 // touchRandomly changes some of the snapshot's nodes and jobs, as a cycle
 // would, and gives them back to the cache as touched.
 func touchRandomly(r *rand.Rand, snap *api.Snapshot, c *Cache) {
@@ -97,6 +126,7 @@ func touchRandomly(r *rand.Rand, snap *api.Snapshot, c *Cache) {
 	}
 	for _, j := range snap.JobList() {
 		if r.IntN(4) == 0 {
+			j = snap.Own(j.UID)
 			j.Allocated.MilliCPU += 1000
 			j.Phase = schedulingv1beta1.PodGroupRunning
 			jobs[j.UID] = true
@@ -152,7 +182,7 @@ func checkSnapshot(t *testing.T, s *api.Snapshot) {
 		for uid, nt := range n.Tasks {
 			if j := s.Jobs[nt.Job]; j != nil {
 				if jt := j.Tasks[uid]; jt != nil && jt != nt {
-					t.Fatalf("task %s: node %s and job %s hold different copies", uid, n.Name, j.UID)
+					t.Fatalf("task %s: node %s and job %s (lent: %t) hold different copies", uid, n.Name, j.UID, s.Lent(j.UID))
 				}
 			}
 		}

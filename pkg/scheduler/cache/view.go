@@ -30,6 +30,8 @@ type view struct {
 	totals       *api.Totals
 	nodeShares   map[string]nodeShare
 	jobShares    map[api.JobID]*api.JobShare
+	// lent are the jobs the snapshot shares with the cache (copyJob).
+	lent map[api.JobID]bool
 }
 
 func (c *Cache) addViewLocked(works func(*api.JobInfo) bool) *view {
@@ -136,12 +138,13 @@ func (c *Cache) fullSnapshotLocked(v *view) {
 	v.totals = api.NewTotals()
 	clear(v.nodeShares)
 	clear(v.jobShares)
+	v.lent = map[api.JobID]bool{}
 	for id, e := range c.jobs {
 		if e.info.Schedulable() {
 			snap.Jobs[id] = v.copyJob(id, e)
 		}
 	}
-	copied := c.copiedTask(snap)
+	copied := c.copiedTask(v, snap)
 	for name, e := range c.nodes {
 		if !e.placeholder {
 			snap.Nodes[name] = v.copyNode(name, e, copied)
@@ -184,6 +187,7 @@ func (c *Cache) patchSnapshotLocked(v *view) {
 			snap.Jobs[id] = j
 		} else {
 			delete(snap.Jobs, id)
+			delete(v.lent, id)
 		}
 		addJobs, dropJobs = patchList(jobs, id, j, addJobs, dropJobs)
 		if j != nil && !v.waits(j) {
@@ -193,7 +197,7 @@ func (c *Cache) patchSnapshotLocked(v *view) {
 	}
 	v.jobList = mergeJobs(jobs, dropJobs, addJobs)
 	v.workList = mergeJobs(work, dropWork, addWork)
-	copied := c.copiedTask(snap)
+	copied := c.copiedTask(v, snap)
 	nodeSetChanged := false
 	for name := range v.changedNodes {
 		if sh, ok := v.nodeShares[name]; ok {
@@ -258,6 +262,7 @@ func (c *Cache) finishSnapshotLocked(v *view, snap *api.Snapshot) {
 	}
 	snap.NUMA = c.numaSnap
 	snap.SetLists(v.jobList, v.workList)
+	snap.SetLent(v.lent)
 	snap.SetTotals(v.totals.Clone())
 	v.snap = snap
 }
@@ -276,13 +281,22 @@ func (v *view) copyNode(name string, e *nodeEntry, copied func(*api.TaskInfo) *a
 	return n
 }
 
-// copiedTask returns what copyNode asks of the snapshot: the copy of a
-// node's task in the snapshot's job, when the cache's job holds that very
-// task and the copy has not changed since it was made.
-func (c *Cache) copiedTask(snap *api.Snapshot) func(*api.TaskInfo) *api.TaskInfo {
+// copiedTask returns what copyNode asks of the snapshot: the snapshot's
+// job's object for a node's task, when the cache's job holds that very
+// task: the task itself when the job is lent, else the job's copy of it if
+// that has not changed since it was made.
+func (c *Cache) copiedTask(v *view, snap *api.Snapshot) func(*api.TaskInfo) *api.TaskInfo {
 	return func(t *api.TaskInfo) *api.TaskInfo {
 		e, j := c.jobs[t.Job], snap.Jobs[t.Job]
 		if e == nil || j == nil || e.info.Tasks[t.UID] != t {
+			return nil
+		}
+		if v.lent[t.Job] {
+			if j == e.info {
+				return t
+			}
+			// Lent before the cache copied it (ownLocked); the next
+			// snapshot takes the copy.
 			return nil
 		}
 		if ct := j.Tasks[t.UID]; ct != nil && t.Copies(ct) {
@@ -292,9 +306,20 @@ func (c *Cache) copiedTask(snap *api.Snapshot) func(*api.TaskInfo) *api.TaskInfo
 	}
 }
 
-// copyJob copies a job for a snapshot and adds it to the totals.
+// copyJob copies a job for a snapshot and adds it to the totals. A job
+// with nothing to place in the view is lent rather than copied: the
+// snapshot shares the cache's, which the cache copies before it changes it
+// (ownLocked), and the cycle before it changes it (Snapshot.Own).
 func (v *view) copyJob(id api.JobID, e *jobEntry) *api.JobInfo {
-	j := e.info.Clone()
+	var j *api.JobInfo
+	if v.waits(e.info) {
+		j = e.info.Clone()
+		delete(v.lent, id)
+	} else {
+		j = e.info
+		e.lent = true
+		v.lent[id] = true
+	}
 	sh := api.ShareOf(j)
 	v.jobShares[id] = sh
 	v.totals.AddJob(sh, 1)

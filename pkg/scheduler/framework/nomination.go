@@ -44,7 +44,7 @@ func (ssn *Session) ClaimOf(t *api.TaskInfo) Claim {
 // the nominator forgets it. Unlike a statement's placements this is not
 // undone: the claim could not be met.
 func (ssn *Session) DropClaim(t *api.TaskInfo) {
-	job := ssn.Snapshot.Jobs[t.Job]
+	job := ssn.Snapshot.Own(t.Job)
 	if job == nil || t.Status != api.Pipelined {
 		return
 	}

@@ -53,8 +53,13 @@ func (s *Statement) Pipeline(t *api.TaskInfo, n *api.NodeInfo) error {
 }
 
 func (s *Statement) place(kind opKind, status api.TaskStatus, t *api.TaskInfo, n *api.NodeInfo) error {
-	job, ok := s.ssn.Snapshot.Jobs[t.Job]
-	if !ok {
+	if s.ssn.Snapshot.Lent(t.Job) {
+		// Only a job with tasks to place is the snapshot's own; a task of
+		// a job it shares with the cache has a place already.
+		return fmt.Errorf("task %s/%s: job %s has nothing to place", t.Namespace, t.Name, t.Job)
+	}
+	job := s.ssn.Snapshot.Own(t.Job)
+	if job == nil {
 		return fmt.Errorf("task %s/%s: job %s not in snapshot", t.Namespace, t.Name, t.Job)
 	}
 	o := op{kind: kind, task: t, node: n, was: t.Status}
@@ -117,14 +122,21 @@ func (s *Statement) Evict(t *api.TaskInfo, by api.JobID, reason string) error {
 	if t.Status != api.Running && t.Status != api.Bound {
 		return fmt.Errorf("task %s/%s is %s: only a bound or running task can be evicted", t.Namespace, t.Name, t.Status)
 	}
-	job, ok := s.ssn.Snapshot.Jobs[t.Job]
-	if !ok {
+	job := s.ssn.Snapshot.Own(t.Job)
+	if job == nil {
 		return fmt.Errorf("task %s/%s: job %s not in snapshot", t.Namespace, t.Name, t.Job)
 	}
 	n, ok := s.ssn.Snapshot.Nodes[t.NodeName]
 	if !ok {
 		return fmt.Errorf("task %s/%s: node %q not in snapshot", t.Namespace, t.Name, t.NodeName)
 	}
+	// The job's own object for the task: t may be the one of the job as
+	// the snapshot shared it, which nobody changes.
+	jt := job.Tasks[t.UID]
+	if jt == nil {
+		return fmt.Errorf("task %s/%s: not in job %s", t.Namespace, t.Name, job.UID)
+	}
+	t = jt
 	was := t.Status
 	s.setStatus(job, n, t, api.Releasing)
 	s.ssn.touchedNodes[n.Name] = true
@@ -166,7 +178,7 @@ func (s *Statement) Discard() {
 	for i := len(s.ops) - 1; i >= 0; i-- {
 		o := s.ops[i]
 		if o.kind == opEvict {
-			if job := s.ssn.Snapshot.Jobs[o.task.Job]; job != nil {
+			if job := s.ssn.Snapshot.Own(o.task.Job); job != nil {
 				s.setStatus(job, o.node, o.task, o.was)
 			}
 			s.ssn.fireAllocate(o.task)
@@ -176,7 +188,7 @@ func (s *Statement) Discard() {
 		if o.kind == opAllocate {
 			s.ssn.unreserve(o.task, o.node)
 		}
-		job := s.ssn.Snapshot.Jobs[o.task.Job]
+		job := s.ssn.Snapshot.Own(o.task.Job)
 		if o.from != nil {
 			// Back to its claim, which plugins count again.
 			if job != nil {
@@ -237,7 +249,7 @@ func (s *Statement) Commit() bool {
 			}
 			continue
 		}
-		if job := s.ssn.Snapshot.Jobs[o.task.Job]; job != nil {
+		if job := s.ssn.Snapshot.Own(o.task.Job); job != nil {
 			job.SetTaskStatus(o.task, api.Binding)
 		}
 		if _, grouped := s.ssn.sink.(GroupBindSink); !grouped && s.ssn.sink != nil {

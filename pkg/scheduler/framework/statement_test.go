@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -114,6 +115,44 @@ func TestDiscardPutsAnEvictedTaskBack(t *testing.T) {
 	stmt.Commit()
 	if len(r.evictions) != 0 {
 		t.Errorf("a discarded eviction was sent: %v", r.evictions)
+	}
+}
+
+// A job the cache lent the snapshot is copied before an eviction changes
+// it: the cache's job and task stay as they were, the copy shows the
+// eviction and its task takes the lent one's place on the node, and
+// discarding restores the copy.
+func TestEvictCopiesAJobTheCacheLent(t *testing.T) {
+	r := &recorder{}
+	ssn, victim, _ := evictionSession(t, r)
+	n := ssn.Snapshot.Nodes["n"]
+	lent := ssn.Snapshot.Jobs[victim.Job]
+	ssn.Snapshot.SetLent(map[api.JobID]bool{victim.Job: true})
+	allocated := lent.Allocated.MilliCPU
+
+	stmt := ssn.NewStatement()
+	if err := stmt.Evict(victim, "ns/high", "preempted"); err != nil {
+		t.Fatal(err)
+	}
+	if victim.Status != api.Running || lent.Allocated.MilliCPU != allocated || lent.CountIn(api.Releasing) != 0 {
+		t.Errorf("the lent job changed: task %s, allocated %dm, %d releasing", victim.Status, lent.Allocated.MilliCPU, lent.CountIn(api.Releasing))
+	}
+	own := ssn.Snapshot.Jobs[victim.Job]
+	if own == lent || ssn.Snapshot.Lent(victim.Job) {
+		t.Fatal("the snapshot still shares the job after the eviction")
+	}
+	if i := slices.Index(ssn.Snapshot.JobList(), own); i < 0 {
+		t.Error("the job list does not hold the snapshot's copy")
+	}
+	if got := own.Tasks[victim.UID]; got == victim || got != n.Tasks[victim.UID] || got.Status != api.Releasing {
+		t.Errorf("the copy's task is %s, the node's: %t, the lent one: %t; want Releasing, true, false", got.Status, got == n.Tasks[victim.UID], got == victim)
+	}
+	stmt.Discard()
+	if got := own.Tasks[victim.UID].Status; got != api.Running || own.Allocated.MilliCPU != allocated {
+		t.Errorf("after discarding, the copy's task is %s holding %dm; want Running and %dm", got, own.Allocated.MilliCPU, allocated)
+	}
+	if victim.Status != api.Running {
+		t.Errorf("the lent job's task is %s, want Running", victim.Status)
 	}
 }
 

@@ -48,11 +48,14 @@ type Plugin struct {
 	root   *queueAttr
 	queues map[api.QueueID]*queueAttr
 	jobs   map[api.JobID]*jobState
+	// snapJobs are the snapshot's jobs, looked up afresh where the cycle
+	// changes them (a job changes through Snapshot.Own, which may put a
+	// copy in its place).
+	snapJobs map[api.JobID]*api.JobInfo
 }
 
 // jobState is what the plugin accounts for a job.
 type jobState struct {
-	job   *api.JobInfo
 	queue *queueAttr
 	// admitted: the job's pending tasks count as its queue's demand.
 	admitted bool
@@ -102,7 +105,7 @@ func (p *Plugin) OnSessionClose(ssn *framework.Session) {
 			ssn.ReportQueue(id, framework.QueueReport{Deserved: a.deserved, Allocated: a.allocated, Capability: a.effective, Share: a.share})
 		}
 	}
-	p.total, p.root, p.queues, p.jobs = nil, nil, nil, nil
+	p.total, p.root, p.queues, p.jobs, p.snapJobs = nil, nil, nil, nil, nil
 }
 
 // QueueOrder compares the two queues where their paths from root part: the
@@ -295,7 +298,7 @@ func (p *Plugin) follow(t *api.TaskInfo, sign int) {
 	}
 	if js.inqueue != nil {
 		// The job holds more (or less) of its minimum itself now.
-		still := stillNeeded(js.job)
+		still := stillNeeded(p.snapJobs[t.Job])
 		addTo(js.queue, inqueueOf, still.Clone().Sub(js.inqueue), +1)
 		js.inqueue = still
 	}

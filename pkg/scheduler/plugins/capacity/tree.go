@@ -267,13 +267,14 @@ func (p *Plugin) limit(a *queueAttr) {
 // wait for to their queues, then sums the subtrees.
 func (p *Plugin) account(snap *api.Snapshot) {
 	p.jobs = make(map[api.JobID]*jobState, len(snap.Jobs))
+	p.snapJobs = snap.Jobs
 	states := make([]jobState, 0, len(snap.Jobs))
 	for _, job := range snap.Jobs {
 		a := p.queues[job.Queue]
 		if a == nil {
 			continue
 		}
-		states = append(states, jobState{job: job, queue: a})
+		states = append(states, jobState{queue: a})
 		js := &states[len(states)-1]
 		p.jobs[job.UID] = js
 		a.allocated.Add(job.Allocated)
