@@ -11,6 +11,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -125,15 +126,14 @@ func TestPodEvictedRestartsTheJob(t *testing.T) {
 	waitPhase(t, ns, "evict", batchv1alpha1.JobRunning, 60*time.Second)
 	// kwok removes deleted pods at once; a finalizer keeps the evicted pod
 	// visible, as a kubelet stopping its containers would.
-	var pod corev1.Pod
-	if err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "evict-w-0"}, &pod); err != nil {
+	// Merge patches, not updates: kwok and the controllers write the pod
+	// meanwhile, and an update would then fail on a conflict.
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "evict-w-0"}}
+	hold := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":["test.caldera.sh/hold"]}}`))
+	if err := fw.Client.Patch(t.Context(), pod, hold); err != nil {
 		t.Fatal(err)
 	}
-	pod.Finalizers = append(pod.Finalizers, "test.caldera.sh/hold")
-	if err := fw.Client.Update(t.Context(), &pod); err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.Client.SubResource("eviction").Create(t.Context(), &pod, &policyv1.Eviction{}); err != nil {
+	if err := fw.Client.SubResource("eviction").Create(t.Context(), pod, &policyv1.Eviction{}); err != nil {
 		t.Fatal(err)
 	}
 	poll.Eventually(t, t.Context(), 60*time.Second, "restart after the eviction", func() (bool, string) {
@@ -141,9 +141,9 @@ func TestPodEvictedRestartsTheJob(t *testing.T) {
 		return j.Status.RetryCount == 1, fmt.Sprintf("phase %s retry %d", j.Status.State.Phase, j.Status.RetryCount)
 	})
 	// Let the held pod go.
-	if err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "evict-w-0"}, &pod); err == nil {
-		pod.Finalizers = nil
-		_ = fw.Client.Update(t.Context(), &pod)
+	release := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))
+	if err := fw.Client.Patch(t.Context(), pod, release); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
 	}
 	waitPhase(t, ns, "evict", batchv1alpha1.JobRunning, 60*time.Second)
 }
