@@ -292,11 +292,12 @@ func (c *Cache) copiedTask(v *view, snap *api.Snapshot) func(*api.TaskInfo) *api
 			return nil
 		}
 		if v.lent[t.Job] {
+			// The lent job is the cache's own (ownLocked marks a job it
+			// copies changed, and jobs are patched before nodes); the
+			// check keeps a node from ever taking another's task.
 			if j == e.info {
 				return t
 			}
-			// Lent before the cache copied it (ownLocked); the next
-			// snapshot takes the copy.
 			return nil
 		}
 		if ct := j.Tasks[t.UID]; ct != nil && t.Copies(ct) {
