@@ -24,6 +24,11 @@ type PodFit interface {
 	// SetNodes gives the cycle's nodes. The plugins read them in place:
 	// placements made on them afterwards are seen by the next PreFilter.
 	SetNodes(nodes []*api.NodeInfo)
+	// Release lets go of the nodes SetNodes gave, when the cycle ends: they
+	// hold the pods and nodes as they were in the cycle, which the cluster
+	// replaces. Nothing but SetNodes may be called until the next cycle,
+	// but for PreBind and Unreserve, which read only a pod's state.
+	Release()
 	// PreFilter computes the pod's state against the current nodes; a
 	// non-nil status means the pod fits no node. sign, when not nil, gives
 	// the pod's signature as the caller computes it (see Signature), so

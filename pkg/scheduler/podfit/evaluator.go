@@ -196,6 +196,12 @@ func (e *Evaluator) SetNodes(nodes []*api.NodeInfo) {
 	e.images.apply(nodes, changed, same)
 }
 
+// Release lets go of the cycle's nodes (framework.PodFit).
+func (e *Evaluator) Release() {
+	e.nodes = nil
+	e.lister.release()
+}
+
 // PodState is one pod's state within a cycle: what PreFilter computed from
 // the cluster, which Filter, Score, Reserve and PreBind read.
 type PodState struct {

@@ -2,7 +2,6 @@ package podfit
 
 import (
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
@@ -15,16 +14,20 @@ import (
 )
 
 // lister is the plugins' view of the cluster: kube-scheduler's SharedLister
-// over the NodeInfos of the cycle's snapshot. It holds the nodes' kube-scheduler NodeInfos
-// pointers themselves, not copies, so that the plugins see every tentative
-// placement the scheduler makes after SetNodes; the derived lists (nodes
-// with affinity pods, PVCs in use) are therefore computed on each call.
+// over the NodeInfos of the cycle's snapshot. It holds the nodes'
+// kube-scheduler NodeInfos themselves, not copies, so that the plugins see
+// every tentative placement the scheduler makes after SetNodes; the derived
+// lists (nodes with affinity pods, PVCs in use) are therefore computed on
+// each call. Between cycles it holds none of them (release): a cycle's
+// nodes hold the pods as they were then, which the cluster has since
+// replaced.
 type lister struct {
-	// prev is the node list last set, a copy.
-	prev   []*api.NodeInfo
-	nodes  []*k8sframework.NodeInfo
-	list   []fwk.NodeInfo
-	byName map[string]*k8sframework.NodeInfo
+	// names and serials are the node list last set: each node's name and
+	// its mirror's serial, which a copy of the node does not share.
+	names   []string
+	serials []uint64
+	nodes   []*k8sframework.NodeInfo
+	list    []fwk.NodeInfo
 	// index is each node's place in the list; layout moves on whenever the
 	// list is rebuilt (other nodes, or another order).
 	index  map[string]int
@@ -43,51 +46,55 @@ var (
 )
 
 // set replaces the node list. When the list holds the same nodes in the
-// same order as the last one, only the entries whose NodeInfo changed are
-// replaced, and their indices returned with same true; otherwise the lists
-// are rebuilt.
+// same order as the last one, it returns same true and the indices of the
+// nodes replaced since (by copies); otherwise the lists are rebuilt.
 func (l *lister) set(nodes []*api.NodeInfo) (changed []int, same bool) {
 	defer func() {
 		l.affinitySet, l.affinityPlaced = l.anyWithAffinity(), false
 	}()
-	if len(nodes) == len(l.prev) {
+	if len(nodes) == len(l.names) {
 		same = true
 		for i, n := range nodes {
-			if p := l.prev[i]; p != n {
-				if p.Name != n.Name {
-					same = false
-					break
-				}
-				changed = append(changed, i)
+			if l.names[i] != n.Name {
+				same = false
+				break
 			}
 		}
 		if same {
-			for _, i := range changed {
-				n := nodes[i]
-				info := nodeInfoOf(n)
-				l.prev[i], l.nodes[i], l.list[i] = n, info, info
-				l.byName[n.Name] = info
+			l.nodes, l.list = l.nodes[:len(nodes)], l.list[:len(nodes)]
+			for i, n := range nodes {
+				m := mirrorOf(n)
+				l.nodes[i], l.list[i] = m.info, m.info
+				if m.serial != l.serials[i] {
+					l.serials[i] = m.serial
+					changed = append(changed, i)
+				}
 			}
 			return changed, true
 		}
 	}
-	l.prev = slices.Clone(nodes)
+	l.names = make([]string, len(nodes))
+	l.serials = make([]uint64, len(nodes))
 	l.nodes = make([]*k8sframework.NodeInfo, len(nodes))
 	l.list = make([]fwk.NodeInfo, len(nodes))
-	if l.byName == nil {
-		l.byName = make(map[string]*k8sframework.NodeInfo, len(nodes))
-	}
-	clear(l.byName)
 	l.index = make(map[string]int, len(nodes))
 	l.layout++
 	for i, n := range nodes {
-		info := nodeInfoOf(n)
-		l.nodes[i] = info
-		l.list[i] = info
-		l.byName[n.Name] = info
+		m := mirrorOf(n)
+		l.names[i], l.serials[i] = n.Name, m.serial
+		l.nodes[i] = m.info
+		l.list[i] = m.info
 		l.index[n.Name] = i
 	}
 	return nil, false
+}
+
+// release lets go of the nodes until the next set: the lists are emptied,
+// keeping their room.
+func (l *lister) release() {
+	clear(l.nodes)
+	clear(l.list)
+	l.nodes, l.list = l.nodes[:0], l.list[:0]
 }
 
 func (l *lister) NodeInfos() fwk.NodeInfoLister       { return l }
@@ -144,8 +151,10 @@ func (l *lister) filter(keep func(*k8sframework.NodeInfo) bool) []fwk.NodeInfo {
 }
 
 func (l *lister) Get(nodeName string) (fwk.NodeInfo, error) {
-	if n, ok := l.byName[nodeName]; ok && n.Node() != nil {
-		return n, nil
+	if i, ok := l.index[nodeName]; ok && i < len(l.nodes) {
+		if n := l.nodes[i]; n.Node() != nil {
+			return n, nil
+		}
 	}
 	return nil, fmt.Errorf("nodeinfo not found for node name %q", nodeName)
 }
@@ -198,9 +207,11 @@ func (noCompositePodGroups) Get(namespace, name string) (*schedulingv1alpha3.Com
 
 // imageIndex gives each node kube-scheduler's image states (image size and
 // on how many nodes it is present), which ImageLocality scores by and which
-// api.NodeInfo does not keep. It is rebuilt only when a node object changes.
+// api.NodeInfo does not keep. It is rebuilt only when a node's images
+// change. It keeps each node's image list, not the node object, so that
+// node objects the cache has replaced are not kept alive here.
 type imageIndex struct {
-	nodes  map[string]*corev1.Node
+	images map[string][]corev1.ContainerImage
 	states map[string]map[string]*fwk.ImageStateSummary
 	// epoch moves on when a rebuild finds other nodes or a node holding
 	// other images: ImageLocality's scores may then have changed on nodes
@@ -211,11 +222,11 @@ type imageIndex struct {
 
 // apply gives the nodes their image states. With same, the nodes are the
 // last ones but for those at the changed indices: only these are looked
-// at, unless one's node object changed.
+// at, unless one's images changed.
 func (x *imageIndex) apply(nodes []*api.NodeInfo, changed []int, same bool) {
 	if same {
 		for _, i := range changed {
-			if n := nodes[i]; x.nodes[n.Name] != n.Node {
+			if !x.holds(nodes[i]) {
 				same = false
 				break
 			}
@@ -235,12 +246,32 @@ func (x *imageIndex) apply(nodes []*api.NodeInfo, changed []int, same bool) {
 	}
 }
 
+// holds reports whether the index was built with the node's images as they
+// are. A node object replaced with equal images is not a change; the index
+// then keeps the new list, so that the next look at it is a comparison of
+// slices rather than of their contents.
+func (x *imageIndex) holds(n *api.NodeInfo) bool {
+	kept, ok := x.images[n.Name]
+	if !ok {
+		return false
+	}
+	cur := n.Node.Status.Images
+	if len(kept) == len(cur) && (len(cur) == 0 || &kept[0] == &cur[0]) {
+		return true
+	}
+	if !equality.Semantic.DeepEqual(kept, cur) {
+		return false
+	}
+	x.images[n.Name] = cur
+	return true
+}
+
 func (x *imageIndex) stale(nodes []*api.NodeInfo) bool {
-	if len(nodes) != len(x.nodes) {
+	if len(nodes) != len(x.images) {
 		return true
 	}
 	for _, n := range nodes {
-		if x.nodes[n.Name] != n.Node {
+		if !x.holds(n) {
 			return true
 		}
 	}
@@ -248,9 +279,9 @@ func (x *imageIndex) stale(nodes []*api.NodeInfo) bool {
 }
 
 func (x *imageIndex) rebuild(nodes []*api.NodeInfo) {
-	moved := len(nodes) != len(x.nodes)
+	moved := len(nodes) != len(x.images)
 	for _, n := range nodes {
-		if old, ok := x.nodes[n.Name]; !ok || old != n.Node && !equality.Semantic.DeepEqual(old.Status.Images, n.Node.Status.Images) {
+		if !x.holds(n) {
 			moved = true
 			break
 		}
@@ -258,11 +289,11 @@ func (x *imageIndex) rebuild(nodes []*api.NodeInfo) {
 	if moved {
 		x.epoch++
 	}
-	x.nodes = make(map[string]*corev1.Node, len(nodes))
+	x.images = make(map[string][]corev1.ContainerImage, len(nodes))
 	x.states = make(map[string]map[string]*fwk.ImageStateSummary, len(nodes))
 	present := map[string]int{}
 	for _, n := range nodes {
-		x.nodes[n.Name] = n.Node
+		x.images[n.Name] = n.Node.Status.Images
 		seen := map[string]bool{}
 		for _, img := range n.Node.Status.Images {
 			for _, name := range img.Names {

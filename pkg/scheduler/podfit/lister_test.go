@@ -1,11 +1,14 @@
 package podfit
 
 import (
+	"runtime"
+	"slices"
 	"testing"
+	"weak"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
@@ -64,7 +67,7 @@ func TestListerSeesPlacementsAfterSet(t *testing.T) {
 // A ReadWriteOncePod claim in use by a placed pod keeps every other pod
 // that uses it away; VolumeRestrictions asks the lister.
 func TestReadWriteOncePodClaimInUse(t *testing.T) {
-	objs := []runtime.Object{
+	objs := []k8sruntime.Object{
 		st.MakeStorageClass("fast", "example.com/fast").Obj(),
 		st.MakePVC(ns, "solo").StorageClass("fast").AccessMode(corev1.ReadWriteOncePod).Bound("pv-solo").Obj(),
 		st.MakePV("pv-solo").StorageClass("fast").AccessMode(corev1.ReadWriteOncePod).BoundTo(ns, "solo").Obj(),
@@ -142,4 +145,56 @@ func TestListerPatchesChangedNodes(t *testing.T) {
 	fourth := []*api.NodeInfo{third[0], third[2]}
 	apply(fourth)
 	check("a node gone", fourth)
+}
+
+// TestReleaseLetsGoOfTheCyclesNodes: between cycles the evaluator holds
+// none of the last cycle's nodes, their kube-scheduler NodeInfos, node
+// objects or pods (which the cluster replaces as pods bind and start), and
+// the next cycle over the same nodes still finds what changed.
+func TestReleaseLetsGoOfTheCyclesNodes(t *testing.T) {
+	e, _ := newTestEvaluator(t)
+	node := st.MakeNode("a").Alloc("cpu", "4").Obj()
+	node.Status.Images = []corev1.ContainerImage{{Names: []string{"trainer:1"}, SizeBytes: 1 << 30}}
+	pod := st.MakePod("ns", "p").Req("cpu", "1").Node("a").Obj()
+	nodes := nodeInfos([]*corev1.Node{node, st.MakeNode("b").Alloc("cpu", "4").Obj()}, []*corev1.Pod{pod})
+	held := map[string]func() bool{
+		"node object":             alive(node),
+		"pod":                     alive(pod),
+		"node":                    alive(nodes[0]),
+		"kube-scheduler NodeInfo": alive(nodeInfoOf(nodes[0])),
+	}
+	e.SetNodes(nodes)
+	b := nodes[1]
+	node, pod, nodes = nil, nil, nil
+	runtime.GC()
+	for what, h := range held {
+		if !h() {
+			t.Fatalf("the %s was freed while the cycle was open: nothing held it, so this test shows nothing", what)
+		}
+	}
+	e.Release()
+	runtime.GC()
+	for what, h := range held {
+		if h() {
+			t.Errorf("the %s is still held after Release", what)
+		}
+	}
+
+	// The next cycle: a as a new copy, b as it was.
+	next := nodeInfos([]*corev1.Node{st.MakeNode("a").Alloc("cpu", "4").Obj()}, nil)
+	next = append(next, b)
+	changed, same := e.lister.set(next)
+	if !same || !slices.Equal(changed, []int{0}) {
+		t.Errorf("after Release, the same nodes with a copied afresh: changed %v, same %v; want [0], true", changed, same)
+	}
+	if got, err := e.lister.Get("b"); err != nil || got != nodeInfoOf(b) {
+		t.Errorf("Get(b) after the next set = %v, %v; want b's NodeInfo", got, err)
+	}
+}
+
+// alive reports, when called, whether the object p points to is still
+// reachable, without keeping it so.
+func alive[T any](p *T) func() bool {
+	w := weak.Make(p)
+	return func() bool { return w.Value() != nil }
 }

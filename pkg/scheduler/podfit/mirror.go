@@ -1,6 +1,8 @@
 package podfit
 
 import (
+	"sync/atomic"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 	k8sframework "k8s.io/kubernetes/pkg/scheduler/framework"
@@ -9,8 +11,20 @@ import (
 )
 
 // nodeMirror is kube-scheduler's NodeInfo of a node, kept in step with the
-// scheduler's NodeInfo as its mirror: the plugins read it.
-type nodeMirror struct{ info *k8sframework.NodeInfo }
+// scheduler's NodeInfo as its mirror: the plugins read it. serial tells
+// mirrors apart without holding them: every mirror made, copies included,
+// has one of its own.
+type nodeMirror struct {
+	info   *k8sframework.NodeInfo
+	serial uint64
+}
+
+// mirrorSerials numbers the mirrors made.
+var mirrorSerials atomic.Uint64
+
+func newMirror(info *k8sframework.NodeInfo) *nodeMirror {
+	return &nodeMirror{info: info, serial: mirrorSerials.Add(1)}
+}
 
 var _ api.NodeMirror = &nodeMirror{}
 
@@ -19,7 +33,7 @@ var _ api.NodeMirror = &nodeMirror{}
 // api.Objects.NewNodeMirror), so that copies of a node copy it rather than
 // rebuild it: a node the evaluator sees without one gets one then, at the
 // cost of recording its pods anew.
-func NewNodeMirror() api.NodeMirror { return &nodeMirror{info: k8sframework.NewNodeInfo()} }
+func NewNodeMirror() api.NodeMirror { return newMirror(k8sframework.NewNodeInfo()) }
 
 func (m *nodeMirror) SetNode(node *corev1.Node) { m.info.SetNode(node) }
 
@@ -31,7 +45,7 @@ func (m *nodeMirror) RemoveTask(logger klog.Logger, t *api.TaskInfo) {
 }
 
 func (m *nodeMirror) Clone() api.NodeMirror {
-	return &nodeMirror{info: m.info.SnapshotConcrete()}
+	return newMirror(m.info.SnapshotConcrete())
 }
 
 // podInfoOf returns kube-scheduler's view of the task's pod, made once per
@@ -51,11 +65,13 @@ func podInfoOf(t *api.TaskInfo) *k8sframework.PodInfo {
 
 // nodeInfoOf returns kube-scheduler's NodeInfo of the node, giving the node
 // a mirror first when it has none. A node has one mirror: the evaluator's.
-func nodeInfoOf(node *api.NodeInfo) *k8sframework.NodeInfo {
+func nodeInfoOf(node *api.NodeInfo) *k8sframework.NodeInfo { return mirrorOf(node).info }
+
+func mirrorOf(node *api.NodeInfo) *nodeMirror {
 	m, ok := node.Mirror.(*nodeMirror)
 	if !ok {
-		m = &nodeMirror{info: k8sframework.NewNodeInfo()}
+		m = newMirror(k8sframework.NewNodeInfo())
 		node.SetMirror(m)
 	}
-	return m.info
+	return m
 }

@@ -59,8 +59,11 @@ func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 	p.fit.SetNodes(ssn.Snapshot.NodeList)
 }
 
-// OnSessionClose forgets the cycle.
-func (p *Plugin) OnSessionClose(*framework.Session) { p.ssn = nil }
+// OnSessionClose forgets the cycle; the evaluator lets go of its nodes.
+func (p *Plugin) OnSessionClose(*framework.Session) {
+	p.fit.Release()
+	p.ssn = nil
+}
 
 // ScoreNodes adds kube-scheduler's weighted, normalised scores.
 func (p *Plugin) ScoreNodes(t *api.TaskInfo, nodes []*api.NodeInfo, scores []float64) {

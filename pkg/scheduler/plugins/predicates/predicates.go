@@ -93,7 +93,8 @@ func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 
 // OnSessionClose forgets the cycle. A pipelined task is not bound: what
 // was reserved for it goes, or its claims would stay in flight and the
-// next cycle could not place it again.
+// next cycle could not place it again. The evaluator lets go of the
+// cycle's nodes.
 func (p *Plugin) OnSessionClose(ssn *framework.Session) {
 	p.mu.Lock()
 	held := len(p.reserved) > 0
@@ -105,6 +106,7 @@ func (p *Plugin) OnSessionClose(ssn *framework.Session) {
 			}
 		}
 	}
+	p.fit.Release()
 	p.ssn = nil
 }
 
