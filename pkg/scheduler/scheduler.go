@@ -193,11 +193,15 @@ const queueResync = time.Minute
 // syncStatus writes the status of jobs that changed while there was nothing
 // to schedule (pods starting, finishing, being deleted), and of queues
 // whenever a Queue changed (their status is compared again with what the
-// API server now shows) or queueResync passed.
+// API server now shows) or queueResync passed. Either way the cycle's
+// snapshot is brought up to date (Cache.Refresh).
 func (s *Scheduler) syncStatus(ctx context.Context) {
 	dirty := s.cache.TakeStatusDirty()
 	queues := s.cache.TakeQueuesDirty() || s.opts.Clock.Since(s.queuesSynced) >= queueResync
 	if (len(dirty) == 0 && !queues) || s.opts.Status == nil {
+		// Nothing to write; the cycle's snapshot still follows the cache,
+		// so that it lets go of what the cache replaced.
+		s.cache.Refresh()
 		return
 	}
 	if queues {

@@ -11,6 +11,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/cache"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
+	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
 )
 
 type countingSink struct{ applied int }
@@ -64,5 +65,27 @@ func TestIdleSchedulerResyncsQueueStatus(t *testing.T) {
 	s.syncStatus(t.Context())
 	if sink.applied != 2 {
 		t.Errorf("%s later: %d status syncs, want 2", queueResync, sink.applied)
+	}
+}
+
+// An idle scheduler brings its snapshot up to date when it looks for status
+// to write, even when no job's status changed (here a node changed), so
+// that the snapshot does not keep what the cache replaced alive until the
+// next cycle (cache.Refresh).
+func TestIdleSchedulerRefreshesItsSnapshot(t *testing.T) {
+	c := cache.New(cache.Options{})
+	c.UpdateQueue(schedtesting.MakeQueue("default").Obj())
+	node := st.MakeNode("a").Alloc("cpu", "4").Obj()
+	c.UpdateNode(node)
+	s := New(c, Options{Status: &countingSink{}, Clock: testingclock.NewFakeClock(time.Unix(1000, 0))})
+	s.RunCycle(t.Context())
+	s.syncStatus(t.Context())
+
+	labelled := node.DeepCopy()
+	labelled.Labels = map[string]string{"zone": "z1"}
+	c.UpdateNode(labelled)
+	s.syncStatus(t.Context())
+	if c.Refresh() {
+		t.Errorf("the snapshot still lagged the cache after an idle status sync")
 	}
 }

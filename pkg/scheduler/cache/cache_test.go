@@ -2,7 +2,9 @@ package cache
 
 import (
 	"maps"
+	"runtime"
 	"testing"
+	"weak"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -387,5 +389,40 @@ func TestPodsSeen(t *testing.T) {
 	c.DeletePod(gone)
 	if !c.PodsSeenSince("50") || c.HoldsPods("n", []types.UID{p.UID}) {
 		t.Error("a deletion is not seen")
+	}
+}
+
+func TestRefreshLetsGoOfReplacedPods(t *testing.T) {
+	c := newCache()
+	c.UpdateNode(st.MakeNode("a").Alloc("cpu", "4").Obj())
+	pod := st.MakePod("ns", "p").Req("cpu", "1").Node("a").Phase(corev1.PodPending).Obj()
+	c.UpdatePod(pod)
+	if c.Refresh() {
+		t.Errorf("Refresh patched before any snapshot was taken")
+	}
+	c.Snapshot()
+	if c.Refresh() {
+		t.Errorf("Refresh patched a snapshot that does not lag")
+	}
+
+	running := pod.DeepCopy()
+	running.Status.Phase = corev1.PodRunning
+	old := weak.Make(pod)
+	pod = nil
+	c.UpdatePod(running)
+	runtime.GC()
+	if old.Value() == nil {
+		t.Fatalf("the replaced pod was freed before Refresh: the snapshot did not hold it, so this test shows nothing")
+	}
+	if !c.Refresh() {
+		t.Fatalf("Refresh did not patch a snapshot that lags")
+	}
+	runtime.GC()
+	if old.Value() != nil {
+		t.Errorf("the snapshot still holds the replaced pod after Refresh")
+	}
+	job := api.JobIDOfPod(running)
+	if got := c.Snapshot().Jobs[job].Tasks[running.UID]; got.Pod != running || got.Status != api.Running {
+		t.Errorf("task after Refresh: %s, pod %p; want Running, pod %p", got.Status, got.Pod, running)
 	}
 }

@@ -99,6 +99,26 @@ func (c *Cache) Snapshot() *api.Snapshot {
 	return c.snapshotLocked(c.batch)
 }
 
+// Refresh brings the scheduling cycle's snapshot up to date with the cache
+// when it lags, as taking a snapshot does, and reports whether it did. Until
+// it is patched, a snapshot holds what it was taken from, which the cache
+// may since have replaced: older versions of pods and nodes, the jobs it
+// lent. A scheduler with nothing to place takes no snapshot, so without
+// this a burst of changes seen while idle (binds confirmed, pods starting)
+// keeps a second version of every changed pod alive until the next cycle.
+// Like Snapshot, it ends the validity of the snapshot before; call it where
+// a cycle would start.
+func (c *Cache) Refresh() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v := c.batch
+	if v.snap == nil || (v.changedJobs.Len() == 0 && v.changedNodes.Len() == 0) {
+		return false
+	}
+	c.snapshotLocked(v)
+	return true
+}
+
 // Invalidate marks nodes and jobs a cycle changed in its snapshot, so that
 // the next snapshot copies them afresh from the cache.
 func (c *Cache) Invalidate(nodes map[string]bool, jobs map[api.JobID]bool) {
