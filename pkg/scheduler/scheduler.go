@@ -72,7 +72,10 @@ type Options struct {
 	CoalesceWindow time.Duration
 	// Heartbeat is the longest time between cycles while work is pending.
 	Heartbeat time.Duration
-	Binder    framework.BindSink
+	// MaxCycle is how long a cycle goes on trying jobs; the rest are left
+	// to the next cycle, which starts at once. 0 means no limit.
+	MaxCycle time.Duration
+	Binder   framework.BindSink
 	// Evictor receives the evictions a cycle commits (preempt, reclaim).
 	Evictor framework.EvictSink
 	// Nominations shows nominations on pods; nil keeps them in the cache
@@ -222,6 +225,9 @@ func (s *Scheduler) RunCycle(ctx context.Context) CycleStats {
 	if s.opts.Evictor != nil {
 		o.Evictor = intents{s}
 	}
+	if limit := s.opts.MaxCycle; limit > 0 {
+		o.OutOfTime = func() bool { return s.opts.Clock.Since(start) >= limit }
+	}
 	ssn := framework.OpenSession(ctx, snap, s.opts.Tiers, o)
 	stats := CycleStats{ActionDurations: make(map[string]time.Duration, len(s.opts.Actions))}
 	for _, a := range s.opts.Actions {
@@ -230,9 +236,9 @@ func (s *Scheduler) RunCycle(ctx context.Context) CycleStats {
 		stats.ActionDurations[a.Name()] = s.opts.Clock.Since(as)
 	}
 	ssn.Close()
-	if ssn.Conflicts() > 0 {
-		// Placements the fast lane's took the room of are tried again
-		// on the state as it now is.
+	if ssn.Conflicts() > 0 || ssn.Cut() {
+		// Placements the fast lane's took the room of, and jobs the cycle
+		// left untried, are tried again on the state as it now is.
 		s.Notify()
 	}
 	for _, e := range ssn.Evictions() {

@@ -264,6 +264,7 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 		Tiers:          prof.Tiers,
 		CoalesceWindow: cfg.Cycle.CoalesceWindow.Duration,
 		Heartbeat:      cfg.Cycle.Heartbeat.Duration,
+		MaxCycle:       cfg.Cycle.MaxDuration.Duration,
 		Binder:         b,
 		Evictor:        ev,
 		Nominations:    writer,

@@ -58,6 +58,10 @@ type Options struct {
 	// StartNode is where the first search of the cycle starts (the
 	// scheduler carries it from cycle to cycle so searches rotate).
 	StartNode int
+	// OutOfTime, asked between jobs, says the cycle has placed for long
+	// enough: the jobs not yet tried wait for the next cycle (Session.Cut).
+	// Nil means a cycle tries every job.
+	OutOfTime func() bool
 }
 
 // QueueReport is what a queue-sharing plugin concluded about a queue in a
@@ -107,7 +111,10 @@ type Session struct {
 	nominator   NominateSink
 	nodesToFind func(int) int
 	nextStart   int
-	tiers       []Tier
+	outOfTime   func() bool
+	// cut: OutOfTime said so; jobs were left untried.
+	cut   bool
+	tiers []Tier
 
 	sessionPlugins []SessionPlugin
 	eventHandlers  []EventHandlerPlugin
@@ -202,6 +209,7 @@ func OpenSession(ctx context.Context, snap *api.Snapshot, tiers []Tier, o Option
 		nominator:      o.Nominator,
 		nodesToFind:    o.NodesToFind,
 		nextStart:      o.StartNode,
+		outOfTime:      o.OutOfTime,
 		tiers:          tiers,
 		state:          map[any]any{},
 		resourceStatus: map[string]*Status{},
@@ -299,6 +307,20 @@ func (ssn *Session) Evictions() []Eviction { return ssn.evictions }
 // because the room was taken since the snapshot: their jobs are worth
 // trying again at once.
 func (ssn *Session) Conflicts() int { return ssn.conflicts }
+
+// OutOfTime reports whether the cycle should stop trying jobs (see
+// Options.OutOfTime). An action asks before each job it would try; once it
+// says so, it keeps saying so, and Cut reports it.
+func (ssn *Session) OutOfTime() bool {
+	if !ssn.cut && ssn.outOfTime != nil && ssn.outOfTime() {
+		ssn.cut = true
+	}
+	return ssn.cut
+}
+
+// Cut reports whether the cycle stopped with jobs left untried: they are
+// worth a cycle at once.
+func (ssn *Session) Cut() bool { return ssn.cut }
 
 // BoundCount is the number of placements committed in the cycle.
 func (ssn *Session) BoundCount() int { return ssn.bound }

@@ -46,6 +46,11 @@ func (a *Action) Execute(ssn *framework.Session) {
 	}
 	queues := byQueue.Queues()
 	for {
+		if ssn.OutOfTime() {
+			// The rest waits for the next cycle, which sees the cluster
+			// as it then is.
+			return
+		}
 		queue, ok := queues.Pop()
 		if !ok {
 			return

@@ -202,3 +202,41 @@ func TestTaskMinimumBelowTheGangIsNotRunning(t *testing.T) {
 		t.Errorf("reason %q", got)
 	}
 }
+
+// TestAllocateStopsWhenOutOfTime: a cycle that runs out of time finishes
+// the job it is placing, leaves the others untried (no outcome, so their
+// status stays as it was) and says it was cut; the next cycle places them.
+func TestAllocateStopsWhenOutOfTime(t *testing.T) {
+	var pods []*corev1.Pod
+	var pgs []*schedulingv1beta1.PodGroup
+	for _, job := range []string{"a", "b", "c"} {
+		pods = append(pods, gangPods(job, 2, "1")...)
+		pgs = append(pgs, schedtesting.MakePodGroup(job, "ns").MinMember(2).Phase(schedulingv1beta1.PodGroupInqueue).Obj())
+	}
+	objects := api.Objects{Nodes: nodes(2, "4"), Pods: pods, PodGroups: pgs, Queues: []*schedulingv1beta1.Queue{schedtesting.MakeQueue("default").Obj()}}
+
+	asked := 0
+	rec := &recorder{}
+	ssn := framework.OpenSession(t.Context(), api.Build(objects), tiers(t), framework.Options{Sink: rec,
+		// Time runs out once the first job is tried.
+		OutOfTime: func() bool { asked++; return asked > 1 }})
+	New().Execute(ssn)
+	ssn.Close()
+	if len(rec.binds) != 2 {
+		t.Fatalf("out of time after one job: placed %v, want one whole gang of 2", rec.binds)
+	}
+	if !ssn.Cut() {
+		t.Errorf("the cycle left jobs untried but does not say it was cut")
+	}
+	if n := len(ssn.Outcomes()); n > 1 {
+		t.Errorf("%d jobs have an outcome, want only the one tried: %v", n, ssn.Outcomes())
+	}
+
+	rec = &recorder{}
+	ssn = framework.OpenSession(t.Context(), api.Build(objects), tiers(t), framework.Options{Sink: rec, OutOfTime: func() bool { return false }})
+	New().Execute(ssn)
+	ssn.Close()
+	if len(rec.binds) != 6 || ssn.Cut() {
+		t.Errorf("with time enough: placed %v, cut %v; want all 6 and not cut", rec.binds, ssn.Cut())
+	}
+}

@@ -73,6 +73,7 @@ func SetDefaults_SchedulerConfiguration(cfg *SchedulerConfiguration) {
 
 	setDuration(&cfg.Cycle.CoalesceWindow, metav1.Duration{Duration: 10 * time.Millisecond})
 	setDuration(&cfg.Cycle.Heartbeat, metav1.Duration{Duration: time.Second})
+	setDuration(&cfg.Cycle.MaxDuration, metav1.Duration{Duration: time.Second})
 
 	setInt32(&cfg.Binder.Concurrency, 64)
 	setDuration(&cfg.Binder.Timeout, metav1.Duration{Duration: 30 * time.Second})

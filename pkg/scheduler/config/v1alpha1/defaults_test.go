@@ -32,7 +32,7 @@ func defaultConfig(t *testing.T) *SchedulerConfiguration {
 			MinCandidateNodesAbsolute:   new(int32(100)),
 			MaxCandidateNodesAbsolute:   new(int32(100)),
 		},
-		Cycle:  CycleConfiguration{CoalesceWindow: duration(10 * time.Millisecond), Heartbeat: duration(time.Second)},
+		Cycle:  CycleConfiguration{CoalesceWindow: duration(10 * time.Millisecond), Heartbeat: duration(time.Second), MaxDuration: duration(time.Second)},
 		Binder: BinderConfiguration{Concurrency: new(int32(64)), Timeout: duration(30 * time.Second)},
 		NodeSampling: NodeSamplingConfiguration{
 			PercentageOfNodesToFind: new(int32(0)),

@@ -182,6 +182,15 @@ type CycleConfiguration struct {
 	// pending. Default 1s. Must be positive and not below CoalesceWindow.
 	// +optional
 	Heartbeat *metav1.Duration `json:"heartbeat,omitempty"`
+
+	// MaxDuration is how long a cycle goes on trying jobs: past it, the
+	// jobs not yet tried wait for the next cycle, which starts at once on
+	// the cluster as it then is (a job being tried is finished first). A
+	// backlog is then placed in cycles of about this length rather than
+	// one long cycle that neither sees what changed meanwhile nor lets go
+	// of the objects it was started with. Default 1s. 0 means no limit.
+	// +optional
+	MaxDuration *metav1.Duration `json:"maxDuration,omitempty"`
 }
 
 // BinderConfiguration tunes the binder that posts pods/binding subresources

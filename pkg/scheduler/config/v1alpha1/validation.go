@@ -277,6 +277,7 @@ func validateCycle(c *CycleConfiguration, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, validateNonNegativeDuration(c.CoalesceWindow, path.Child("coalesceWindow"))...)
 	errs = append(errs, validatePositiveDuration(c.Heartbeat, path.Child("heartbeat"))...)
+	errs = append(errs, validateNonNegativeDuration(c.MaxDuration, path.Child("maxDuration"))...)
 	if len(errs) == 0 && c.CoalesceWindow != nil && c.Heartbeat != nil && c.Heartbeat.Duration < c.CoalesceWindow.Duration {
 		errs = append(errs, field.Invalid(path.Child("heartbeat"), c.Heartbeat.Duration.String(), "must not be below coalesceWindow"))
 	}

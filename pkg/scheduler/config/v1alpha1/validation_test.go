@@ -202,6 +202,10 @@ func TestValidateSchedulerConfiguration(t *testing.T) {
 			mutate: func(c *SchedulerConfiguration) { c.Cycle.Heartbeat = duration(5 * time.Millisecond) },
 			want:   []string{`cycle.heartbeat: Invalid value: "5ms": must not be below coalesceWindow`},
 		},
+		"negative cycle limit": {
+			mutate: func(c *SchedulerConfiguration) { c.Cycle.MaxDuration = duration(-time.Second) },
+			want:   []string{`cycle.maxDuration: Invalid value: "-1s": must not be negative`},
+		},
 		"binder concurrency below 1 and negative timeout": {
 			mutate: func(c *SchedulerConfiguration) {
 				c.Binder.Concurrency = new(int32(0))
