@@ -278,17 +278,10 @@ func (x *imageIndex) stale(nodes []*api.NodeInfo) bool {
 	return false
 }
 
+// rebuild recomputes the states; it runs only when stale, that is when the
+// nodes or their images moved, so the epoch moves on too.
 func (x *imageIndex) rebuild(nodes []*api.NodeInfo) {
-	moved := len(nodes) != len(x.images)
-	for _, n := range nodes {
-		if !x.holds(n) {
-			moved = true
-			break
-		}
-	}
-	if moved {
-		x.epoch++
-	}
+	x.epoch++
 	x.images = make(map[string][]corev1.ContainerImage, len(nodes))
 	x.states = make(map[string]map[string]*fwk.ImageStateSummary, len(nodes))
 	present := map[string]int{}
