@@ -11,6 +11,7 @@ import (
 	busv1alpha1 "github.com/caldera-sh/caldera/apis/bus/v1alpha1"
 	datadependencyv1alpha1 "github.com/caldera-sh/caldera/apis/datadependency/v1alpha1"
 	flowv1alpha1 "github.com/caldera-sh/caldera/apis/flow/v1alpha1"
+	metricsv1alpha1 "github.com/caldera-sh/caldera/apis/metrics/v1alpha1"
 	nodeinfov1alpha1 "github.com/caldera-sh/caldera/apis/nodeinfo/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	shardv1alpha1 "github.com/caldera-sh/caldera/apis/shard/v1alpha1"
@@ -25,6 +26,7 @@ func AddToScheme(s *runtime.Scheme) error {
 		busv1alpha1.AddToScheme,
 		flowv1alpha1.AddToScheme,
 		datadependencyv1alpha1.AddToScheme,
+		metricsv1alpha1.AddToScheme,
 		nodeinfov1alpha1.AddToScheme,
 		schedulingv1beta1.AddToScheme,
 		shardv1alpha1.AddToScheme,

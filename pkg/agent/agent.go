@@ -38,6 +38,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/agent/oversub"
 	"github.com/caldera-sh/caldera/pkg/agent/qos"
 	"github.com/caldera-sh/caldera/pkg/agent/tune"
+	"github.com/caldera-sh/caldera/pkg/agent/usage"
 )
 
 // Node labels that switch colocation on, Volcano's (config reads them).
@@ -100,6 +101,9 @@ type Agent struct {
 	pressure  evict.Pressure
 	limiter   evict.Limiter
 	published time.Time
+
+	// usageReport publishes the node's NodeUsage; nil: not published.
+	usageReport *usageReporter
 }
 
 // New builds an agent; Run starts it.
@@ -166,12 +170,12 @@ func (a *Agent) Tick(ctx context.Context) {
 		logger.V(2).Info("Node not known yet", "node", a.opts.NodeName, "err", err)
 		return
 	}
-	cfg, ok := a.nodeConfig(ctx, node)
-	if !ok {
-		return
-	}
-	if !config.Colocated(node.Labels) {
+	cfg, cfgOK := a.nodeConfig(ctx, node)
+	colocate := cfgOK && config.Colocated(node.Labels)
+	if cfgOK && !colocate {
 		a.standDown(ctx, node)
+	}
+	if !colocate && a.usageReport == nil {
 		return
 	}
 	pods, err := a.pods.List(everything)
@@ -179,6 +183,32 @@ func (a *Agent) Tick(ctx context.Context) {
 		logger.Error(err, "Listing the node's pods failed")
 		return
 	}
+	live, classes := a.classify(pods, colocate)
+
+	s, now, reading, ready := a.sample(ctx, node, live, classes)
+	if ready && a.usageReport != nil {
+		a.usageReport.window.Add(reading)
+		if err := a.usageReport.report(ctx, node, a.clock.Now()); err != nil {
+			a.metrics.UsageReportErrors.Inc()
+			logger.Error(err, "Publishing the node's usage failed")
+		}
+	}
+	if !colocate {
+		return
+	}
+	if ready {
+		a.publish(ctx, node, s, cfg)
+	}
+	a.tuneCgroups(ctx, live, classes, cfg)
+	if ready {
+		a.relieve(ctx, node, s.Allocatable, now, live, classes, cfg)
+	}
+}
+
+// classify keeps the node's pods that have not ended, with their QoS
+// classes. A pod with an unknown QoS level is warned of once, while the
+// node colocates.
+func (a *Agent) classify(pods []*corev1.Pod, warn bool) ([]*corev1.Pod, map[types.UID]qos.Class) {
 	live := make([]*corev1.Pod, 0, len(pods))
 	classes := make(map[types.UID]qos.Class, len(pods))
 	for _, p := range pods {
@@ -186,7 +216,7 @@ func (a *Agent) Tick(ctx context.Context) {
 			continue
 		}
 		c, err := qos.Of(p)
-		if err != nil && !a.warned[p.UID] {
+		if err != nil && warn && !a.warned[p.UID] {
 			a.warned[p.UID] = true
 			a.recorder.Eventf(p, corev1.EventTypeWarning, "UnknownQoSLevel", "%v; treated as %s", err, c)
 		}
@@ -198,15 +228,7 @@ func (a *Agent) Tick(ctx context.Context) {
 			delete(a.warned, uid)
 		}
 	}
-
-	s, now, ready := a.sample(ctx, node, live, classes)
-	if ready {
-		a.publish(ctx, node, s, cfg)
-	}
-	a.tuneCgroups(ctx, live, classes, cfg)
-	if ready {
-		a.relieve(ctx, node, s.Allocatable, now, live, classes, cfg)
-	}
+	return live, classes
 }
 
 // nodeConfig is the configuration in force on the node. A ConfigMap that
@@ -242,26 +264,30 @@ func (a *Agent) refuse(ctx context.Context, node *corev1.Node, msg string) {
 	a.recorder.Event(node, corev1.EventTypeWarning, "InvalidColocationConfig", msg)
 }
 
-// sample reads the node's usage: smoothed into s, as it is now into
-// now. ready is false until CPU has been read twice (a rate needs two
-// readings).
-func (a *Agent) sample(ctx context.Context, node *corev1.Node, pods []*corev1.Pod, classes map[types.UID]qos.Class) (s oversub.Sample, now oversub.Amounts, ready bool) {
+// sample reads the node's usage: smoothed into s, as it is now into now
+// and r (with each pod's). ready is false until CPU has been read twice (a
+// rate needs two readings).
+func (a *Agent) sample(ctx context.Context, node *corev1.Node, pods []*corev1.Pod, classes map[types.UID]qos.Class) (s oversub.Sample, now oversub.Amounts, r usage.Reading, ready bool) {
 	logger := klog.FromContext(ctx)
 	at := a.clock.Now()
 	s.Allocatable = amountsOf(node.Status.Allocatable)
-	nodeCPU, cpuOK := a.cpu.node(at, a.opts.Layout.Root)
+	nodeCPU, span, cpuOK := a.cpu.node(at, a.opts.Layout.Root)
 	mem, err := cgroup.MemInfoUsed(a.opts.MemInfo)
 	if err != nil {
 		logger.Error(err, "Reading the node's memory usage failed")
-		return s, now, false
+		return s, now, r, false
 	}
+	r = usage.Reading{At: at, Span: span}
 	var onlineCPU, onlineMem, offlineCPU, offlineMem float64
 	seen := make(map[types.UID]bool, len(pods))
 	for _, p := range pods {
 		seen[p.UID] = true
 		dir := a.opts.Layout.Pod(qos.KubeQOS(p), p.UID)
-		cpu, _ := a.cpu.pod(at, p.UID, dir)
+		cpu, podOK := a.cpu.pod(at, p.UID, dir)
 		m, _ := cgroup.MemoryUsage(dir)
+		if podOK {
+			r.Pods = append(r.Pods, usage.Pod{UID: p.UID, Namespace: p.Namespace, Name: p.Name, Use: usage.Amounts{CPU: int64(cpu), Memory: m}})
+		}
 		if classes[p.UID].Offline() {
 			offlineCPU += cpu
 			offlineMem += float64(m)
@@ -275,15 +301,16 @@ func (a *Agent) sample(ctx context.Context, node *corev1.Node, pods []*corev1.Po
 	}
 	a.cpu.forget(seen)
 	if !cpuOK {
-		return s, now, false
+		return s, now, r, false
 	}
 	now = oversub.Amounts{CPU: int64(nodeCPU), Memory: mem}
+	r.Node = usage.Amounts{CPU: now.CPU, Memory: now.Memory}
 	s.NodeUsage = oversub.Amounts{CPU: int64(a.usage.nodeCPU.Add(nodeCPU)), Memory: int64(a.usage.nodeMem.Add(float64(mem)))}
 	s.OnlineUsage = oversub.Amounts{CPU: int64(a.usage.onlineCPU.Add(onlineCPU)), Memory: int64(a.usage.onlineMem.Add(onlineMem))}
 	s.OfflineUsage = oversub.Amounts{CPU: int64(offlineCPU), Memory: int64(offlineMem)}
 	a.metrics.NodeUsage.WithLabelValues("cpu").Set(float64(s.NodeUsage.CPU) / 1000)
 	a.metrics.NodeUsage.WithLabelValues("memory").Set(float64(s.NodeUsage.Memory))
-	return s, now, true
+	return s, now, r, true
 }
 
 // publish puts the batch resources on the node's status when they moved

@@ -102,20 +102,20 @@ func rate(prev, cur cpuReading) float64 {
 	return 1000 * float64(cur.usage-prev.usage) / float64(dt)
 }
 
-// node reads the root cgroup's CPU rate; ok is false on the first
-// reading or an error.
-func (m *cpuMeter) node(now time.Time, root string) (float64, bool) {
+// node reads the root cgroup's CPU rate and the time it covers since the
+// reading before; ok is false on the first reading or an error.
+func (m *cpuMeter) node(now time.Time, root string) (rateMilli float64, span time.Duration, ok bool) {
 	u, err := cgroup.CPUUsage(root)
 	if err != nil {
-		return 0, false
+		return 0, 0, false
 	}
 	cur := cpuReading{at: now, usage: u}
 	prev := m.root
 	m.root = cur
 	if prev.at.IsZero() {
-		return 0, false
+		return 0, 0, false
 	}
-	return rate(prev, cur), true
+	return rate(prev, cur), cur.at.Sub(prev.at), true
 }
 
 // pod reads a pod cgroup's CPU rate.

@@ -45,13 +45,13 @@ func Run(ctx context.Context, c *options.Config) error {
 	if err != nil {
 		return err
 	}
-	client, err := kubernetes.NewForConfig(cfg)
+	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("building the client: %w", err)
 	}
 
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "caldera-agent", Host: c.Agent.NodeName})
 
@@ -77,29 +77,27 @@ func Run(ctx context.Context, c *options.Config) error {
 		defer srv.Stop()
 	}
 
-	if c.NUMA != nil {
-		r, err := numaReporter(cfg, c.Agent.NodeName, *c.NUMA)
-		if err != nil {
+	var crdClient client.Client
+	if c.NUMA != nil || c.Usage != nil {
+		if crdClient, err = newCRDClient(cfg); err != nil {
 			return err
 		}
+	}
+	if c.NUMA != nil {
+		r := numaReporter(crdClient, c.Agent.NodeName, *c.NUMA)
 		go r.Run(ctx, c.Agent.Interval)
 	}
-	a := agent.New(client, recorder, m, clock.RealClock{}, c.Agent)
+	a := agent.New(cs, recorder, m, clock.RealClock{}, c.Agent)
+	if c.Usage != nil {
+		a.ReportUsage(crdClient, c.Usage.Window, c.Usage.Interval)
+	}
 	return a.Run(ctx)
 }
 
 // numaReporter publishes the node's Numatopology from the files, read
 // afresh for each report; a missing kubelet configuration or CPU manager
 // checkpoint reads as the kubelet's defaults and no pinned CPU.
-func numaReporter(cfg *rest.Config, node string, src options.NUMASources) (*agent.NUMAReporter, error) {
-	sch, err := apischeme.New()
-	if err != nil {
-		return nil, err
-	}
-	cl, err := client.New(cfg, client.Options{Scheme: sch})
-	if err != nil {
-		return nil, fmt.Errorf("building the client: %w", err)
-	}
+func numaReporter(cl client.Client, node string, src options.NUMASources) *agent.NUMAReporter {
 	read := func(path string) ([]byte, error) {
 		b, err := os.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -118,7 +116,21 @@ func numaReporter(cfg *rest.Config, node string, src options.NUMASources) (*agen
 			return numatopo.Sources{}, fmt.Errorf("--cpu-manager-state: %w", err)
 		}
 		return numatopo.Sources{Sys: sys, KubeletConfig: kc, CPUManagerState: st}, nil
-	}}, nil
+	}}
+}
+
+// newCRDClient is a client of Caldera's API groups (Numatopology,
+// NodeUsage).
+func newCRDClient(cfg *rest.Config) (client.Client, error) {
+	sch, err := apischeme.New()
+	if err != nil {
+		return nil, err
+	}
+	cl, err := client.New(cfg, client.Options{Scheme: sch})
+	if err != nil {
+		return nil, fmt.Errorf("building the client: %w", err)
+	}
+	return cl, nil
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {

@@ -20,6 +20,8 @@ type Metrics struct {
 	CgroupWriteErrors *prometheus.CounterVec
 	// ConfigErrors counts colocation configurations refused.
 	ConfigErrors prometheus.Counter
+	// UsageReportErrors counts failed writes of the node's NodeUsage.
+	UsageReportErrors prometheus.Counter
 }
 
 // New declares the metrics and registers them on reg.
@@ -45,7 +47,11 @@ func New(reg prometheus.Registerer) *Metrics {
 			Namespace: "caldera_agent", Name: "config_errors_total",
 			Help: "Colocation configurations refused as invalid.",
 		}),
+		UsageReportErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "caldera_agent", Name: "usage_report_errors_total",
+			Help: "Failed writes of the node's NodeUsage (metrics.caldera.sh).",
+		}),
 	}
-	reg.MustRegister(m.NodeUsage, m.Oversubscribed, m.Evictions, m.CgroupWriteErrors, m.ConfigErrors)
+	reg.MustRegister(m.NodeUsage, m.Oversubscribed, m.Evictions, m.CgroupWriteErrors, m.ConfigErrors, m.UsageReportErrors)
 	return m
 }

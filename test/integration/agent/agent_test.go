@@ -60,7 +60,8 @@ func startAgent(t *testing.T, cs kubernetes.Interface, node, ns string, k *kerne
 // clock is a fake one that the test moves on in step with the kernel, at
 // the pace of the real one: each reading sees exactly one interval of CPU
 // time, whatever the machine's load.
-func startAgentWithMetrics(t *testing.T, cs kubernetes.Interface, node, ns string, k *kernel) (stop func(), m *metrics.Metrics, ticks func() int64) {
+// Each setup is called on the agent before it starts.
+func startAgentWithMetrics(t *testing.T, cs kubernetes.Interface, node, ns string, k *kernel, setup ...func(*agent.Agent)) (stop func(), m *metrics.Metrics, ticks func() int64) {
 	t.Helper()
 	const interval = 100 * time.Millisecond
 	m = metrics.New(prometheus.NewRegistry())
@@ -75,6 +76,9 @@ func startAgentWithMetrics(t *testing.T, cs kubernetes.Interface, node, ns strin
 		Layout:  cgroup.Layout{Root: k.root, Driver: cgroup.Systemd},
 		MemInfo: k.meminfo(), Interval: interval, Resync: time.Hour,
 	})
+	for _, f := range setup {
+		f(a)
+	}
 	done := make(chan error, 1)
 	go func() {
 		if err := a.Start(ctx); err != nil {

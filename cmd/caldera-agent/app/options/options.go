@@ -49,6 +49,10 @@ type Options struct {
 	SysFS           string
 	KubeletConfig   string
 	CPUManagerState string
+	// UsageReportInterval is how often the node's NodeUsage is published,
+	// averaged over UsageWindow; 0 turns it off.
+	UsageReportInterval time.Duration
+	UsageWindow         time.Duration
 
 	// flags are those AddFlags registered, for Complete to tell a flag
 	// given from its default.
@@ -70,6 +74,14 @@ type Config struct {
 	// NUMA says where the node's NUMA topology is read from; nil: it is
 	// not published.
 	NUMA *NUMASources
+	// Usage says how the node's NodeUsage is published; nil: it is not.
+	Usage *UsageReporting
+}
+
+// UsageReporting is how often the node's NodeUsage is published, and the
+// window its averages cover.
+type UsageReporting struct {
+	Interval, Window time.Duration
 }
 
 // NUMASources are the files the node's Numatopology is made from.
@@ -92,6 +104,8 @@ func NewOptions() *Options {
 		SysFS:                  "/sys",
 		KubeletConfig:          "/var/lib/kubelet/config.yaml",
 		CPUManagerState:        "/var/lib/kubelet/cpu_manager_state",
+		UsageReportInterval:    time.Minute,
+		UsageWindow:            5 * time.Minute,
 	}
 }
 
@@ -113,6 +127,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.NUMATopology, "numa-topology", o.NUMATopology, "publish the node's Numatopology (nodeinfo.volcano.sh), which the scheduler's numa-aware plugin places pods by, every interval")
 	fs.StringVar(&o.SysFS, "sysfs", o.SysFS, "where sysfs is mounted: the CPUs' topology is read from it (with --numa-topology)")
 	fs.StringVar(&o.KubeletConfig, "kubelet-config", o.KubeletConfig, "the kubelet's configuration file: its CPU and topology manager policies and reserved CPUs (with --numa-topology; missing: the kubelet's defaults)")
+	fs.DurationVar(&o.UsageReportInterval, "usage-report-interval", o.UsageReportInterval, "how often the node's NodeUsage (metrics.caldera.sh), which the scheduler's usage plugin and the load-aware descheduler read, is published; 0 turns it off")
+	fs.DurationVar(&o.UsageWindow, "usage-window", o.UsageWindow, "the span of readings the NodeUsage averages cover")
 	fs.StringVar(&o.CPUManagerState, "cpu-manager-state", o.CPUManagerState, "the kubelet's CPU manager checkpoint: the CPUs containers hold (with --numa-topology; missing: none)")
 }
 
@@ -147,6 +163,12 @@ func (o *Options) Validate() field.ErrorList {
 	if o.Resync < 0 {
 		errs = append(errs, field.Invalid(field.NewPath("--resync"), o.Resync.String(), "must not be negative"))
 	}
+	if o.UsageReportInterval < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("--usage-report-interval"), o.UsageReportInterval.String(), "must not be negative (0 turns the report off)"))
+	}
+	if o.UsageReportInterval > 0 && o.UsageWindow < o.Interval {
+		errs = append(errs, field.Invalid(field.NewPath("--usage-window"), o.UsageWindow.String(), fmt.Sprintf("must be at least --interval (%s): the window averages readings", o.Interval)))
+	}
 	if o.NUMATopology && o.SysFS == "" {
 		errs = append(errs, field.Required(field.NewPath("--sysfs"), "the CPUs' topology is read from it with --numa-topology"))
 	}
@@ -169,8 +191,13 @@ func (o *Options) Config() (*Config, error) {
 	if o.NUMATopology {
 		numa = &NUMASources{SysFS: o.SysFS, KubeletConfig: o.KubeletConfig, CPUManagerState: o.CPUManagerState}
 	}
+	var use *UsageReporting
+	if o.UsageReportInterval > 0 {
+		use = &UsageReporting{Interval: o.UsageReportInterval, Window: o.UsageWindow}
+	}
 	return &Config{
 		NUMA:                   numa,
+		Usage:                  use,
 		Kubeconfig:             o.Kubeconfig,
 		MetricsBindAddress:     o.MetricsBindAddress,
 		Metrics:                o.Metrics,

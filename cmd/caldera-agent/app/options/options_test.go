@@ -1,6 +1,7 @@
 package options
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -127,8 +128,44 @@ func TestConfig(t *testing.T) {
 			Interval:  10 * time.Second,
 			Resync:    time.Minute,
 		},
+		Usage: &UsageReporting{Interval: time.Minute, Window: 5 * time.Minute},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Config (-want,+got):\n%s", diff)
+	}
+}
+
+func TestUsageReportingFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		want    *UsageReporting
+		wantErr string
+	}{
+		{args: []string{"--usage-report-interval=0"}},
+		{args: []string{"--usage-report-interval=30s", "--usage-window=2m"}, want: &UsageReporting{Interval: 30 * time.Second, Window: 2 * time.Minute}},
+		{args: []string{"--usage-report-interval=-1s"}, wantErr: "--usage-report-interval: Invalid value: \"-1s\": must not be negative (0 turns the report off)"},
+		{args: []string{"--usage-window=5s"}, wantErr: "--usage-window: Invalid value: \"5s\": must be at least --interval (10s): the window averages readings"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			o := NewOptions()
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			o.AddFlags(fs)
+			if err := fs.Parse(append([]string{"--node-name=n"}, tc.args...)); err != nil {
+				t.Fatal(err)
+			}
+			if errs := o.Validate(); tc.wantErr != "" || len(errs) > 0 {
+				if got := errs.ToAggregate(); got == nil || got.Error() != tc.wantErr {
+					t.Fatalf("Validate() = %v, want %q", got, tc.wantErr)
+				}
+				return
+			}
+			got, err := o.Config()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got.Usage); diff != "" {
+				t.Errorf("Usage (-want,+got):\n%s", diff)
+			}
+		})
 	}
 }
