@@ -36,6 +36,7 @@ import (
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	metricsv1alpha1 "github.com/caldera-sh/caldera/apis/metrics/v1alpha1"
 	nodeinfov1alpha1 "github.com/caldera-sh/caldera/apis/nodeinfo/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	apischeme "github.com/caldera-sh/caldera/apis/scheme"
@@ -53,6 +54,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/fastlane"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
 	"github.com/caldera-sh/caldera/pkg/scheduler/metrics"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/usage"
 	"github.com/caldera-sh/caldera/pkg/scheduler/podfit"
 	"github.com/caldera-sh/caldera/pkg/scheduler/profile"
 	"github.com/caldera-sh/caldera/pkg/scheduler/sharding"
@@ -307,6 +309,13 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if usesPlugin(cfg, usage.Name) {
+		synced, err := watchNodeUsage(ctx, c, crdCache)
+		if err != nil {
+			return nil, err
+		}
+		crdSynced = append(crdSynced, synced)
+	}
 
 	if srv.shardSynced != nil {
 		crdSynced = append(crdSynced, srv.shardSynced)
@@ -553,6 +562,40 @@ func wireCRDInformers(ctx context.Context, c *cache.Cache, crdCache ctrlcache.Ca
 		return nil, err
 	}
 	return []toolscache.InformerSynced{pgReg.HasSynced, qReg.HasSynced, hnReg.HasSynced, ntReg.HasSynced}, nil
+}
+
+// watchNodeUsage feeds the nodes' measured use to the cache, for the
+// usage plugin; only a configuration with that plugin watches it.
+func watchNodeUsage(ctx context.Context, c *cache.Cache, crdCache ctrlcache.Cache) (toolscache.InformerSynced, error) {
+	inf, err := crdCache.GetInformer(ctx, &metricsv1alpha1.NodeUsage{})
+	if err != nil {
+		return nil, fmt.Errorf("NodeUsage informer: %w", err)
+	}
+	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.UpdateNodeUsage(obj.(*metricsv1alpha1.NodeUsage)) },
+		UpdateFunc: func(_, obj any) { c.UpdateNodeUsage(obj.(*metricsv1alpha1.NodeUsage)) },
+		DeleteFunc: func(obj any) {
+			if nu, ok := unwrap[*metricsv1alpha1.NodeUsage](obj); ok {
+				c.DeleteNodeUsage(nu)
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return reg.HasSynced, nil
+}
+
+// usesPlugin reports whether a tier of the configuration lists the plugin.
+func usesPlugin(cfg *configv1alpha1.SchedulerConfiguration, name string) bool {
+	for _, t := range cfg.Tiers {
+		for _, p := range t.Plugins {
+			if p.Name == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // unwrap returns the object of a delete event, also when the informer only

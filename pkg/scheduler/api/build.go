@@ -4,10 +4,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	metricsv1alpha1 "github.com/caldera-sh/caldera/apis/metrics/v1alpha1"
 	nodeinfov1alpha1 "github.com/caldera-sh/caldera/apis/nodeinfo/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/devices/vgpu"
+	"github.com/caldera-sh/caldera/pkg/loadaware"
 	"github.com/caldera-sh/caldera/pkg/topology"
 	"github.com/caldera-sh/caldera/pkg/topology/numa"
 )
@@ -66,6 +68,9 @@ type Objects struct {
 	// Numatopologies are the nodes' reports of their CPUs; one that does
 	// not read is left out, as if the node reported nothing.
 	Numatopologies []*nodeinfov1alpha1.Numatopology
+	// NodeUsages are the nodes' measured use; one that does not read is
+	// left out, as if the node measured nothing.
+	NodeUsages []*metricsv1alpha1.NodeUsage
 	// PriorityOf resolves a PriorityClass name to its value; nil means 0.
 	PriorityOf func(className string) int32
 	// NeverPreempts reports whether a PriorityClass has preemptionPolicy
@@ -175,6 +180,14 @@ func Build(o Objects) *Snapshot {
 				snap.NUMA = map[string]*numa.Report{}
 			}
 			snap.NUMA[nt.Name] = r
+		}
+	}
+	for _, nu := range o.NodeUsages {
+		if u, err := loadaware.FromNodeUsage(nu); err == nil {
+			if snap.Usage == nil {
+				snap.Usage = map[string]*loadaware.Usage{}
+			}
+			snap.Usage[nu.Name] = u
 		}
 	}
 	return snap

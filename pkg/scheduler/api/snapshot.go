@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/caldera-sh/caldera/pkg/loadaware"
 	"github.com/caldera-sh/caldera/pkg/topology"
 	"github.com/caldera-sh/caldera/pkg/topology/numa"
 )
@@ -28,6 +29,10 @@ type Snapshot struct {
 	// nodes that report none are absent. Shared between snapshots: it
 	// must not be changed.
 	NUMA map[string]*numa.Report
+	// Usage is each node's measured use (NodeUsage), by node name; nodes
+	// without one are absent. Shared between snapshots: it must not be
+	// changed.
+	Usage map[string]*loadaware.Usage
 
 	// jobList is Jobs sorted by ID, workList those of them that wait
 	// (JobInfo.Waits); both made on first use unless the cache set them.

@@ -21,6 +21,7 @@ import (
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/devices/vgpu"
+	"github.com/caldera-sh/caldera/pkg/loadaware"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/topology"
 	"github.com/caldera-sh/caldera/pkg/topology/numa"
@@ -117,6 +118,10 @@ type Cache struct {
 	// snapshots share, nil when numa changed since it was made.
 	numa     map[string]*numa.Report
 	numaSnap map[string]*numa.Report
+	// usage is each node's measured use by node name; usageSnap the map
+	// the snapshots share, nil when usage changed since it was made.
+	usage     map[string]*loadaware.Usage
+	usageSnap map[string]*loadaware.Usage
 
 	// batch is the scheduling cycle's view; views are every view, the
 	// fast lane's workers' among them (NewView).
@@ -168,6 +173,7 @@ func New(o Options) *Cache {
 		enqueued:       sets.New[api.JobID](),
 		hyperNodes:     map[string]*topologyv1alpha1.HyperNode{},
 		numa:           map[string]*numa.Report{},
+		usage:          map[string]*loadaware.Usage{},
 		statusDirty:    sets.New[api.JobID](),
 		withWork:       sets.New[api.JobID](),
 		recheck:        sets.New[api.JobID](),

@@ -12,10 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
+	metricsv1alpha1 "github.com/caldera-sh/caldera/apis/metrics/v1alpha1"
 	nodeinfov1alpha1 "github.com/caldera-sh/caldera/apis/nodeinfo/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/devices/vgpu"
+	"github.com/caldera-sh/caldera/pkg/loadaware"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/topology/numa"
 )
@@ -504,6 +506,33 @@ func (c *Cache) DeleteNumatopology(nt *nodeinfov1alpha1.Numatopology) {
 	c.numaSnap = nil
 	c.mu.Unlock()
 	c.signal()
+}
+
+// UpdateNodeUsage records a node's measured use. A NodeUsage that does not
+// read is logged and dropped: the node counts as measuring nothing.
+func (c *Cache) UpdateNodeUsage(nu *metricsv1alpha1.NodeUsage) {
+	u, err := loadaware.FromNodeUsage(nu)
+	if err != nil {
+		c.logger.Info("NodeUsage ignored", "node", nu.Name, "err", err)
+	}
+	c.mu.Lock()
+	if u == nil {
+		delete(c.usage, nu.Name)
+	} else {
+		c.usage[nu.Name] = u
+	}
+	c.usageSnap = nil
+	c.mu.Unlock()
+	// A new measurement changes no placement by itself: the next cycle
+	// reads it; no cycle is started for it.
+}
+
+// DeleteNodeUsage forgets a node's measured use.
+func (c *Cache) DeleteNodeUsage(nu *metricsv1alpha1.NodeUsage) {
+	c.mu.Lock()
+	delete(c.usage, nu.Name)
+	c.usageSnap = nil
+	c.mu.Unlock()
 }
 
 // UpdatePriorityClass records a PriorityClass and re-prioritises the jobs

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	metricsv1alpha1 "github.com/caldera-sh/caldera/apis/metrics/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -35,6 +36,10 @@ func NewTransform() toolscache.TransformFunc {
 			s.SharePod(o)
 		case *corev1.Node:
 			s.ShareNode(o)
+		case *metricsv1alpha1.NodeUsage:
+			// The scheduler reads the node's totals; each pod's use is
+			// for the descheduler.
+			o.Pods = nil
 		}
 		return obj, nil
 	}

@@ -281,6 +281,10 @@ func (c *Cache) finishSnapshotLocked(v *view, snap *api.Snapshot) {
 		c.numaSnap = maps.Clone(c.numa)
 	}
 	snap.NUMA = c.numaSnap
+	if c.usageSnap == nil {
+		c.usageSnap = maps.Clone(c.usage)
+	}
+	snap.Usage = c.usageSnap
 	snap.SetLists(v.jobList, v.workList)
 	snap.SetLent(v.lent)
 	snap.SetTotals(v.totals.Clone())

@@ -20,6 +20,7 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/proportion"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/resourcestrategyfit"
 	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/tasktopology"
+	"github.com/caldera-sh/caldera/pkg/scheduler/plugins/usage"
 )
 
 // NewRegistry returns every plugin this build provides.
@@ -42,5 +43,6 @@ func NewRegistry() framework.Registry {
 		proportion.Name:           proportion.New,
 		resourcestrategyfit.Name:  resourcestrategyfit.New,
 		tasktopology.Name:         tasktopology.New,
+		usage.Name:                usage.New,
 	}
 }

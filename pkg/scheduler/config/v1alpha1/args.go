@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -36,6 +38,7 @@ var (
 	_ PluginArgs = &TaskTopologyArgs{}
 	_ PluginArgs = &NUMAAwareArgs{}
 	_ PluginArgs = &DeviceShareArgs{}
+	_ PluginArgs = &UsageArgs{}
 )
 
 // NewPluginArgs returns empty typed arguments for the plugin, or nil when
@@ -62,6 +65,8 @@ func NewPluginArgs(plugin string) PluginArgs {
 		return &NUMAAwareArgs{}
 	case DeviceSharePlugin:
 		return &DeviceShareArgs{}
+	case UsagePlugin:
+		return &UsageArgs{}
 	}
 	return nil
 }
@@ -408,6 +413,41 @@ func (a *TaskTopologyArgs) Default() { setInt32(&a.Weight, 1) }
 // Validate implements PluginArgs.
 func (a *TaskTopologyArgs) Validate(path *field.Path) field.ErrorList {
 	return validateWeight(a.Weight, path.Child("weight"))
+}
+
+// Default implements PluginArgs. The defaults are Volcano's; StaleAfter
+// is the age past which Volcano stops trusting a node's metrics.
+func (a *UsageArgs) Default() {
+	setInt32(&a.Weight, 5)
+	setInt32(&a.CPUWeight, 1)
+	setInt32(&a.MemoryWeight, 1)
+	setFloat(&a.Thresholds.CPU, 80)
+	setFloat(&a.Thresholds.Memory, 80)
+	setDuration(&a.StaleAfter, metav1.Duration{Duration: 5 * time.Minute})
+}
+
+// Validate implements PluginArgs.
+func (a *UsageArgs) Validate(path *field.Path) field.ErrorList {
+	errs := validateWeight(a.Weight, path.Child("weight"))
+	errs = append(errs, validateWeight(a.CPUWeight, path.Child("cpuWeight"))...)
+	errs = append(errs, validateWeight(a.MemoryWeight, path.Child("memoryWeight"))...)
+	if a.CPUWeight != nil && a.MemoryWeight != nil && *a.CPUWeight == 0 && *a.MemoryWeight == 0 && a.Weight != nil && *a.Weight > 0 {
+		errs = append(errs, field.Invalid(path.Child("cpuWeight"), 0, "cpuWeight and memoryWeight cannot both be 0 while weight scores nodes"))
+	}
+	tp := path.Child("thresholds")
+	for _, th := range []struct {
+		name string
+		v    *float64
+	}{{"cpu", a.Thresholds.CPU}, {"memory", a.Thresholds.Memory}} {
+		name, v := th.name, th.v
+		if v != nil && (*v < 0 || *v > 100 || math.IsNaN(*v)) {
+			errs = append(errs, field.Invalid(tp.Child(name), *v, "must be a percentage between 0 and 100"))
+		}
+	}
+	if a.StaleAfter != nil && a.StaleAfter.Duration <= 0 {
+		errs = append(errs, field.Invalid(path.Child("staleAfter"), a.StaleAfter.Duration.String(), "must be positive"))
+	}
+	return errs
 }
 
 // Default implements PluginArgs.

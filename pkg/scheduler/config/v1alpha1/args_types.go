@@ -35,6 +35,48 @@ type BinpackArgs struct {
 	Resources map[corev1.ResourceName]int32 `json:"resources,omitempty"`
 }
 
+// UsageArgs are the arguments of the usage plugin, which places pods by
+// what nodes really use (their NodeUsage, published by caldera-agent):
+// it keeps new pods off nodes above a usage threshold and scores nodes by
+// their usage once the pod is added.
+type UsageArgs struct {
+	// Weight of the plugin's score among all node scores; 0 turns scoring
+	// off. Volcano's usage.weight. Default 5.
+	// +optional
+	Weight *int32 `json:"weight,omitempty"`
+
+	// CPUWeight is the weight of CPU in the score. Volcano's cpu.weight.
+	// Default 1.
+	// +optional
+	CPUWeight *int32 `json:"cpuWeight,omitempty"`
+
+	// MemoryWeight is the weight of memory in the score. Volcano's
+	// memory.weight. Default 1.
+	// +optional
+	MemoryWeight *int32 `json:"memoryWeight,omitempty"`
+
+	// Thresholds are the usage percentages of a node's allocatable above
+	// which it takes no new pod (with the plugin's enablePredicate, on by
+	// default). Volcano's thresholds.
+	// +optional
+	Thresholds UsageThresholds `json:"thresholds,omitzero"`
+
+	// StaleAfter is the age past which a node's usage is not trusted: the
+	// node is filtered and scored by requests instead. Default 5m.
+	// +optional
+	StaleAfter *metav1.Duration `json:"staleAfter,omitempty"`
+}
+
+// UsageThresholds are usage percentages, in [0, 100].
+type UsageThresholds struct {
+	// CPU: Volcano's thresholds.cpu. Default 80.
+	// +optional
+	CPU *float64 `json:"cpu,omitempty"`
+	// Memory: Volcano's thresholds.mem. Default 80.
+	// +optional
+	Memory *float64 `json:"memory,omitempty"`
+}
+
 // NodeOrderArgs are the arguments of the nodeorder plugin: the weights of
 // the Kubernetes scoring functions it runs. A weight of 0 turns that score
 // off. Each field is Volcano's "<name>.weight" key.

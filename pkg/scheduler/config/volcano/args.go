@@ -700,3 +700,34 @@ func translateDeviceShare(t *translator, args map[string]any, from, to *field.Pa
 	}
 	return a
 }
+
+// Volcano argument keys of the usage plugin.
+const (
+	usageWeightKey       = "usage.weight"
+	usageCPUWeightKey    = "cpu.weight"
+	usageMemoryWeightKey = "memory.weight"
+	usageThresholdsKey   = "thresholds"
+)
+
+func translateUsage(t *translator, args map[string]any, from, to *field.Path) v1alpha1.PluginArgs {
+	a := &v1alpha1.UsageArgs{}
+	t.readArgs(v1alpha1.UsagePlugin, args, from, []argKey{
+		setArg(usageWeightKey, toInt32, &a.Weight, to.Child("weight")),
+		setArg(usageCPUWeightKey, toInt32, &a.CPUWeight, to.Child("cpuWeight")),
+		setArg(usageMemoryWeightKey, toInt32, &a.MemoryWeight, to.Child("memoryWeight")),
+		readArg(usageThresholdsKey, toMap, func(t *translator, m map[string]any, kp *field.Path) {
+			tp := to.Child("thresholds")
+			for _, key := range sortedKeys(m) {
+				switch key {
+				case "cpu":
+					a.Thresholds.CPU = parsed(t, m[key], kp.Key(key), tp.Child("cpu"), toFloat)
+				case "mem":
+					a.Thresholds.Memory = parsed(t, m[key], kp.Key(key), tp.Child("memory"), toFloat)
+				default:
+					t.unknownKey(kp.Key(key), key, []string{"cpu", "mem"}, "threshold")
+				}
+			}
+		}),
+	})
+	return a
+}

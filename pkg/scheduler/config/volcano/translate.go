@@ -269,6 +269,7 @@ func argsTranslators() map[string]argsTranslator {
 		v1alpha1.TaskTopologyPlugin:         translateTaskTopology,
 		v1alpha1.NUMAAwarePlugin:            translateNUMAAware,
 		v1alpha1.DeviceSharePlugin:          translateDeviceShare,
+		v1alpha1.UsagePlugin:                translateUsage,
 	}
 }
 

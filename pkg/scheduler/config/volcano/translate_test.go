@@ -110,6 +110,25 @@ tiers:
 				Resources: map[corev1.ResourceName]int32{"nvidia.com/gpu": 2, "example.com/foo": 1},
 			})})),
 		},
+		"usage with Volcano's keys and enablePredicate": {
+			in: `
+tiers:
+- plugins:
+  - name: usage
+    enablePredicate: false
+    arguments:
+      usage.weight: 5
+      cpu.weight: 1
+      memory.weight: "2"
+      thresholds:
+        cpu: 70
+        mem: 85.5
+`,
+			want: config(tier(v1alpha1.PluginConfig{Name: "usage", EnablePredicate: new(false), Args: rawArgs(t, &v1alpha1.UsageArgs{
+				Weight: new(int32(5)), CPUWeight: new(int32(1)), MemoryWeight: new(int32(2)),
+				Thresholds: v1alpha1.UsageThresholds{CPU: new(70.0), Memory: new(85.5)},
+			})})),
+		},
 		"deviceshare with Volcano's keys": {
 			in: `
 tiers:
@@ -441,6 +460,21 @@ tiers:
 			want: []string{
 				`tiers[0].plugins[0].enablePreemptable: Invalid value: "no-way": must be true or false`,
 				`tiers[0].plugins[0].enabledJobOrder: Forbidden: unknown field; did you mean "enableJobOrder"?`,
+			},
+		},
+		"usage's thresholds": {
+			in: `
+tiers:
+- plugins:
+  - name: usage
+    arguments:
+      thresholds:
+        cpu: high
+        memory: 80
+`,
+			want: []string{
+				`tiers[0].plugins[0].arguments[thresholds][cpu]: Invalid value: "high": must be a number`,
+				`tiers[0].plugins[0].arguments[thresholds][memory]: Forbidden: unknown threshold (known: "cpu", "mem")`,
 			},
 		},
 		"unknown argument key": {
