@@ -92,7 +92,7 @@ func TestEstimateAndFilter(t *testing.T) {
 			reasons: []string{"node memory usage above 70.5%"},
 		},
 		{
-			name: "pods that started before the window are in the measurement; later or unstarted ones count by request",
+			name:  "pods that started before the window are in the measurement; later or unstarted ones count by request",
 			usage: usageOf("n", "6", "10Gi", time.Minute),
 			pods: []*corev1.Pod{
 				started("old", "n", "4", "8Gi", now.Add(-10*time.Minute)),
