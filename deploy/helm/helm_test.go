@@ -261,6 +261,27 @@ func TestChartValueSets(t *testing.T) {
 			t.Errorf("the default agent publishes NUMA topology: %s", got)
 		}
 	})
+	t.Run("load-aware", func(t *testing.T) {
+		conf, err := os.ReadFile("../../examples/descheduler/descheduler.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs := objectsOf(t, map[string]any{"caldera": map[string]any{"descheduler": map[string]any{"config": string(conf)}, "agent": map[string]any{"on_every_node": true}}})
+		data, _, _ := unstructured.NestedString(objs["ConfigMap/caldera-controller-manager-configuration"].Object, "data", "descheduler.yaml")
+		if data != string(conf) {
+			t.Errorf("descheduler.yaml in the ConfigMap:\n%s\nwant the file given", data)
+		}
+		if got := args(t, objs["Deployment/caldera-controller-manager"]); !strings.Contains(got, "--descheduler-config=/etc/caldera-controller-manager/descheduler.yaml") ||
+			strings.Contains(got, "--hypernode-discovery-config") {
+			t.Errorf("controller manager args %s", got)
+		}
+		if aff, found, _ := unstructured.NestedMap(objs["DaemonSet/caldera-agent"].Object, "spec", "template", "spec", "affinity"); found {
+			t.Errorf("the agent on every node has an affinity %v", aff)
+		}
+		if _, found, _ := unstructured.NestedMap(objectsOf(t, nil)["DaemonSet/caldera-agent"].Object, "spec", "template", "spec", "affinity"); !found {
+			t.Errorf("the default agent has no affinity: it would run on every node")
+		}
+	})
 	t.Run("monitoring", func(t *testing.T) {
 		objs := objectsOf(t, load("monitoring"))
 		for _, k := range []string{"ServiceMonitor/caldera-scheduler", "ServiceMonitor/caldera-controller-manager"} {

@@ -12,12 +12,14 @@ import (
 
 	batchv1alpha1 "github.com/caldera-sh/caldera/apis/batch/v1alpha1"
 	flowv1alpha1 "github.com/caldera-sh/caldera/apis/flow/v1alpha1"
+	metricsv1alpha1 "github.com/caldera-sh/caldera/apis/metrics/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	shardv1alpha1 "github.com/caldera-sh/caldera/apis/shard/v1alpha1"
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 
 	"github.com/caldera-sh/caldera/cmd/caldera-controller-manager/app/options"
 	"github.com/caldera-sh/caldera/pkg/controllers/cronjob"
+	"github.com/caldera-sh/caldera/pkg/controllers/descheduler"
 	"github.com/caldera-sh/caldera/pkg/controllers/hypernode"
 	"github.com/caldera-sh/caldera/pkg/controllers/job"
 	"github.com/caldera-sh/caldera/pkg/controllers/jobflow"
@@ -62,6 +64,9 @@ func controllers() []controller {
 		{name: sharding.ControllerName, setup: func(mgr ctrl.Manager, c *options.Config) error {
 			return sharding.NewReconciler(mgr.GetClient(), c.Sharding, clock.RealClock{}).SetupWithManager(mgr)
 		}, watches: &shardv1alpha1.NodeShard{}},
+		{name: descheduler.ControllerName, setup: func(mgr ctrl.Manager, c *options.Config) error {
+			return descheduler.NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("caldera-descheduler"), c.Descheduler, clock.RealClock{}).SetupWithManager(mgr)
+		}, watches: &metricsv1alpha1.NodeUsage{}},
 	}
 }
 

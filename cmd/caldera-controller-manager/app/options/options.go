@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/caldera-sh/caldera/pkg/component/metricsserving"
+	"github.com/caldera-sh/caldera/pkg/controllers/descheduler"
 	"github.com/caldera-sh/caldera/pkg/controllers/hypernode"
 	"github.com/caldera-sh/caldera/pkg/controllers/sharding"
 )
@@ -48,12 +49,18 @@ type Options struct {
 	// controller off.
 	ShardingConfig string
 
+	// DeschedulerConfig is a file with the load-aware descheduler's
+	// configuration; empty turns the descheduler off.
+	DeschedulerConfig string
+
 	// known are the names of the controllers the manager can run.
 	known []string
 	// hyperNodeDiscovery is HyperNodeDiscoveryConfig, loaded by Complete.
 	hyperNodeDiscovery *hypernode.Config
 	// sharding is ShardingConfig, loaded by Complete.
 	sharding *sharding.Config
+	// descheduler is DeschedulerConfig, loaded by Complete.
+	descheduler *descheduler.Config
 }
 
 // Config is what the controller manager runs with.
@@ -88,6 +95,9 @@ type Config struct {
 	// Sharding configures the sharding controller, which runs only when
 	// it is set.
 	Sharding *sharding.Config
+	// Descheduler configures the load-aware descheduler, which runs only
+	// when it is set.
+	Descheduler *descheduler.Config
 }
 
 // NewOptions returns the defaults for a manager that can run the
@@ -134,10 +144,22 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"file with a networkTopologyDiscovery section (Volcano's controller configuration may be given whole); empty turns HyperNode discovery off")
 	fs.StringVar(&o.ShardingConfig, "sharding-config", o.ShardingConfig,
 		"file with the sharding controller's scheduler-configs (the NodeShard of each scheduler instance and its policy); empty turns the sharding controller off")
+	fs.StringVar(&o.DeschedulerConfig, "descheduler-config", o.DeschedulerConfig,
+		"file with the load-aware descheduler's configuration (watermarks, interval, caps; docs/load-aware.md); empty turns the descheduler off")
 }
 
 // Complete loads --hypernode-discovery-config and --sharding-config.
 func (o *Options) Complete() error {
+	o.descheduler = nil
+	if o.DeschedulerConfig != "" {
+		data, err := os.ReadFile(o.DeschedulerConfig)
+		if err != nil {
+			return fmt.Errorf("--descheduler-config: %w", err)
+		}
+		if o.descheduler, err = descheduler.LoadConfig(data); err != nil {
+			return fmt.Errorf("--descheduler-config %s: %w", o.DeschedulerConfig, err)
+		}
+	}
 	o.sharding = nil
 	if o.ShardingConfig != "" {
 		data, err := os.ReadFile(o.ShardingConfig)
@@ -174,6 +196,9 @@ func (o *Options) Validate() field.ErrorList {
 		if c == sharding.ControllerName && o.ShardingConfig == "" {
 			errs = append(errs, field.Invalid(field.NewPath("--controllers"), c, "the sharding controller needs --sharding-config"))
 		}
+		if c == descheduler.ControllerName && o.DeschedulerConfig == "" {
+			errs = append(errs, field.Invalid(field.NewPath("--controllers"), c, "the descheduler needs --descheduler-config"))
+		}
 	}
 	if o.Workers < 1 {
 		errs = append(errs, field.Invalid(field.NewPath("--workers"), o.Workers, "must be at least 1"))
@@ -193,10 +218,17 @@ func (o *Options) Config() (*Config, error) {
 	if o.ShardingConfig != "" && o.sharding == nil {
 		return nil, fmt.Errorf("--sharding-config %s: not loaded; Complete loads it", o.ShardingConfig)
 	}
+	if o.DeschedulerConfig != "" && o.descheduler == nil {
+		return nil, fmt.Errorf("--descheduler-config %s: not loaded; Complete loads it", o.DeschedulerConfig)
+	}
 	var enabled []string
 	for _, name := range o.known {
 		// The sharding controller runs only with its configuration.
 		if name == sharding.ControllerName && o.sharding == nil {
+			continue
+		}
+		// So does the descheduler.
+		if name == descheduler.ControllerName && o.descheduler == nil {
 			continue
 		}
 		if o.enabled(name) {
@@ -219,6 +251,7 @@ func (o *Options) Config() (*Config, error) {
 		Controllers:             enabled,
 		HyperNodeDiscovery:      o.hyperNodeDiscovery,
 		Sharding:                o.sharding,
+		Descheduler:             o.descheduler,
 	}, nil
 }
 

@@ -1,6 +1,7 @@
 package options
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -207,12 +208,30 @@ func TestFlagsNameKnownControllers(t *testing.T) {
 // --sharding-config; named without it, start-up stops and says why; an
 // invalid file stops start-up naming the field.
 func TestShardingController(t *testing.T) {
-	all := append(slices.Clone(known), "sharding")
-	example := "../../../../examples/sharding/sharding-controller.conf"
-	invalid := filepath.Join(t.TempDir(), "invalid.conf")
-	if err := os.WriteFile(invalid, []byte("scheduler-configs:\n- name: a\n  min-nodes: 3\n  max-nodes: 2\n"), 0o644); err != nil {
+	testFileController(t, "sharding", "--sharding-config", "../../../../examples/sharding/sharding-controller.conf",
+		"scheduler-configs:\n- name: a\n  min-nodes: 3\n  max-nodes: 2\n", "scheduler-configs[0].min-nodes: Invalid value: 3: must not be above max-nodes (2)",
+		"the sharding controller needs --sharding-config", func(c *Config) bool { return c.Sharding != nil })
+}
+
+// TestDeschedulerController: the same for the load-aware descheduler and
+// --descheduler-config.
+func TestDeschedulerController(t *testing.T) {
+	testFileController(t, "descheduler", "--descheduler-config", "../../../../examples/descheduler/descheduler.yaml",
+		"lowWatermark: {cpu: 90}\n", "lowWatermark.cpu: Invalid value: 90: must not be above highWatermark.cpu (80)",
+		"the descheduler needs --descheduler-config", func(c *Config) bool { return c.Descheduler != nil })
+}
+
+// testFileController checks a controller that runs only with its
+// configuration file (flag): off without it, on with example, refused when
+// named without a file (namedErr) or given an invalid one (invalid, whose
+// error is invalidErr); configured reports whether Config holds the file.
+func testFileController(t *testing.T, controller, flag, example, invalid, invalidErr, namedErr string, configured func(*Config) bool) {
+	all := append(slices.Clone(known), controller)
+	bad := filepath.Join(t.TempDir(), "invalid")
+	if err := os.WriteFile(bad, []byte(invalid), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	given := flag + "=" + example
 	for name, tc := range map[string]struct {
 		args    []string
 		want    []string
@@ -220,10 +239,10 @@ func TestShardingController(t *testing.T) {
 		wantErr string
 	}{
 		"off without a file":         {want: known},
-		"on with a file":             {args: []string{"--sharding-config=" + example}, want: all},
-		"named without a file":       {args: []string{"--controllers=job,sharding"}, errs: []string{`--controllers: Invalid value: "sharding": the sharding controller needs --sharding-config`}},
-		"an invalid file":            {args: []string{"--sharding-config=" + invalid}, wantErr: "--sharding-config " + invalid + ": scheduler-configs[0].min-nodes: Invalid value: 3: must not be above max-nodes (2)"},
-		"a file, the controller off": {args: []string{"--sharding-config=" + example, "--controllers=*,-sharding"}, want: known},
+		"on with a file":             {args: []string{given}, want: all},
+		"named without a file":       {args: []string{"--controllers=job," + controller}, errs: []string{fmt.Sprintf("--controllers: Invalid value: %q: %s", controller, namedErr)}},
+		"an invalid file":            {args: []string{flag + "=" + bad}, wantErr: flag + " " + bad + ": " + invalidErr},
+		"a file, the controller off": {args: []string{given, "--controllers=*,-" + controller}, want: known},
 	} {
 		t.Run(name, func(t *testing.T) {
 			o := NewOptions(all)
@@ -259,8 +278,8 @@ func TestShardingController(t *testing.T) {
 			if diff := cmp.Diff(tc.want, c.Controllers); diff != "" {
 				t.Errorf("controllers (-want,+got):\n%s", diff)
 			}
-			if (c.Sharding != nil) != slices.Contains(tc.args, "--sharding-config="+example) {
-				t.Errorf("sharding configuration %v with args %v", c.Sharding, tc.args)
+			if configured(c) != slices.Contains(tc.args, given) {
+				t.Errorf("configuration loaded: %v, with args %v", configured(c), tc.args)
 			}
 		})
 	}

@@ -72,8 +72,13 @@ type Pod struct {
 	// Usage is the pod's measured average; for a pod not measured yet, its
 	// request.
 	Usage Amounts
-	// Leaving: the pod is being deleted; its usage is leaving the node.
+	// Leaving: the pod is being deleted, or is gone and still in the
+	// node's measurement; its usage is leaving the node.
 	Leaving bool
+	// Unmeasured: the node's measurement does not hold the pod yet (it
+	// started after the window began); its usage, its request, is added
+	// to the node's.
+	Unmeasured bool
 	// Unmovable says why the pod may not be evicted ("" when it may).
 	Unmovable string
 	// Budgets are the disruption budgets that select the pod.
@@ -154,8 +159,11 @@ func Decide(in Input) Decision {
 			n.fresh = true
 			n.usage = Amounts{u.CPU, u.Memory}
 			for _, p := range n.Pods {
-				if p.Leaving {
+				switch {
+				case p.Leaving:
 					n.usage = n.usage.minus(p.Usage)
+				case p.Unmeasured:
+					n.usage = n.usage.plus(p.Usage)
 				}
 			}
 			n.usage = Amounts{max(0, n.usage.CPU), max(0, n.usage.Memory)}

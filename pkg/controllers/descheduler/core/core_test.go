@@ -38,7 +38,10 @@ func TestDecide(t *testing.T) {
 	budgeted := func(q Pod, b ...string) Pod { q.Budgets = b; return q }
 	unmovable := func(q Pod, why string) Pod { q.Unmovable = why; return q }
 	leaving := func(q Pod) Pod { q.Leaving = true; return q }
-	stale := func(x Node) Node { x.Usage = &loadaware.Usage{At: now.Add(-10 * time.Minute), CPU: 9500, Memory: 10e9}; return x }
+	stale := func(x Node) Node {
+		x.Usage = &loadaware.Usage{At: now.Add(-10 * time.Minute), CPU: 9500, Memory: 10e9}
+		return x
+	}
 	closed := func(x Node) Node { x.Closed = true; return x }
 	hotNode := func(pods ...Pod) Node { return n("hot", 9, pods...) }
 	for _, tc := range []struct {
@@ -54,10 +57,10 @@ func TestDecide(t *testing.T) {
 		hotMessage string
 	}{
 		{
-			name:   "the lowest priority first, then the largest, until the node is at the low watermark",
-			nodes:  []Node{hotNode(p("a", 10, 2), p("b", 0, 1), p("c", 0, 2), p("d", 0, 0.5)), n("cool", 1)},
-			want:   []string{"c>cool", "b>cool"},
-			states: []State{Room, Hot},
+			name:       "the lowest priority first, then the largest, until the node is at the low watermark",
+			nodes:      []Node{hotNode(p("a", 10, 2), p("b", 0, 1), p("c", 0, 2), p("d", 0, 0.5)), n("cool", 1)},
+			want:       []string{"c>cool", "b>cool"},
+			states:     []State{Room, Hot},
 			hotMessage: "usage cpu 90% memory 10% above the high watermark cpu 80% memory 80%; 2 evicted, usage now estimated cpu 60% memory 8%",
 		},
 		{
@@ -74,10 +77,10 @@ func TestDecide(t *testing.T) {
 			states: []State{Hot, Room},
 		},
 		{
-			name:   "unmovable pods are skipped, with their reasons",
-			nodes:  []Node{hotNode(unmovable(p("gang-0", 0, 5), "gang member (minMember 4)"), p("web", 5, 3)), n("cool", 1)},
-			want:   []string{"web>cool"},
-			states: []State{Room, Hot},
+			name:       "unmovable pods are skipped, with their reasons",
+			nodes:      []Node{hotNode(unmovable(p("gang-0", 0, 5), "gang member (minMember 4)"), p("web", 5, 3)), n("cool", 1)},
+			want:       []string{"web>cool"},
+			states:     []State{Room, Hot},
 			hotMessage: "usage cpu 90% memory 10% above the high watermark cpu 80% memory 80%; 1 evicted, usage now estimated cpu 60% memory 9%",
 		},
 		{
@@ -115,6 +118,12 @@ func TestDecide(t *testing.T) {
 			name:   "pods being deleted are leaving: a restart does not evict again for the same heat",
 			nodes:  []Node{hotNode(leaving(p("gone", 0, 3)), p("a", 0, 2)), n("cool", 0)},
 			states: []State{Room, Room},
+		},
+		{
+			name:  "pods the measurement does not hold yet count on their node by request",
+			nodes: []Node{hotNode(p("a", 0, 2)), n("cool", 5, func() Pod { q := p("new", 0, 2.5); q.Unmeasured = true; return q }())},
+			// cool is at 7.5 with its new pod: a's 2 would take it to 95%.
+			states: []State{Room, Hot},
 		},
 		{
 			name:   "pods that use none of the hot resource relieve nothing",
