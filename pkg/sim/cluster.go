@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	metricsv1alpha1 "github.com/caldera-sh/caldera/apis/metrics/v1alpha1"
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	topologyv1alpha1 "github.com/caldera-sh/caldera/apis/topology/v1alpha1"
 	"github.com/caldera-sh/caldera/pkg/scheduler"
@@ -282,9 +283,12 @@ func (c *Cluster) finish(uid types.UID) {
 
 type evictor struct{ c *Cluster }
 
-func (e evictor) Evict(t *api.TaskInfo, _ string) {
-	c := e.c
-	p := c.pods[t.UID]
+func (e evictor) Evict(t *api.TaskInfo, _ string) { e.c.Evict(t.UID) }
+
+// Evict evicts a pod, as the Eviction API would: it goes after the
+// eviction grace period. A pod gone or already going is left as it is.
+func (c *Cluster) Evict(uid types.UID) {
+	p := c.pods[uid]
 	if p == nil || p.DeletionTimestamp != nil {
 		return
 	}
@@ -292,9 +296,12 @@ func (e evictor) Evict(t *api.TaskInfo, _ string) {
 	p.DeletionTimestamp = &now
 	c.stats.Evictions++
 	c.update(p)
-	uid := p.UID
 	c.at(c.Now().Add(c.opts.EvictionGrace), func() { c.remove(uid) })
 }
+
+// SetNodeUsage tells the scheduler a node's measured use, as the
+// NodeUsage informer would.
+func (c *Cluster) SetNodeUsage(nu *metricsv1alpha1.NodeUsage) { c.cache.UpdateNodeUsage(nu.DeepCopy()) }
 
 func (c *Cluster) remove(uid types.UID) {
 	p := c.pods[uid]

@@ -119,8 +119,8 @@ func (c *Config) Validate() field.ErrorList {
 	return errs
 }
 
-// policy is the core's view of the configuration.
-func (c *Config) policy() core.Config {
+// Policy is the core's view of the configuration.
+func (c *Config) Policy() core.Config {
 	return core.Config{
 		High:       core.Percentages{CPU: *c.HighWatermark.CPU, Memory: *c.HighWatermark.Memory},
 		Low:        core.Percentages{CPU: *c.LowWatermark.CPU, Memory: *c.LowWatermark.Memory},

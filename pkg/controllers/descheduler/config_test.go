@@ -10,7 +10,7 @@ func TestLoadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := c.policy()
+	p := c.Policy()
 	if p.High.CPU != 70 || p.High.Memory != 80 || p.Low.CPU != 60 || p.MaxPerRun != 10 || p.MaxPerNode != 2 || p.StaleAfter != 5*time.Minute || c.Interval.Duration != 2*time.Minute {
 		t.Errorf("defaults not applied: %+v, interval %v", p, c.Interval.Duration)
 	}

@@ -145,7 +145,7 @@ func (r *Reconciler) observe(ctx context.Context, now time.Time) (core.Input, ma
 	for i := range usages.Items {
 		usageOf[usages.Items[i].Name] = &usages.Items[i]
 	}
-	in := core.Input{Now: now, Config: r.cfg.policy(), Allowed: map[string]int32{}}
+	in := core.Input{Now: now, Config: r.cfg.Policy(), Allowed: map[string]int32{}}
 	byNode := map[string]*core.Node{}
 	for _, n := range nodes.Items {
 		cn := &core.Node{Name: n.Name, Allocatable: amounts(n.Status.Allocatable), Closed: closed(&n)}

@@ -62,7 +62,7 @@ func (st *state) addMember(ctx context.Context, s *Scenario, cl Cluster, opts si
 	m := &member{name: cl.Name, allocatable: dispatch.Resources{}, allocated: dispatch.Resources{}}
 	opts.OnBound = func(p *corev1.Pod, node string, at time.Time) { st.bound(m, p, node, at) }
 	opts.OnFinished = func(p *corev1.Pod, at time.Time) { st.finished(m, p, at) }
-	opts.OnEvicted = func(c *sim.Cluster, p *corev1.Pod, _ time.Duration) { st.evicted(m, p) }
+	opts.OnEvicted = func(c *sim.Cluster, p *corev1.Pod, ran time.Duration) { st.evicted(m, p, ran) }
 	m.c = sim.New(opts)
 	nodes, draCards, err := s.nodes(cl)
 	if err != nil {
@@ -79,6 +79,9 @@ func (st *state) addMember(ctx context.Context, s *Scenario, cl Cluster, opts si
 		st.stranded.addNode(n)
 		st.cards.addNode(n)
 		st.usage.addNode(n)
+		if st.load != nil {
+			st.load.addNode(m, n)
+		}
 	}
 	s.addQueues(m.c)
 	s.addPriorityClasses(m.c)
@@ -164,10 +167,12 @@ func (st *state) finished(m *member, p *corev1.Pod, at time.Time) {
 	}
 }
 
-// evicted follows a pod that m's scheduler evicted. The job controller
-// makes the pod again; it waits to be placed (and still counts on the
-// member's account).
-func (st *state) evicted(m *member, p *corev1.Pod) {
+// evicted follows a pod that m's scheduler (or the descheduler) evicted,
+// after it ran for ran. The job controller makes the pod again; it waits
+// to be placed (and still counts on the member's account). With the
+// load model, it runs for what its job's runtime had left, so that moving
+// a pod moves its load.
+func (st *state) evicted(m *member, p *corev1.Pod, ran time.Duration) {
 	c := m.c
 	st.account(c.Now().Sub(start))
 	if p.Spec.NodeName != "" {
@@ -184,7 +189,11 @@ func (st *state) evicted(m *member, p *corev1.Pod) {
 	if len(q.Spec.ResourceClaims) > 0 {
 		st.claim(q)
 	}
-	c.AddPod(q, time.Second)
+	runFor := time.Second
+	if st.load != nil {
+		runFor = max(st.jobs.jobs[i].runtime-ran, time.Second)
+	}
+	c.AddPod(q, runFor)
 }
 
 // claim gives a pod that asks for DRA devices its claim (and its UID,

@@ -42,6 +42,8 @@ type Summary struct {
 	CardMemoryHeld float64
 	// RollBacks counts HyperJob plans rolled back after the start timeout.
 	RollBacks int
+	// Load is the spread of the nodes' real CPU use, with loadAware.
+	Load *LoadSummary
 }
 
 // QueueSummary is one queue's figures, in seconds.
@@ -60,7 +62,7 @@ type QueueSummary struct {
 // Summarize sums a run up.
 func Summarize(r *Result) Summary {
 	s := Summary{Name: r.Name, Simulated: r.End, Wall: r.Wall, Cycles: r.Stats.Cycles, Binds: r.Stats.Binds, Evictions: r.Stats.Evictions,
-		Utilization: map[string]float64{}, ModelUtilization: map[string]float64{}, CardPlacements: r.CardPlacements, CardOvercommits: r.CardOvercommits, CardMemoryHeld: r.CardMemoryHeld, RollBacks: r.RollBacks}
+		Utilization: map[string]float64{}, ModelUtilization: map[string]float64{}, CardPlacements: r.CardPlacements, CardOvercommits: r.CardOvercommits, CardMemoryHeld: r.CardMemoryHeld, RollBacks: r.RollBacks, Load: r.Load}
 	byQueue := map[string][]JobRecord{}
 	for _, j := range r.Jobs {
 		byQueue[j.Queue] = append(byQueue[j.Queue], j)
@@ -219,6 +221,10 @@ func WriteText(w io.Writer, s Summary) {
 		if s.CardMemoryHeld > 0 {
 			fmt.Fprintf(w, "  GPU cards' memory held at the end %.1f%%\n", 100*s.CardMemoryHeld)
 		}
+	}
+	if l := s.Load; l != nil {
+		fmt.Fprintf(w, "  node CPU in use: mean %.1f%%, spread (std dev across nodes) %.1f points, above %.0f%%: %.1f%% of node-time, peak %.1f%%; descheduler evictions %d\n",
+			l.Mean, l.Spread, l.HighWatermark, 100*l.Hot, l.Peak, l.Evictions)
 	}
 	fmt.Fprintf(w, "  fairness (Jain, dominant shares) %.3f\n", s.Fairness)
 	fmt.Fprintln(w, "  queue          jobs  started  finished  wait p50/p90/p99 (s)        completion p50/p99 (s)  evictions")

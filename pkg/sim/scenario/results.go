@@ -44,6 +44,8 @@ type Result struct {
 	// devices') memory held at the end: on MIG cards, whole instances,
 	// more than was asked.
 	CardMemoryHeld float64
+	// Load is the spread of the nodes' real use, with loadAware.
+	Load *LoadSummary
 	// End is the simulated time the run ended at, from its start; Wall
 	// how long it took.
 	End  time.Duration
@@ -204,6 +206,9 @@ func (st *state) finish(name string) *Result {
 		GPU: st.stranded.gpu, StrandedGPUSeconds: st.stranded.area, StrandedGPUAtEnd: st.stranded.current,
 		Unscheduled: st.unscheduled, Unplanned: len(st.fed.waiting), RollBacks: st.fed.rollBacks,
 		CardOvercommits: st.cards.overcommits, CardPlacements: st.cards.placements, CardMemoryHeld: st.cards.heldShare(),
+	}
+	if st.load != nil {
+		r.Load = st.load.summary()
 	}
 	if d := st.devices; d != nil {
 		// DRA devices are cards too.

@@ -67,6 +67,9 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 			break
 		}
 		st.advance(at)
+		if st.load != nil && at >= st.load.next {
+			st.loadTick(at)
+		}
 		st.arrive(work, at)
 		if st.federated {
 			st.federate(at)
@@ -104,6 +107,8 @@ type state struct {
 	unscheduled int
 	// devices publishes the DRA objects, nil when the run has none.
 	devices *devices
+	// load follows what pods really use, nil without loadAware.
+	load *loadBook
 }
 
 // newState sets the run up: a simulated member cluster for each of the
@@ -111,6 +116,9 @@ type state struct {
 func newState(ctx context.Context, s *Scenario, su *setup) (*state, error) {
 	st := &state{federated: len(s.Clusters) > 0, members: map[string]*member{}, jobs: newJobBook(), fed: newFederation(s),
 		usage: newUsage(), stranded: newStrandedGPUs(), cards: newCardBook()}
+	if s.LoadAware != nil {
+		st.load = newLoadBook(s.LoadAware, s.Seed)
+	}
 	if s.anyDRA() {
 		d, err := newDevices(ctx, su)
 		if err != nil {
@@ -157,6 +165,10 @@ func (st *state) nextEvent(work *arrivals) (at time.Duration, ok bool) {
 	}
 	if due, has := st.nextStartDeadline(); has && due < at {
 		at, ok = due, true
+	}
+	// Usage is reported while anything else is to come.
+	if st.load != nil && ok && st.load.next < at {
+		at = st.load.next
 	}
 	return at, ok
 }

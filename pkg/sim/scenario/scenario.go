@@ -42,6 +42,9 @@ type Scenario struct {
 	Queues []Queue `json:"queues,omitempty"`
 	// Workload is what is submitted.
 	Workload Workload `json:"workload"`
+	// LoadAware models what pods really use, publishes the nodes' usage
+	// to the scheduler and may run the load-aware descheduler.
+	LoadAware *LoadAware `json:"loadAware,omitempty"`
 	// Until stops the run at this simulated time from the start; unset
 	// runs until every job finished or nothing more can start.
 	Until *metav1.Duration `json:"until,omitempty"`
@@ -293,6 +296,11 @@ func (s *Scenario) validate() field.ErrorList {
 		}
 	default:
 		errs = append(errs, field.Required(field.NewPath("cluster"), "cluster or clusters: the simulation needs nodes"))
+	}
+	if s.LoadAware != nil {
+		if err := s.LoadAware.complete(); err != nil {
+			errs = append(errs, field.Invalid(field.NewPath("loadAware"), "", err.Error()))
+		}
 	}
 	queues := map[string]bool{"default": true}
 	for i, q := range s.Queues {

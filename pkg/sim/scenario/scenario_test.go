@@ -146,6 +146,8 @@ func TestErrors(t *testing.T) {
 		"name: x\ncluster: {nodeGroups: [{name: n, count: 0, resources: {cpu: '1', memory: 1Gi}}]}\nworkload: {generators: [{name: a, count: 1, runtime: 1m, requests: {cpu: '1'}}]}":              "cluster.nodeGroups[0].count: Invalid value: 0: must be at least 1",
 		"name: x\ncluster: {nodeGroups: [{name: n, count: 1, resources: {cpu: '1', memory: 1Gi}}]}\nworkload: {generators: [{name: a, queue: nope, count: 1, runtime: 1m, requests: {cpu: '1'}}]}": `workload.generators[0].queue: Not found: "nope"`,
 		"name: x\nclustr: {}\n": `unknown field "clustr"`,
+		"name: x\ncluster: {nodeGroups: [{name: n, count: 1, resources: {cpu: '1', memory: 1Gi}}]}\nloadAware: {use: {BE: {min: 0.5, max: 0.2}}}": "loadAware.use[BE]: min 0.5 and max 0.2 must satisfy 0 <= min <= max",
+		"name: x\ncluster: {nodeGroups: [{name: n, count: 1, resources: {cpu: '1', memory: 1Gi}}]}\nloadAware: {descheduler: {lowWatermark: {cpu: 90}}}": "loadAware.descheduler: lowWatermark.cpu: Invalid value: 90: must not be above highWatermark.cpu (80)",
 	} {
 		if _, err := Parse([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", in, err, want)
@@ -485,21 +487,7 @@ func TestExperiments(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			raw, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			slice := strings.NewReplacer(
-				"TRACE/openb_node_list_all_node.csv", "testdata/openb_nodes_slice.csv",
-				"TRACE/openb_pod_list_default.csv", "testdata/openb_pods_gpuspec33_slice.csv",
-			).Replace(string(raw))
-			if strings.Contains(slice, "TRACE/") {
-				t.Fatalf("%s names a trace file the test has no slice of", f)
-			}
-			s, err := Parse([]byte(slice))
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := experimentOnSlice(t, f)
 			r, err := Run(t.Context(), s)
 			if err != nil {
 				t.Fatal(err)
@@ -508,5 +496,62 @@ func TestExperiments(t *testing.T) {
 				t.Errorf("%d jobs started, %.3f of the GPUs allocated: want work placed", sum.Started, sum.PeakGPUAllocation)
 			}
 		})
+	}
+}
+
+// experimentOnSlice reads an experiment of hack/sim with the trace's files
+// replaced by the test slices.
+func experimentOnSlice(t *testing.T, path string) *Scenario {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slice := strings.NewReplacer(
+		"TRACE/openb_node_list_all_node.csv", "testdata/openb_nodes_slice.csv",
+		"TRACE/openb_pod_list_default.csv", "testdata/openb_pods_gpuspec33_slice.csv",
+	).Replace(string(raw))
+	if strings.Contains(slice, "TRACE/") {
+		t.Fatalf("%s names a trace file the test has no slice of", path)
+	}
+	s, err := Parse([]byte(slice))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestLoadAware runs the load-aware scenarios on the trace slice, where
+// pods use a share of their requests: placing by use (the
+// usage plugin) spreads the nodes' real CPU use more evenly than placing
+// by requests; the descheduler takes the time nodes spend above the high
+// watermark down, by evicting; placing by requests alone evicts nothing.
+func TestLoadAware(t *testing.T) {
+	load := map[string]*LoadSummary{}
+	for _, name := range []string{"load-binpack", "load-deschedule", "load-usage", "load-usage-deschedule"} {
+		s, err := Load("testdata/" + name + ".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Run(t.Context(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Load == nil || r.Load.Mean <= 0 {
+			t.Fatalf("%s: load %+v, want the nodes' use reported", name, r.Load)
+		}
+		load[name] = r.Load
+		t.Logf("%s: %+v", name, *r.Load)
+	}
+	by, use, desched := load["load-binpack"], load["load-usage"], load["load-deschedule"]
+	if !(use.Spread < by.Spread) {
+		t.Errorf("spread of node CPU use: %.1f points placing by use, %.1f by requests; want less by use", use.Spread, by.Spread)
+	}
+	if !(by.Hot > 0 && desched.Hot < by.Hot && desched.Evictions > 0) {
+		t.Errorf("node-time above the high watermark: %.3f by requests, %.3f with the descheduler (%d evictions); want the descheduler to lower it",
+			by.Hot, desched.Hot, desched.Evictions)
+	}
+	if by.Evictions != 0 || use.Evictions != 0 {
+		t.Errorf("evictions without a descheduler: %d, %d", by.Evictions, use.Evictions)
 	}
 }

@@ -67,6 +67,9 @@ func (st *state) use(p *corev1.Pod, node string, sign float64) {
 	st.cards.use(p, node, int(sign))
 	st.stranded.use(p, node, sign)
 	st.usage.use(p, node, sign)
+	if st.load != nil {
+		st.useLoad(p, node, int64(sign))
+	}
 }
 
 // account integrates what was allocated, and the stranded GPUs, until at.

@@ -34,6 +34,8 @@ type job struct {
 	priority    string
 	// dra asks for the GPUs with a ResourceClaim.
 	dra bool
+	// qos is the trace task's QoS class ("" for generated jobs).
+	qos string
 	// gang, gangSize and clusters are a HyperJob child's: released with
 	// its siblings, to the cluster its plan gave it.
 	gang     string
@@ -219,7 +221,7 @@ func (s *Scenario) jobs(gpuCapacity float64) ([]job, int, error) {
 				arrival = 0
 			}
 			out = append(out, job{name: task.Name, queue: queue, arrival: arrival, runtime: task.Runtime, tasks: 1, min: 1, requests: req, models: task.Models,
-				dra: t.DRA && task.GPUMilli > 0})
+				dra: t.DRA && task.GPUMilli > 0, qos: task.QoS})
 		}
 	}
 	for gi, g := range s.Workload.Generators {
