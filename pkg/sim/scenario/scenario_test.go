@@ -146,7 +146,7 @@ func TestErrors(t *testing.T) {
 		"name: x\ncluster: {nodeGroups: [{name: n, count: 0, resources: {cpu: '1', memory: 1Gi}}]}\nworkload: {generators: [{name: a, count: 1, runtime: 1m, requests: {cpu: '1'}}]}":              "cluster.nodeGroups[0].count: Invalid value: 0: must be at least 1",
 		"name: x\ncluster: {nodeGroups: [{name: n, count: 1, resources: {cpu: '1', memory: 1Gi}}]}\nworkload: {generators: [{name: a, queue: nope, count: 1, runtime: 1m, requests: {cpu: '1'}}]}": `workload.generators[0].queue: Not found: "nope"`,
 		"name: x\nclustr: {}\n": `unknown field "clustr"`,
-		"name: x\ncluster: {nodeGroups: [{name: n, count: 1, resources: {cpu: '1', memory: 1Gi}}]}\nloadAware: {use: {BE: {min: 0.5, max: 0.2}}}": "loadAware.use[BE]: min 0.5 and max 0.2 must satisfy 0 <= min <= max",
+		"name: x\ncluster: {nodeGroups: [{name: n, count: 1, resources: {cpu: '1', memory: 1Gi}}]}\nloadAware: {use: {BE: {min: 0.5, max: 0.2}}}":        "loadAware.use[BE]: min 0.5 and max 0.2 must satisfy 0 <= min <= max",
 		"name: x\ncluster: {nodeGroups: [{name: n, count: 1, resources: {cpu: '1', memory: 1Gi}}]}\nloadAware: {descheduler: {lowWatermark: {cpu: 90}}}": "loadAware.descheduler: lowWatermark.cpu: Invalid value: 90: must not be above highWatermark.cpu (80)",
 	} {
 		if _, err := Parse([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
