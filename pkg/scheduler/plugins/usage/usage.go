@@ -15,6 +15,8 @@ import (
 	"math"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/caldera-sh/caldera/pkg/loadaware"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	configv1alpha1 "github.com/caldera-sh/caldera/pkg/scheduler/config/v1alpha1"
@@ -40,13 +42,16 @@ type Plugin struct {
 	// fallback is how many nodes were without fresh usage at the last
 	// session's start; reported when it changes.
 	fallback int
+	// bases are the nodes' estimates at the last session's start; seen
+	// counts the sessions.
+	bases map[string]*base
+	seen  uint64
 }
 
 // estimate is a node's estimated usage: CPU in milli-CPUs, memory in
-// bytes, and the age of its measurement.
+// bytes.
 type estimate struct {
 	cpu, mem float64
-	age      time.Duration
 }
 
 var (
@@ -75,32 +80,61 @@ func New(args any, _ *framework.Handle) (framework.Plugin, error) {
 func (p *Plugin) Name() string { return Name }
 
 // OnSessionOpen estimates the usage of every node whose measurement is
-// fresh.
+// fresh. A node whose tasks and measurement are those of the last
+// session keeps the last session's starting estimate.
 func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 	usage := ssn.Snapshot.Usage
+	if p.bases == nil {
+		p.bases = map[string]*base{}
+	}
 	p.nodes = make(map[string]*estimate, len(usage))
 	fallback := 0
+	p.seen++
 	for _, n := range ssn.Snapshot.NodeList {
 		u := usage[n.Name]
 		if !u.Fresh(ssn.Now, p.staleAfter) {
 			fallback++
 			continue
 		}
-		e := &estimate{cpu: float64(u.CPU), mem: float64(u.Memory), age: max(0, ssn.Now.Sub(u.At))}
-		since := u.Since()
-		for _, t := range n.Tasks {
-			if t.Status.HoldsResources() && !measured(t, since) {
-				e.cpu += float64(t.Resreq.MilliCPU)
-				e.mem += float64(t.Resreq.Memory)
+		b := p.bases[n.Name]
+		if b == nil {
+			b = &base{}
+			p.bases[n.Name] = b
+		}
+		if b.usage != u || b.node != n.Node || b.version != n.Version {
+			*b = base{usage: u, node: n.Node, version: n.Version, cpu: float64(u.CPU), mem: float64(u.Memory)}
+			since := u.Since()
+			for _, t := range n.Tasks {
+				if t.Status.HoldsResources() && !measured(t, since) {
+					b.cpu += float64(t.Resreq.MilliCPU)
+					b.mem += float64(t.Resreq.Memory)
+				}
 			}
 		}
-		p.nodes[n.Name] = e
+		b.seen = p.seen
+		p.nodes[n.Name] = &estimate{cpu: b.cpu, mem: b.mem}
+	}
+	for name, b := range p.bases {
+		if b.seen != p.seen {
+			delete(p.bases, name)
+		}
 	}
 	if fallback != p.fallback {
 		ssn.Logger.Info("Nodes without fresh usage: not filtered, scored by their requests",
 			"plugin", Name, "nodes", fallback, "of", len(ssn.Snapshot.NodeList), "staleAfter", p.staleAfter)
 		p.fallback = fallback
 	}
+}
+
+// base is a node's estimated usage at a session's start, and what it was
+// computed from.
+type base struct {
+	usage    *loadaware.Usage
+	node     *corev1.Node
+	version  uint64
+	cpu, mem float64
+	// seen is the session that last saw the node.
+	seen uint64
 }
 
 // measured reports whether the task's pod ran since the window began, so

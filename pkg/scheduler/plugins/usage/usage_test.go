@@ -220,3 +220,33 @@ func TestArguments(t *testing.T) {
 		t.Errorf("errors (-want +got):\n%s", diff)
 	}
 }
+
+// TestEstimatesFollowTheNodes: a node's estimate kept from the last
+// session is made again when its tasks or its measurement change.
+func TestEstimatesFollowTheNodes(t *testing.T) {
+	args := &configv1alpha1.UsageArgs{}
+	args.Default()
+	pl, err := New(args, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pl.(*Plugin)
+	tier := []framework.Tier{{Plugins: []framework.TierPlugin{{Plugin: p}}}}
+	cpu := func(objs api.Objects) float64 {
+		t.Helper()
+		frameworktest.Open(t, api.Build(objs), tier, framework.Options{Now: now})
+		return p.nodes["n"].cpu
+	}
+	objs := api.Objects{Nodes: []*corev1.Node{node("n")}, NodeUsages: []*metricsv1alpha1.NodeUsage{usageOf("n", "2", "10Gi", time.Minute)}}
+	if got := cpu(objs); got != 2000 {
+		t.Fatalf("estimate %v, want 2000", got)
+	}
+	objs.Pods = []*corev1.Pod{st.MakePod("ns", "bound").Req("cpu", "1").Node("n").Obj()}
+	if got := cpu(objs); got != 3000 {
+		t.Errorf("with a pod bound since: estimate %v, want 3000", got)
+	}
+	objs.NodeUsages = []*metricsv1alpha1.NodeUsage{usageOf("n", "5", "10Gi", 30*time.Second)}
+	if got := cpu(objs); got != 6000 {
+		t.Errorf("with a new measurement: estimate %v, want 6000", got)
+	}
+}
