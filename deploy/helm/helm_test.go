@@ -262,7 +262,7 @@ func TestChartValueSets(t *testing.T) {
 		}
 	})
 	t.Run("load-aware", func(t *testing.T) {
-		conf, err := os.ReadFile("../../examples/descheduler/descheduler.yaml")
+		conf, err := os.ReadFile("../../examples/descheduler/descheduler.conf")
 		if err != nil {
 			t.Fatal(err)
 		}

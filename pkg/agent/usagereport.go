@@ -93,7 +93,9 @@ func nodeOwner(node *corev1.Node) metav1.OwnerReference {
 
 func fill(nu *metricsv1alpha1.NodeUsage, rep usage.Report) {
 	nu.Timestamp = metav1.NewTime(rep.At.UTC().Truncate(time.Second))
-	nu.Window = metav1.Duration{Duration: rep.Window}
+	// Readings drift by a few milliseconds from the interval: a tenth of a
+	// second says what the window covers without the noise.
+	nu.Window = metav1.Duration{Duration: rep.Window.Round(100 * time.Millisecond)}
 	nu.Usage = resourceList(rep.Node)
 	nu.Pods = make([]metricsv1alpha1.PodUsage, 0, len(rep.Pods))
 	for _, p := range rep.Pods {

@@ -216,7 +216,7 @@ func TestShardingController(t *testing.T) {
 // TestDeschedulerController: the same for the load-aware descheduler and
 // --descheduler-config.
 func TestDeschedulerController(t *testing.T) {
-	testFileController(t, "descheduler", "--descheduler-config", "../../../../examples/descheduler/descheduler.yaml",
+	testFileController(t, "descheduler", "--descheduler-config", "../../../../examples/descheduler/descheduler.conf",
 		"lowWatermark: {cpu: 90}\n", "lowWatermark.cpu: Invalid value: 90: must not be above highWatermark.cpu (80)",
 		"the descheduler needs --descheduler-config", func(c *Config) bool { return c.Descheduler != nil })
 }

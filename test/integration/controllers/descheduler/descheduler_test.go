@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 	os.Exit(framework.Main(m, framework.Options{Kwok: true}, &fw))
 }
 
-const exampleConfig = "../../../../examples/descheduler/descheduler.yaml"
+const exampleConfig = "../../../../examples/descheduler/descheduler.conf"
 
 var kwokToleration = []corev1.Toleration{{Key: controlplane.KwokTaint.Key, Operator: corev1.TolerationOpExists}}
 
@@ -80,7 +80,7 @@ func usage(node, cpu string, pods map[*corev1.Pod]string) *metricsv1alpha1.NodeU
 }
 
 // TestDeschedulerExample runs the documented configuration
-// (examples/descheduler/descheduler.yaml) on a hot node (9.5 of 10 CPUs
+// (examples/descheduler/descheduler.conf) on a hot node (9.5 of 10 CPUs
 // in use) and a cool one (1 of 10). On the hot node: pods a (priority 0,
 // 3 CPUs in use), b (priority 0, 2 CPUs, its budget allows no
 // disruption), c (priority 100, 3 CPUs), d (priority 1000, half a CPU)
