@@ -183,6 +183,13 @@ test-karmada: control-plane build
 	CALDERA_KARMADA_BIN="$(abspath $(KARMADA_BIN))" CALDERA_KARMADA_SRC="$(abspath $(KARMADA_SRC))" \
 		go test $(GO_TEST_FLAGS) -count=1 -tags e2e -timeout 90m -v -run '^TestFederation' ./test/e2e/
 
+## test-prometheus: the usage plugin's Prometheus source against a real Prometheus (opt-in,
+## not in make test: the first build of Prometheus takes several minutes); docs/testing.md.
+.PHONY: test-prometheus
+test-prometheus: control-plane build
+	hack/build-prometheus.sh
+	go test $(GO_TEST_FLAGS) -count=1 -tags prometheus -timeout 20m -v ./test/integration/prometheus/
+
 ## bench: run the Go benchmarks and the scheduler benchmark at its small size.
 .PHONY: bench
 bench: bench-perf

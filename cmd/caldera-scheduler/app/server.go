@@ -21,10 +21,12 @@ import (
 	schedv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
@@ -45,6 +47,7 @@ import (
 	"github.com/caldera-sh/caldera/cmd/caldera-scheduler/app/options"
 	"github.com/caldera-sh/caldera/pkg/component"
 	"github.com/caldera-sh/caldera/pkg/component/metricsserving"
+	promsource "github.com/caldera-sh/caldera/pkg/loadaware/prometheus"
 	"github.com/caldera-sh/caldera/pkg/scheduler"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/binder"
@@ -90,6 +93,9 @@ type Server struct {
 	cfg       *configv1alpha1.SchedulerConfiguration
 	clientset kubernetes.Interface
 	factory   informers.SharedInformerFactory
+	// pollUsage reads the nodes' usage from the configured metrics
+	// source until its context ends; nil without one.
+	pollUsage func(context.Context)
 	// deviceFactory watches the vGPU device plugin's ConfigMap, when a tier
 	// places vGPUs.
 	deviceFactory informers.SharedInformerFactory
@@ -310,11 +316,24 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 		return nil, err
 	}
 	if usesPlugin(cfg, usage.Name) {
-		synced, err := watchNodeUsage(ctx, c, crdCache)
-		if err != nil {
-			return nil, err
+		if ms := cfg.MetricsSource; ms != nil {
+			// The usage plugin reads Prometheus instead of NodeUsage.
+			nodes := factory.Core().V1().Nodes().Lister()
+			src := &promsource.Source{Address: ms.Address, Client: &http.Client{Timeout: 30 * time.Second}}
+			srv.pollUsage = func(ctx context.Context) {
+				src.Poll(ctx, ms.Interval.Duration, func() map[string]promsource.Capacity {
+					return nodeCapacities(nodes)
+				}, c.SetNodeUsage, func(err error) {
+					klog.FromContext(ctx).Error(err, "Reading the nodes' usage from the metrics source failed; nodes keep their last usage until it is stale", "address", ms.Address)
+				})
+			}
+		} else {
+			synced, err := watchNodeUsage(ctx, c, crdCache)
+			if err != nil {
+				return nil, err
+			}
+			crdSynced = append(crdSynced, synced)
 		}
-		crdSynced = append(crdSynced, synced)
 	}
 
 	if srv.shardSynced != nil {
@@ -372,6 +391,9 @@ func (s *Server) Run(ctx context.Context) error {
 		return errors.New("the scheduler's cache did not receive the informers' initial lists")
 	}
 	logger.Info("Informers synced", "cache", c.Stats())
+	if s.pollUsage != nil {
+		go s.pollUsage(ctx)
+	}
 
 	run := func(ctx context.Context) {
 		// Binds outlive the decisions: when scheduling stops, the binds
@@ -584,6 +606,20 @@ func watchNodeUsage(ctx context.Context, c *cache.Cache, crdCache ctrlcache.Cach
 		return nil, err
 	}
 	return reg.HasSynced, nil
+}
+
+// nodeCapacities are the nodes' CPU and memory capacities, by which the
+// metrics source's percentages become amounts.
+func nodeCapacities(nodes corelisters.NodeLister) map[string]promsource.Capacity {
+	list, err := nodes.List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	out := make(map[string]promsource.Capacity, len(list))
+	for _, n := range list {
+		out[n.Name] = promsource.Capacity{CPU: n.Status.Capacity.Cpu().MilliValue(), Memory: n.Status.Capacity.Memory().Value()}
+	}
+	return out
 }
 
 // usesPlugin reports whether a tier of the configuration lists the plugin.

@@ -515,16 +515,21 @@ func (c *Cache) UpdateNodeUsage(nu *metricsv1alpha1.NodeUsage) {
 	if err != nil {
 		c.logger.Info("NodeUsage ignored", "node", nu.Name, "err", err)
 	}
+	c.SetNodeUsage(nu.Name, u)
+}
+
+// SetNodeUsage records a node's measured use, from whichever source; nil
+// forgets it. A new measurement changes no placement by itself: the next
+// cycle reads it; no cycle is started for it.
+func (c *Cache) SetNodeUsage(node string, u *loadaware.Usage) {
 	c.mu.Lock()
 	if u == nil {
-		delete(c.usage, nu.Name)
+		delete(c.usage, node)
 	} else {
-		c.usage[nu.Name] = u
+		c.usage[node] = u
 	}
 	c.usageSnap = nil
 	c.mu.Unlock()
-	// A new measurement changes no placement by itself: the next cycle
-	// reads it; no cycle is started for it.
 }
 
 // DeleteNodeUsage forgets a node's measured use.

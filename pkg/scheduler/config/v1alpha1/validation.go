@@ -301,8 +301,12 @@ func validateNodeSampling(n *NodeSamplingConfiguration, path *field.Path) field.
 func validateMetricsSource(m *MetricsSourceConfiguration, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	types := []string{MetricsSourcePrometheus, MetricsSourcePrometheusAdaptor, MetricsSourceElasticsearch}
-	if !slices.Contains(types, m.Type) {
+	switch {
+	case !slices.Contains(types, m.Type):
 		errs = append(errs, field.NotSupported(path.Child("type"), m.Type, types))
+	case m.Type != MetricsSourcePrometheus:
+		errs = append(errs, field.Invalid(path.Child("type"), m.Type,
+			"not available in this version of Caldera: use prometheus, or leave metricsSource out and the usage plugin reads the nodes' NodeUsage from caldera-agent"))
 	}
 	if m.Address == "" {
 		errs = append(errs, field.Required(path.Child("address"), ""))

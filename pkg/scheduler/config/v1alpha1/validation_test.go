@@ -303,6 +303,14 @@ func TestValidateSchedulerConfiguration(t *testing.T) {
 				`metricsSource.interval: Invalid value: "0s": must be positive`,
 			},
 		},
+		"a metrics source of this version": {
+			mutate: func(c *SchedulerConfiguration) {
+				c.MetricsSource = &MetricsSourceConfiguration{Type: "elasticsearch", Address: "http://es:9200", Interval: duration(time.Minute)}
+			},
+			want: []string{
+				`metricsSource.type: Invalid value: "elasticsearch": not available in this version of Caldera: use prometheus, or leave metricsSource out and the usage plugin reads the nodes' NodeUsage from caldera-agent`,
+			},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
