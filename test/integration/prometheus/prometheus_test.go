@@ -27,8 +27,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
-	promsource "github.com/caldera-sh/caldera/pkg/loadaware/prometheus"
 	"github.com/caldera-sh/caldera/pkg/controlplane"
+	promsource "github.com/caldera-sh/caldera/pkg/loadaware/prometheus"
 	"github.com/caldera-sh/caldera/test/integration/framework"
 	"github.com/caldera-sh/caldera/test/poll"
 )
