@@ -148,7 +148,7 @@ func (r *Reconciler) observe(ctx context.Context, now time.Time) (core.Input, ma
 	in := core.Input{Now: now, Config: r.cfg.Policy(), Allowed: map[string]int32{}}
 	byNode := map[string]*core.Node{}
 	for _, n := range nodes.Items {
-		cn := &core.Node{Name: n.Name, Allocatable: amounts(n.Status.Allocatable), Closed: closed(&n)}
+		cn := &core.Node{Name: n.Name, Allocatable: core.AmountsOf(n.Status.Allocatable), Closed: closed(&n)}
 		if nu := usageOf[n.Name]; nu != nil {
 			if u, err := loadaware.FromNodeUsage(nu); err == nil {
 				cn.Usage = u
@@ -181,8 +181,8 @@ func (r *Reconciler) observe(ctx context.Context, now time.Time) (core.Input, ma
 		}
 		present[p.UID] = true
 		key := p.Namespace + "/" + p.Name
-		req := amounts(resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}))
-		cn.Requested = plus(cn.Requested, req)
+		req := core.AmountsOf(resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}))
+		cn.Requested = cn.Requested.Plus(req)
 		cp := core.Pod{Key: key, UID: string(p.UID), Request: req, Usage: req, Leaving: p.DeletionTimestamp != nil}
 		if p.Spec.Priority != nil {
 			cp.Priority = *p.Spec.Priority
@@ -212,7 +212,7 @@ func (r *Reconciler) observe(ctx context.Context, now time.Time) (core.Input, ma
 		}
 		measured := map[string]core.Amounts{}
 		for _, pu := range nu.Pods {
-			a := amounts(pu.Usage)
+			a := core.AmountsOf(pu.Usage)
 			if !present[pu.UID] {
 				cn.Pods = append(cn.Pods, core.Pod{Key: pu.Namespace + "/" + pu.Name, UID: string(pu.UID), Usage: a, Leaving: true, Unmovable: "gone"})
 				continue
@@ -243,14 +243,6 @@ func closed(n *corev1.Node) bool {
 		}
 	}
 	return true
-}
-
-func amounts(rl corev1.ResourceList) core.Amounts {
-	return core.Amounts{CPU: rl.Cpu().MilliValue(), Memory: rl.Memory().Value()}
-}
-
-func plus(a, b core.Amounts) core.Amounts {
-	return core.Amounts{CPU: a.CPU + b.CPU, Memory: a.Memory + b.Memory}
 }
 
 // SetupWithManager runs the descheduler on the manager: a run is due at

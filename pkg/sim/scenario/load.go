@@ -108,11 +108,7 @@ func newLoadBook(cfg *LoadAware, seed uint64) *loadBook {
 func (b *loadBook) addNode(m *member, n *corev1.Node) {
 	b.nodes = append(b.nodes, n.Name)
 	b.member[n.Name] = m
-	b.alloc[n.Name] = amountsOf(n.Status.Allocatable)
-}
-
-func amountsOf(rl corev1.ResourceList) core.Amounts {
-	return core.Amounts{CPU: rl.Cpu().MilliValue(), Memory: rl.Memory().Value()}
+	b.alloc[n.Name] = core.AmountsOf(n.Status.Allocatable)
 }
 
 // shareOf is the share of its requests job i's pods use: drawn once per
@@ -137,7 +133,7 @@ func (st *state) shareOf(i int) float64 {
 
 // podUse is what a pod really uses.
 func (st *state) podUse(p *corev1.Pod) core.Amounts {
-	req := amountsOf(podRequests(p))
+	req := core.AmountsOf(podRequests(p))
 	i, ok := st.jobs.of(p)
 	if !ok {
 		return req
@@ -153,7 +149,7 @@ func (st *state) useLoad(p *corev1.Pod, node string, sign int64) {
 	if _, ok := b.alloc[node]; !ok {
 		return
 	}
-	use, req := st.podUse(p), amountsOf(podRequests(p))
+	use, req := st.podUse(p), core.AmountsOf(podRequests(p))
 	u, r := b.used[node], b.requested[node]
 	b.used[node] = core.Amounts{CPU: u.CPU + sign*use.CPU, Memory: u.Memory + sign*use.Memory}
 	b.requested[node] = core.Amounts{CPU: r.CPU + sign*req.CPU, Memory: r.Memory + sign*req.Memory}
@@ -228,7 +224,7 @@ func (st *state) deschedule(now time.Time) {
 				continue
 			}
 			key := p.Namespace + "/" + p.Name
-			cp := core.Pod{Key: key, UID: string(p.UID), Request: amountsOf(podRequests(p)), Usage: st.podUse(p), Leaving: p.DeletionTimestamp != nil}
+			cp := core.Pod{Key: key, UID: string(p.UID), Request: core.AmountsOf(podRequests(p)), Usage: st.podUse(p), Leaving: p.DeletionTimestamp != nil}
 			if p.Spec.Priority != nil {
 				cp.Priority = *p.Spec.Priority
 			}

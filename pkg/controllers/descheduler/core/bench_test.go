@@ -23,7 +23,7 @@ func BenchmarkDecide(b *testing.B) {
 			Usage: &loadaware.Usage{At: now.Add(-time.Minute), Window: 5 * time.Minute, CPU: use, Memory: 20e9}}
 		for j := range perNode {
 			q := p(fmt.Sprintf("p%04d-%02d", i, j), int32(j%3), float64(use)/1000/perNode)
-			n.Requested = n.Requested.plus(q.Request)
+			n.Requested = n.Requested.Plus(q.Request)
 			n.Pods = append(n.Pods, q)
 		}
 		in.Nodes = append(in.Nodes, n)

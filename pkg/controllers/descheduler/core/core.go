@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/caldera-sh/caldera/pkg/loadaware"
 )
 
@@ -26,8 +28,15 @@ type Amounts struct {
 	CPU, Memory int64
 }
 
-func (a Amounts) plus(b Amounts) Amounts  { return Amounts{a.CPU + b.CPU, a.Memory + b.Memory} }
+// Plus is a + b.
+func (a Amounts) Plus(b Amounts) Amounts { return Amounts{a.CPU + b.CPU, a.Memory + b.Memory} }
+
 func (a Amounts) minus(b Amounts) Amounts { return Amounts{a.CPU - b.CPU, a.Memory - b.Memory} }
+
+// AmountsOf reads the CPU and memory of a resource list.
+func AmountsOf(rl corev1.ResourceList) Amounts {
+	return Amounts{CPU: rl.Cpu().MilliValue(), Memory: rl.Memory().Value()}
+}
 
 // Percentages are a share of each resource, in percent.
 type Percentages struct {
@@ -163,7 +172,7 @@ func Decide(in Input) Decision {
 				case p.Leaving:
 					n.usage = n.usage.minus(p.Usage)
 				case p.Unmeasured:
-					n.usage = n.usage.plus(p.Usage)
+					n.usage = n.usage.Plus(p.Usage)
 				}
 			}
 			n.usage = Amounts{max(0, n.usage.CPU), max(0, n.usage.Memory)}
@@ -226,8 +235,8 @@ func Decide(in Input) Decision {
 			for _, b := range p.Budgets {
 				allowed[b]--
 			}
-			to.usage = to.usage.plus(p.Usage)
-			to.requested = to.requested.plus(p.Request)
+			to.usage = to.usage.Plus(p.Usage)
+			to.requested = to.requested.Plus(p.Request)
 			n.usage = n.usage.minus(p.Usage)
 			evicted++
 			evictions = append(evictions, Eviction{Pod: p.Key, UID: p.UID, Node: n.Name, To: to.Name,
@@ -333,7 +342,7 @@ func destination(room []*node, p Pod, high Percentages) *node {
 		if p.Request.CPU > free.CPU || p.Request.Memory > free.Memory {
 			continue
 		}
-		after := &node{Node: n.Node, usage: n.usage.plus(p.Usage)}
+		after := &node{Node: n.Node, usage: n.usage.Plus(p.Usage)}
 		pct := after.pct()
 		if over(pct, high) {
 			continue

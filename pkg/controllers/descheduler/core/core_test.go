@@ -21,7 +21,7 @@ var cfg = Config{
 func n(name string, cpu float64, pods ...Pod) Node {
 	var req Amounts
 	for _, p := range pods {
-		req = req.plus(p.Request)
+		req = req.Plus(p.Request)
 	}
 	return Node{Name: name, Allocatable: Amounts{10000, 100e9}, Requested: req,
 		Usage: &loadaware.Usage{At: now.Add(-time.Minute), Window: 5 * time.Minute, CPU: int64(cpu * 1000), Memory: 10e9},
