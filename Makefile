@@ -188,7 +188,7 @@ test-karmada: control-plane build
 .PHONY: test-prometheus
 test-prometheus: control-plane build
 	hack/build-prometheus.sh
-	go test $(GO_TEST_FLAGS) -count=1 -tags prometheus -timeout 20m -v ./test/integration/prometheus/
+	go test $(GO_TEST_FLAGS) -count=1 -tags prometheus -timeout 40m -v ./test/integration/prometheus/
 
 ## bench: run the Go benchmarks and the scheduler benchmark at its small size.
 .PHONY: bench
