@@ -70,7 +70,7 @@ verify: $(CONTROLLER_GEN) lint
 .PHONY: lint
 lint:
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
-	go vet -tags integration,e2e,perf,chaos,rbacusage,images ./...
+	go vet -tags integration,e2e,perf,chaos,rbacusage,images,prometheus ./...
 
 ## test: verify, then unit, fuzz (briefly), integration, end-to-end and fault-injection tests,
 ## and the check that the components use every permission they are granted.
