@@ -35,6 +35,8 @@ import (
 
 var fw *framework.Framework
 
+var kwokTolerations = []corev1.Toleration{{Key: controlplane.KwokTaint.Key, Operator: corev1.TolerationOpExists}}
+
 func TestMain(m *testing.M) {
 	os.Exit(framework.Main(m, framework.Options{Kwok: true}, &fw))
 }
@@ -174,7 +176,7 @@ func TestPrometheusSource(t *testing.T) {
 	}
 	var specs []controlplane.NodeSpec
 	for _, name := range []string{hot, cool} {
-		specs = append(specs, controlplane.NodeSpec{Name: name, Labels: map[string]string{"test": ns},
+		specs = append(specs, controlplane.NodeSpec{Name: name, Labels: map[string]string{"test": ns, "node": name},
 			Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(fmt.Sprint(cpus)), corev1.ResourceMemory: *resource.NewQuantity(memTotal, resource.BinarySI)}})
 	}
 	if err := controlplane.CreateNodes(t.Context(), fw.Client, specs); err != nil {
@@ -195,23 +197,34 @@ func TestPrometheusSource(t *testing.T) {
 		}
 	})
 	pod := func(name, node string) *corev1.Pod {
-		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: corev1.PodSpec{
-			SchedulerName: "volcano", NodeSelector: map[string]string{"kubernetes.io/hostname": node},
-			Containers: []corev1.Container{{Name: "main", Image: "busybox", Resources: corev1.ResourceRequirements{
-				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}}},
-		}}
+		if err := fw.Client.Create(t.Context(), &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: schedulingv1beta1.PodGroupSpec{MinMember: 1, Queue: "default"}}); err != nil {
+			t.Fatal(err)
+		}
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: map[string]string{schedulingv1beta1.KubeGroupNameAnnotation: name}},
+			Spec: corev1.PodSpec{
+				SchedulerName: "volcano", NodeSelector: map[string]string{"test": ns, "node": node}, Tolerations: kwokTolerations,
+				Containers: []corev1.Container{{Name: "main", Image: "busybox", Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}}},
+			}}
+	}
+	node := func(name string) func() (string, error) {
+		return func() (string, error) {
+			var p corev1.Pod
+			err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &p)
+			return p.Spec.NodeName, err
+		}
 	}
 	bound := func(name string) func() (bool, string) {
 		return func() (bool, string) {
-			var p corev1.Pod
-			if err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &p); err != nil {
+			n, err := node(name)()
+			if err != nil {
 				return false, err.Error()
 			}
-			return p.Spec.NodeName != "", fmt.Sprintf("on %q", p.Spec.NodeName)
+			return n != "", fmt.Sprintf("on %q", n)
 		}
 	}
-	// A pod for the cool node is placed: the scheduler has read the usage
-	// (a barrier for the next check).
+	// A pod for the cool node is placed: the scheduler has read the usage.
 	if err := fw.Client.Create(t.Context(), pod("to-cool", cool)); err != nil {
 		t.Fatal(err)
 	}
@@ -219,20 +232,21 @@ func TestPrometheusSource(t *testing.T) {
 	if err := fw.Client.Create(t.Context(), pod("to-hot", hot)); err != nil {
 		t.Fatal(err)
 	}
-	var pg schedulingv1beta1.PodGroupList
 	poll.Eventually(t, t.Context(), time.Minute, "the pod for the hot node waits: its CPU usage is above the threshold", func() (bool, string) {
-		if err := fw.Client.List(t.Context(), &pg, client.InNamespace(ns)); err != nil {
+		var pg schedulingv1beta1.PodGroup
+		if err := fw.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "to-hot"}, &pg); err != nil {
 			return false, err.Error()
 		}
-		for _, g := range pg.Items {
-			for _, c := range g.Status.Conditions {
-				if c.Type == schedulingv1beta1.PodGroupUnschedulableType && strings.Contains(c.Message, "node cpu usage above 80%") {
-					return true, c.Message
-				}
+		for _, c := range pg.Status.Conditions {
+			if c.Type == schedulingv1beta1.PodGroupUnschedulableType && strings.Contains(c.Message, "node cpu usage above 80%") {
+				return true, c.Message
 			}
 		}
-		return false, fmt.Sprintf("%d PodGroups", len(pg.Items))
+		return false, fmt.Sprintf("conditions %+v", pg.Status.Conditions)
 	})
+	if n, _ := node("to-hot")(); n != "" {
+		t.Fatalf("the pod for the hot node was placed on %q while its usage is above the threshold", n)
+	}
 	// The node cools; Prometheus's averages fall below 80% within a few
 	// minutes (0.9 → 0.1 from here).
 	e.set(hot, 0.1, 0.5)
