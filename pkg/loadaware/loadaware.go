@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	metricsv1alpha1 "github.com/caldera-sh/caldera/apis/metrics/v1alpha1"
 )
@@ -47,6 +48,13 @@ func (u *Usage) Fresh(now time.Time, staleAfter time.Duration) bool {
 // Since is when the window began: a pod that started later is not, or
 // only in part, in the averages.
 func (u *Usage) Since() time.Time { return u.At.Add(-u.Window) }
+
+// Holds reports whether the averages hold a pod that started at start
+// (nil: not started): only a pod that ran since the window began is in
+// them whole.
+func (u *Usage) Holds(start *metav1.Time) bool {
+	return start != nil && !start.After(u.Since())
+}
 
 // Percent is used as a percentage of total; 0 when total is not positive.
 func Percent(used, total float64) float64 {

@@ -3,6 +3,7 @@ package descheduler
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -132,18 +133,5 @@ func (c *Config) Policy() core.Config {
 
 // movesFrom reports whether pods of the namespace may be moved.
 func (c *Config) movesFrom(ns string) bool {
-	for _, x := range c.Namespaces.Exclude {
-		if x == ns {
-			return false
-		}
-	}
-	if len(c.Namespaces.Include) == 0 {
-		return true
-	}
-	for _, x := range c.Namespaces.Include {
-		if x == ns {
-			return true
-		}
-	}
-	return false
+	return !slices.Contains(c.Namespaces.Exclude, ns) && (len(c.Namespaces.Include) == 0 || slices.Contains(c.Namespaces.Include, ns))
 }

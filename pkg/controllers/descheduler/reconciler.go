@@ -187,7 +187,7 @@ func (r *Reconciler) observe(ctx context.Context, now time.Time) (core.Input, ma
 		if p.Spec.Priority != nil {
 			cp.Priority = *p.Spec.Priority
 		}
-		if u := cn.Usage; u != nil && (p.Status.StartTime == nil || p.Status.StartTime.After(u.Since())) {
+		if u := cn.Usage; u != nil && !u.Holds(p.Status.StartTime) {
 			cp.Unmeasured = true
 		}
 		gang := gangMin[types.NamespacedName{Namespace: p.Namespace, Name: p.Annotations[schedulingv1beta1.KubeGroupNameAnnotation]}]

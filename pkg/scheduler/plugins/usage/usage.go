@@ -103,9 +103,8 @@ func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 		}
 		if b.usage != u || b.node != n.Node || b.version != n.Version {
 			*b = base{usage: u, node: n.Node, version: n.Version, cpu: float64(u.CPU), mem: float64(u.Memory)}
-			since := u.Since()
 			for _, t := range n.Tasks {
-				if t.Status.HoldsResources() && !measured(t, since) {
+				if t.Status.HoldsResources() && (t.Pod == nil || !u.Holds(t.Pod.Status.StartTime)) {
 					b.cpu += float64(t.Resreq.MilliCPU)
 					b.mem += float64(t.Resreq.Memory)
 				}
@@ -135,15 +134,6 @@ type base struct {
 	cpu, mem float64
 	// seen is the session that last saw the node.
 	seen uint64
-}
-
-// measured reports whether the task's pod ran since the window began, so
-// that the averages hold it.
-func measured(t *api.TaskInfo, since time.Time) bool {
-	if t.Pod == nil || t.Pod.Status.StartTime == nil {
-		return false
-	}
-	return !t.Pod.Status.StartTime.After(since)
 }
 
 // OnSessionClose forgets the session's estimates.
