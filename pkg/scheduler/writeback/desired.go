@@ -4,6 +4,8 @@
 package writeback
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -61,12 +63,7 @@ func DesiredPodGroupStatus(job *api.JobInfo, outcome *framework.JobOutcome, now 
 }
 
 func hasCondition(conds []schedulingv1beta1.PodGroupCondition, t schedulingv1beta1.PodGroupConditionType) bool {
-	for _, c := range conds {
-		if c.Type == t {
-			return true
-		}
-	}
-	return false
+	return condition(conds, t) != nil
 }
 
 // setCondition sets the condition of c's type, keeping the transition time
@@ -138,4 +135,52 @@ func DesiredQueueStatuses(snap *api.Snapshot) map[api.QueueID]QueueStatus {
 		out[id] = s
 	}
 	return out
+}
+
+// How long a status change may wait for the changes that follow it, so
+// that they reach the API server as one write. A gang placed in a cycle
+// turns Running, and then its pods start one after another, each moving its
+// counts: held, the phase and the counts go out together.
+const (
+	// SettleHold is the wait of a change that readers only display: a
+	// phase a placement or a finish moved, pod counts, a queue's totals.
+	SettleHold = 2 * time.Second
+	// AdmissionHold is the wait of the Inqueue phase of a job that already
+	// has its pods: no controller waits on it (a job controller creates
+	// pods once its PodGroup leaves Pending, and these exist), and the
+	// placement that usually follows within a cycle or two writes Running
+	// in its stead. A job still only admitted after it shows Inqueue.
+	AdmissionHold = 10 * time.Second
+)
+
+// PodGroupHold is how long the change of a job's PodGroup status from cur
+// to desired may be held before it is written: not at all when a reader
+// waits on it (a job controller on the phase leaving Pending before it
+// creates the pods; a person or a tool on the Unschedulable condition,
+// which changes only with its reason or its numbers), AdmissionHold for the
+// admission of a job whose pods exist, SettleHold for the rest.
+func PodGroupHold(job *api.JobInfo, cur, desired schedulingv1beta1.PodGroupStatus) time.Duration {
+	pending := func(p schedulingv1beta1.PodGroupPhase) bool {
+		return p == "" || p == schedulingv1beta1.PodGroupPending
+	}
+	hasPods := int32(len(job.Tasks)) >= job.MinAvailable
+	if pending(cur.Phase) && !pending(desired.Phase) && !hasPods {
+		return 0
+	}
+	if c := condition(desired.Conditions, schedulingv1beta1.PodGroupUnschedulableType); c != nil && c.Status == corev1.ConditionTrue {
+		return 0
+	}
+	if pending(cur.Phase) && desired.Phase == schedulingv1beta1.PodGroupInqueue {
+		return AdmissionHold
+	}
+	return SettleHold
+}
+
+func condition(conds []schedulingv1beta1.PodGroupCondition, t schedulingv1beta1.PodGroupConditionType) *schedulingv1beta1.PodGroupCondition {
+	for i := range conds {
+		if conds[i].Type == t {
+			return &conds[i]
+		}
+	}
+	return nil
 }

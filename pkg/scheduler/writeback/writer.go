@@ -129,9 +129,11 @@ func (w *Writer) processNext(ctx context.Context) bool {
 // written again, since another writer changed it or the write was lost.
 const ResendAfter = 30 * time.Second
 
-// enqueue schedules a write of desired for key unless it was the last
-// desired value written or queued, less than ResendAfter ago.
-func (w *Writer) enqueue(key string, desired any, write func(context.Context) error) {
+// enqueue schedules a write of desired for key, hold from now at the
+// latest, unless it was the last desired value written or queued, less than
+// ResendAfter ago. A write waiting for its time writes whatever is desired
+// when the time comes; a later change with a shorter hold brings it forward.
+func (w *Writer) enqueue(key string, desired any, hold time.Duration, write func(context.Context) error) {
 	w.mu.Lock()
 	if last, ok := w.written[key]; ok && equality.Semantic.DeepEqual(last, desired) && w.now().Sub(w.writtenAt[key]) < ResendAfter {
 		w.mu.Unlock()
@@ -141,6 +143,10 @@ func (w *Writer) enqueue(key string, desired any, write func(context.Context) er
 	w.writtenAt[key] = w.now()
 	w.pending[key] = write
 	w.mu.Unlock()
+	if hold > 0 {
+		w.queue.AddAfter(key, hold)
+		return
+	}
 	w.queue.Add(key)
 }
 
@@ -179,7 +185,7 @@ func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.Job
 		}
 		w.recordUnschedulable(job, outcome)
 		pg := job.PodGroup
-		w.enqueue(key, desired, func(ctx context.Context) error {
+		w.enqueue(key, desired, PodGroupHold(job, pg.Status, desired), func(ctx context.Context) error {
 			return w.patchStatus(ctx, &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: pg.Namespace, Name: pg.Name}}, podGroupStatusPatch(desired))
 		})
 	}
@@ -207,7 +213,7 @@ func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.Job
 			continue
 		}
 		name, cur := q.Name, q.Queue.Status.Allocated
-		w.enqueue("queue/"+name, desired, func(ctx context.Context) error {
+		w.enqueue("queue/"+name, desired, SettleHold, func(ctx context.Context) error {
 			return w.writeQueueStatus(ctx, name, cur, desired)
 		})
 	}
@@ -389,7 +395,7 @@ func (w *Writer) WriteNomination(t *api.TaskInfo, node string) {
 	if node != "" {
 		value = node
 	}
-	w.enqueue("pod/"+ns+"/"+name, node, func(ctx context.Context) error {
+	w.enqueue("pod/"+ns+"/"+name, node, 0, func(ctx context.Context) error {
 		return w.patchStatus(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}},
 			map[string]any{"nominatedNodeName": value})
 	})

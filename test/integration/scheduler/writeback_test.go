@@ -65,3 +65,62 @@ func TestQueueStatusWriteReplacesAllocated(t *testing.T) {
 		return len(st.Allocated) == 0 && st.Pending+st.Running == 0, fmt.Sprintf("%+v", st)
 	})
 }
+
+// TestGangStatusCoalesced: a gang placed in a cycle turns Running, then its
+// pods start one after another. Held for writeback.SettleHold, the phase
+// and the final counts reach the API server as one write.
+func TestGangStatusCoalesced(t *testing.T) {
+	const ns = "writeback-coalesce"
+	createNamespace(t, ns)
+	wc, err := client.NewWithWatch(fw.RESTConfig(), client.Options{Scheme: fw.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg := schedtesting.MakePodGroup("gang", ns).MinMember(3).Phase(schedulingv1beta1.PodGroupPending).Obj()
+	if err := fw.Client.Create(t.Context(), pg); err != nil {
+		t.Fatal(err)
+	}
+	watch, err := wc.Watch(t.Context(), &schedulingv1beta1.PodGroupList{}, client.InNamespace(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Stop()
+	w := writeback.NewWriter(fw.Client, nil)
+	go w.Run(t.Context(), 1)
+
+	// The cycle placed the gang: every pod bound, none started yet; then,
+	// cycle by cycle, the pods start.
+	for running := range 4 {
+		var pods []*corev1.Pod
+		for i := range 3 {
+			p := st.MakePod(ns, fmt.Sprintf("p%d", i)).Group("gang").Req("cpu", "1").Node("n1")
+			if i < running {
+				p = p.Phase(corev1.PodRunning)
+			}
+			pods = append(pods, p.Obj())
+		}
+		snap := api.Build(api.Objects{Pods: pods, PodGroups: []*schedulingv1beta1.PodGroup{pg.DeepCopy()}})
+		w.Apply(snap, nil, map[api.JobID]bool{api.NewJobID(ns, "gang"): true}, metav1.Now())
+	}
+
+	writes := 0
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case ev := <-watch.ResultChan():
+			got, ok := ev.Object.(*schedulingv1beta1.PodGroup)
+			if !ok || got.Name != "gang" || ev.Type != "MODIFIED" {
+				continue
+			}
+			writes++
+			if got.Status.Phase == schedulingv1beta1.PodGroupRunning && got.Status.Running == 3 {
+				if writes != 1 {
+					t.Errorf("%d status writes before the gang showed Running with 3 pods running, want 1", writes)
+				}
+				return
+			}
+		case <-deadline:
+			t.Fatalf("the gang never showed Running with 3 pods running (%d writes seen)", writes)
+		}
+	}
+}
