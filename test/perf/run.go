@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	shardv1alpha1 "github.com/caldera-sh/caldera/apis/shard/v1alpha1"
@@ -477,10 +476,10 @@ func check(w *Workload, jobs []*job, probes []string, rec *bindRecorder, writes 
 }
 
 // deleteAll deletes the run's pods, creationWorkers at a time and with no
-// grace period (kwok's pods have nothing to stop), and its PodGroups, and
-// waits until no pod is left so that the next scheduler finds the nodes
-// empty. One delete-collection request of 10,000 pods outlasts the API
-// server's request timeout on a small machine. The namespace itself stays:
+// grace period (kwok's pods have nothing to stop), and its PodGroups the
+// same way, and waits until no pod is left so that the next scheduler finds
+// the nodes empty. One delete-collection request of 10,000 pods (or
+// PodGroups) outlasts the API server's request timeout on a small machine. The namespace itself stays:
 // without kube-controller-manager nothing would empty it.
 func deleteAll(ctx context.Context, env *Environment, ns string, jobs []*job, probes []string) error {
 	pods := env.Clientset.CoreV1().Pods(ns)
@@ -498,8 +497,21 @@ func deleteAll(ctx context.Context, env *Environment, ns string, jobs []*job, pr
 	if err != nil {
 		return err
 	}
-	if err := env.Client.DeleteAllOf(ctx, &schedulingv1beta1.PodGroup{}, client.InNamespace(ns)); err != nil {
-		return fmt.Errorf("deleting PodGroups of %s: %w", ns, err)
+	var groups []string
+	for _, j := range jobs {
+		if j.group.Kind == JobKindGang {
+			groups = append(groups, j.name)
+		}
+	}
+	err = forEach(ctx, groups, creationWorkers, func(ctx context.Context, name string) error {
+		pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		if err := env.Client.Delete(ctx, pg); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting PodGroup %s: %w", name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if err := deleteClaims(ctx, env, ns); err != nil {
 		return err
