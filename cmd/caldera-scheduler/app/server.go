@@ -158,7 +158,7 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 	// across objects.
 	transform := cache.NewTransform()
 	factory := newInformerFactory(clientset, transform)
-	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: clientset.EventsV1()})
+	broadcaster := events.NewBroadcaster(component.NewEventSink(clientset))
 	recorder := broadcaster.NewRecorder(scheme, "caldera-scheduler")
 	fitOpts, needFit, err := profile.PodFitOptions(cfg)
 	if err != nil {
