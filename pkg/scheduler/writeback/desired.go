@@ -145,6 +145,10 @@ const (
 	// SettleHold is the wait of a change that readers only display: a
 	// phase a placement or a finish moved, pod counts, a queue's totals.
 	SettleHold = 2 * time.Second
+	// StartHold is the longest wait of a placed job's Running phase for
+	// its pods to start: the phase and the counts of its started pods go
+	// out together, SettleHold after the last one starts.
+	StartHold = 10 * time.Second
 	// AdmissionHold is the wait of the Inqueue phase of a job that already
 	// has its pods: no controller waits on it (a job controller creates
 	// pods once its PodGroup leaves Pending, and these exist), and the
@@ -156,9 +160,11 @@ const (
 // PodGroupHold is how long the change of a job's PodGroup status from cur
 // to desired may be held before it is written: not at all when a reader
 // waits on it (a job controller on the phase leaving Pending before it
-// creates the pods; a person or a tool on the Unschedulable condition,
-// which changes only with its reason or its numbers), AdmissionHold for the
-// admission of a job whose pods exist, SettleHold for the rest.
+// creates the pods, and on Unknown, a running gang broken; a person or a
+// tool on the Unschedulable condition, which changes only with its reason
+// or its numbers), AdmissionHold for the admission of a job whose pods
+// exist, StartHold for a Running job with pods placed and not yet started,
+// SettleHold for the rest.
 func PodGroupHold(job *api.JobInfo, cur, desired schedulingv1beta1.PodGroupStatus) time.Duration {
 	pending := func(p schedulingv1beta1.PodGroupPhase) bool {
 		return p == "" || p == schedulingv1beta1.PodGroupPending
@@ -167,11 +173,17 @@ func PodGroupHold(job *api.JobInfo, cur, desired schedulingv1beta1.PodGroupStatu
 	if pending(cur.Phase) && !pending(desired.Phase) && !hasPods {
 		return 0
 	}
+	if desired.Phase == schedulingv1beta1.PodGroupUnknown && cur.Phase != schedulingv1beta1.PodGroupUnknown {
+		return 0
+	}
 	if c := condition(desired.Conditions, schedulingv1beta1.PodGroupUnschedulableType); c != nil && c.Status == corev1.ConditionTrue {
 		return 0
 	}
 	if pending(cur.Phase) && desired.Phase == schedulingv1beta1.PodGroupInqueue {
 		return AdmissionHold
+	}
+	if desired.Phase == schedulingv1beta1.PodGroupRunning && job.CountIn(api.Allocated, api.Binding, api.Bound) > 0 {
+		return StartHold
 	}
 	return SettleHold
 }

@@ -81,6 +81,18 @@ func TestPodGroupHold(t *testing.T) {
 		pg := schedtesting.MakePodGroup("pg", "ns").MinMember(2).Obj()
 		return api.Build(api.Objects{Pods: pods, PodGroups: []*schedulingv1beta1.PodGroup{pg}}).Jobs["ns/pg"]
 	}
+	placed := func(running int) *api.JobInfo {
+		var pods []*corev1.Pod
+		for i := range 2 {
+			p := st.MakePod("ns", string(rune('a'+i))).Group("pg").Node("n1")
+			if i < running {
+				p = p.Phase(corev1.PodRunning)
+			}
+			pods = append(pods, p.Obj())
+		}
+		pg := schedtesting.MakePodGroup("pg", "ns").MinMember(2).Obj()
+		return api.Build(api.Objects{Pods: pods, PodGroups: []*schedulingv1beta1.PodGroup{pg}}).Jobs["ns/pg"]
+	}
 	status := func(phase schedulingv1beta1.PodGroupPhase, running int32, conds ...schedulingv1beta1.PodGroupCondition) schedulingv1beta1.PodGroupStatus {
 		return schedulingv1beta1.PodGroupStatus{Phase: phase, Running: running, Conditions: conds}
 	}
@@ -100,14 +112,23 @@ func TestPodGroupHold(t *testing.T) {
 		"admitted with its pods: a placement usually follows": {
 			job: withPods(2), cur: status(schedulingv1beta1.PodGroupPending, 0), desired: status(schedulingv1beta1.PodGroupInqueue, 0), want: AdmissionHold,
 		},
-		"admitted and placed in one cycle": {
-			job: withPods(2), cur: status("", 0), desired: status(schedulingv1beta1.PodGroupRunning, 0), want: SettleHold,
+		"admitted and placed in one cycle, pods started": {
+			job: placed(2), cur: status("", 0), desired: status(schedulingv1beta1.PodGroupRunning, 2), want: SettleHold,
 		},
-		"placed after waiting admitted": {
-			job: withPods(2), cur: status(schedulingv1beta1.PodGroupInqueue, 0), desired: status(schedulingv1beta1.PodGroupRunning, 0, cleared), want: SettleHold,
+		"placed after waiting admitted, pods started": {
+			job: placed(2), cur: status(schedulingv1beta1.PodGroupInqueue, 0), desired: status(schedulingv1beta1.PodGroupRunning, 2, cleared), want: SettleHold,
 		},
-		"pods starting": {
-			job: withPods(2), cur: status(schedulingv1beta1.PodGroupRunning, 1), desired: status(schedulingv1beta1.PodGroupRunning, 2), want: SettleHold,
+		"placed, pods not started": {
+			job: placed(0), cur: status(schedulingv1beta1.PodGroupInqueue, 0), desired: status(schedulingv1beta1.PodGroupRunning, 0), want: StartHold,
+		},
+		"one pod started, one on its way": {
+			job: placed(1), cur: status(schedulingv1beta1.PodGroupInqueue, 0), desired: status(schedulingv1beta1.PodGroupRunning, 1), want: StartHold,
+		},
+		"every pod started": {
+			job: placed(2), cur: status(schedulingv1beta1.PodGroupRunning, 1), desired: status(schedulingv1beta1.PodGroupRunning, 2), want: SettleHold,
+		},
+		"a running gang broken: its job controller reacts": {
+			job: placed(1), cur: status(schedulingv1beta1.PodGroupRunning, 2), desired: status(schedulingv1beta1.PodGroupUnknown, 1), want: 0,
 		},
 		"unschedulable, with its pods": {
 			job: withPods(2), cur: status(schedulingv1beta1.PodGroupPending, 0), desired: status(schedulingv1beta1.PodGroupInqueue, 0, unschedulable), want: 0,
