@@ -53,6 +53,12 @@ type Result struct {
 	ProbeLatencies []float64    `json:"probeLatenciesSeconds,omitempty"`
 	ProbeLatency   *Percentiles `json:"probeLatencySeconds,omitempty"`
 
+	// StatusSettledSeconds is, for a scheduler that keeps PodGroup status,
+	// from its start to when every bound gang's PodGroup showed Running with
+	// its pods running: the scheduler is stopped only then, so that the
+	// status writes it holds to coalesce are counted.
+	StatusSettledSeconds float64 `json:"statusSettledSeconds,omitempty"`
+
 	// Writes are the scheduler's write requests to the API server, from the
 	// audit log, from its start to its stop.
 	Writes WriteCounts `json:"writes"`

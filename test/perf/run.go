@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	shardv1alpha1 "github.com/caldera-sh/caldera/apis/shard/v1alpha1"
@@ -212,6 +213,13 @@ func runScheduler(ctx context.Context, env *Environment, w *Workload, size strin
 		res.ProbeLatency = &p
 	}
 
+	if spec.Name != Kube && !spec.Ceiling && len(res.Problems) == 0 {
+		if err := waitStatusSettled(ctx, env, ns, jobs, rec); err != nil {
+			res.Problems = append(res.Problems, err.Error())
+		}
+		res.StatusSettledSeconds = time.Since(t0).Seconds()
+	}
+
 	usage, err := schedulerUsage(proc)
 	if err != nil {
 		return res, fmt.Errorf("reading the scheduler's usage: %w", err)
@@ -251,6 +259,56 @@ func runScheduler(ctx context.Context, env *Environment, w *Workload, size strin
 	o.Logf("%s/%s/%s: %d of %d pods bound, %.0f pods/s; deleting them", w.Name, size, spec.Name, res.PodsBound, res.Pods, res.PodsPerSecond)
 	stopRecorder()
 	return res, deleteAll(ctx, env, ns, jobs, probes)
+}
+
+// statusSettleTimeout bounds the wait for PodGroup status after the last
+// bind: the scheduler holds a placed gang's Running for its pods to start,
+// and kwok starts pods at its own pace.
+const statusSettleTimeout = 2 * time.Minute
+
+// waitStatusSettled waits until the PodGroup of every gang whose pods are
+// all bound shows Running, or Completed, with as many pods running (or
+// succeeded) as it has.
+func waitStatusSettled(ctx context.Context, env *Environment, ns string, jobs []*job, rec *bindRecorder) error {
+	want := map[string]int32{}
+	for _, j := range jobs {
+		if j.group.Kind != JobKindGang {
+			continue
+		}
+		bound := true
+		for _, p := range j.pods {
+			if _, ok := rec.boundTime(p); !ok {
+				bound = false
+				break
+			}
+		}
+		if bound {
+			want[j.name] = int32(len(j.pods))
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	return poll.Until(ctx, statusSettleTimeout, "the PodGroups of the bound gangs Running with their pods", func() (bool, string) {
+		var l schedulingv1beta1.PodGroupList
+		if err := env.Client.List(ctx, &l, client.InNamespace(ns)); err != nil {
+			return false, err.Error()
+		}
+		waiting, example := 0, ""
+		for _, pg := range l.Items {
+			n, ok := want[pg.Name]
+			if !ok {
+				continue
+			}
+			st := pg.Status
+			done := (st.Phase == schedulingv1beta1.PodGroupRunning || st.Phase == schedulingv1beta1.PodGroupCompleted) && st.Running+st.Succeeded >= n
+			if !done {
+				waiting++
+				example = fmt.Sprintf("%s: phase %q, %d running", pg.Name, st.Phase, st.Running)
+			}
+		}
+		return waiting == 0, fmt.Sprintf("%d PodGroups waiting, e.g. %s", waiting, example)
+	})
 }
 
 // waitPlaced waits until every pod is bound or, for a saturating workload,
