@@ -154,15 +154,38 @@ func (t *TaskInfo) SetFitMemo(v any) { t.fitMemo = v }
 
 // NewTaskInfo builds the task of a pod that belongs to job.
 func NewTaskInfo(pod *corev1.Pod, job JobID) *TaskInfo {
+	return newTaskInfo(pod, job, requestsOf(pod))
+}
+
+// NewTaskInfoAfter is NewTaskInfo for a new version of prev's pod (bound,
+// started, changed in any way): when the pod's fit inputs are unchanged
+// (SameFitInputs) the task shares prev's requests and carries what a
+// pod-fit evaluator kept with prev (FitMemo), rather than working them out
+// again for every version of every pod.
+func NewTaskInfoAfter(pod *corev1.Pod, job JobID, prev *TaskInfo) *TaskInfo {
+	if prev == nil || !SameFitInputs(prev.Pod, pod) {
+		return NewTaskInfo(pod, job)
+	}
+	t := newTaskInfo(pod, job, prev.Resreq)
+	t.fitMemo = prev.fitMemo
+	return t
+}
+
+// requestsOf is what a pod asks of a node, its pod slot included.
+func requestsOf(pod *corev1.Pod) *Resource {
 	rl := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 	// No node advertises a share of a card's memory by percentage: the
 	// vGPU allocation sizes it on the card it picks, and the kubelet admits
 	// a pod whose extended resources its node does not list.
 	delete(rl, vgpu.ResourceMemoryPercentage)
 	req := NewResource(rl)
-	bestEffort := req.MilliCPU == 0 && req.Memory == 0
 	// Every pod takes one of the node's pod slots, as kube-scheduler counts.
 	req.MilliPods += 1000
+	return req
+}
+
+func newTaskInfo(pod *corev1.Pod, job JobID, req *Resource) *TaskInfo {
+	bestEffort := req.MilliCPU == 0 && req.Memory == 0
 	t := &TaskInfo{
 		UID:        pod.UID,
 		Job:        job,

@@ -7,6 +7,7 @@ import (
 	"weak"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -424,5 +425,39 @@ func TestRefreshLetsGoOfReplacedPods(t *testing.T) {
 	job := api.JobIDOfPod(running)
 	if got := c.Snapshot().Jobs[job].Tasks[running.UID]; got.Pod != running || got.Status != api.Running {
 		t.Errorf("task after Refresh: %s, pod %p; want Running, pod %p", got.Status, got.Pod, running)
+	}
+}
+
+// TestNewVersionOfAPodKeepsWhatWasDerived: binding and starting a pod
+// change nothing it asks for, and its task keeps the requests and the fit
+// memo worked out for the pending pod; a resize makes them afresh.
+func TestNewVersionOfAPodKeepsWhatWasDerived(t *testing.T) {
+	c := newCache()
+	c.UpdateNode(st.MakeNode("n1").Alloc("cpu", "4").Obj())
+	pending := st.MakePod("ns", "p").Req("cpu", "1").Obj()
+	c.UpdatePod(pending)
+	first := c.taskLocked(pending.UID)
+	first.SetFitMemo("derived from the pending pod")
+
+	bound := pending.DeepCopy()
+	bound.Spec.NodeName = "n1"
+	c.UpdatePod(bound)
+	running := bound.DeepCopy()
+	running.Status.Phase = corev1.PodRunning
+	c.UpdatePod(running)
+	got := c.taskLocked(pending.UID)
+	if got.Pod != running || got.Status != api.Running || got.NodeName != "n1" {
+		t.Fatalf("task holds %v on %q, want the running pod on n1", got.Status, got.NodeName)
+	}
+	if got.Resreq != first.Resreq || got.FitMemo() != first.FitMemo() {
+		t.Errorf("the running pod's task made its requests or memo afresh: %v, %v", got.Resreq, got.FitMemo())
+	}
+
+	resized := running.DeepCopy()
+	resized.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("2")
+	c.UpdatePod(resized)
+	got = c.taskLocked(pending.UID)
+	if got.Resreq == first.Resreq || got.Resreq.MilliCPU != 2000 || got.FitMemo() != nil {
+		t.Errorf("a resized pod's task kept the old requests (%v) or memo (%v)", got.Resreq, got.FitMemo())
 	}
 }

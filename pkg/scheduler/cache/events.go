@@ -97,9 +97,9 @@ func (c *Cache) updatePodLocked(pod *corev1.Pod) bool {
 		}
 		delete(c.assumed, pod.UID)
 	}
-	t := api.NewTaskInfo(pod, id)
-	c.applyIntentsLocked(pod, t)
 	old := c.taskLocked(pod.UID)
+	t := api.NewTaskInfoAfter(pod, id, old)
+	c.applyIntentsLocked(pod, t)
 	relevant := old == nil || old.NodeName != t.NodeName || old.Status != t.Status || old.Job != id
 	c.removePodLocked(pod.UID)
 	e := c.jobToChangeLocked(id)

@@ -52,12 +52,22 @@ func (m *nodeMirror) Clone() api.NodeMirror {
 // pod object and kept with the task. Its resources are worked out before it
 // is kept, so that copies of the task in other goroutines only read them.
 func podInfoOf(t *api.TaskInfo) *k8sframework.PodInfo {
-	if pi, ok := t.FitMemo().(*k8sframework.PodInfo); ok && pi.Pod == t.Pod {
+	pi, ok := t.FitMemo().(*k8sframework.PodInfo)
+	if ok && pi.Pod == t.Pod {
 		return pi
+	}
+	if ok && api.SameFitInputs(pi.Pod, t.Pod) {
+		// An earlier version of the pod (the cache carries the memo from
+		// version to version): its affinity terms and resources hold for
+		// this one, which the PodInfo now refers to.
+		next := *pi
+		next.Pod = t.Pod
+		t.SetFitMemo(&next)
+		return &next
 	}
 	// An affinity term that does not parse leaves the PodInfo without it,
 	// as kube-scheduler's own NodeInfo.AddPod does.
-	pi, _ := k8sframework.NewPodInfo(t.Pod)
+	pi, _ = k8sframework.NewPodInfo(t.Pod)
 	pi.CalculateResource()
 	t.SetFitMemo(pi)
 	return pi

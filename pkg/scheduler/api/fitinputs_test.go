@@ -1,0 +1,76 @@
+package api
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func TestSameFitInputs(t *testing.T) {
+	pending := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: types.UID("u1")},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}},
+	}
+	change := func(f func(p *corev1.Pod)) *corev1.Pod {
+		p := pending.DeepCopy()
+		f(p)
+		return p
+	}
+	cases := map[string]struct {
+		b    *corev1.Pod
+		want bool
+	}{
+		"the same object": {pending, true},
+		"bound": {change(func(p *corev1.Pod) {
+			p.Spec.NodeName = "n1"
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}
+		}), true},
+		"started, its status without resources": {change(func(p *corev1.Pod) {
+			p.Spec.NodeName = "n1"
+			p.Status.Phase = corev1.PodRunning
+			p.Status.PodIP = "10.0.0.1"
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", Ready: true}}
+		}), true},
+		"the same request, spelled otherwise": {change(func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("1000m")
+		}), true},
+		"another pod of the same name": {change(func(p *corev1.Pod) { p.UID = "u2" }), false},
+		"resized in its spec": {change(func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("2")
+		}), false},
+		"a sidecar added": {change(func(p *corev1.Pod) {
+			always := corev1.ContainerRestartPolicyAlways
+			p.Spec.InitContainers = []corev1.Container{{Name: "s", RestartPolicy: &always}}
+		}), false},
+		"allocated otherwise by the kubelet": {change(func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", AllocatedResources: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}}
+		}), false},
+		"a resize under way": {change(func(p *corev1.Pod) {
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodResizeInProgress, Status: corev1.ConditionTrue}}
+		}), false},
+		"pod overhead": {change(func(p *corev1.Pod) {
+			p.Spec.Overhead = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}
+		}), false},
+		"pod-level resources": {change(func(p *corev1.Pod) {
+			p.Spec.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}
+		}), false},
+		"node affinity added while gated": {change(func(p *corev1.Pod) {
+			p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{}}
+		}), false},
+		"a claim allocated": {change(func(p *corev1.Pod) {
+			p.Status.ResourceClaimStatuses = []corev1.PodResourceClaimStatus{{Name: "gpu"}}
+		}), false},
+		"nil": {nil, false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := SameFitInputs(pending, tc.b); got != tc.want {
+				t.Errorf("SameFitInputs = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
