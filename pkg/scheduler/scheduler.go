@@ -217,6 +217,11 @@ func (s *Scheduler) syncStatus(ctx context.Context) {
 func (s *Scheduler) RunCycle(ctx context.Context) CycleStats {
 	start := s.opts.Clock.Now()
 	logger := klog.FromContext(ctx)
+	// The jobs whose status may have changed are taken before the
+	// snapshot: a job changing during the cycle (its pods starting) stays
+	// marked for the next sync, which sees the change; taken after, its
+	// mark would be spent on this cycle's older view of it.
+	dirty := s.cache.TakeStatusDirty()
 	snap := s.cache.Snapshot()
 	o := framework.Options{
 		Now: start, Sink: s.opts.Binder, NodesToFind: s.opts.NodesToFind, StartNode: s.startNode,
@@ -247,7 +252,7 @@ func (s *Scheduler) RunCycle(ctx context.Context) CycleStats {
 	s.startNode = ssn.NextStartNode()
 	nodes, jobs := ssn.Touched()
 	s.cache.Invalidate(nodes, jobs)
-	for id := range s.cache.TakeStatusDirty() {
+	for id := range dirty {
 		jobs[id] = true
 	}
 	// Apply below compares every queue.

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	testingclock "k8s.io/utils/clock/testing"
 
@@ -87,5 +88,43 @@ func TestIdleSchedulerRefreshesItsSnapshot(t *testing.T) {
 	s.syncStatus(t.Context())
 	if c.Refresh() {
 		t.Errorf("the snapshot still lagged the cache after an idle status sync")
+	}
+}
+
+// recordingSink keeps the jobs of each status sync, and the running count
+// each saw of job "ns/pg".
+type recordingSink struct{ running []int32 }
+
+func (s *recordingSink) Apply(snap *api.Snapshot, _ map[api.JobID]*framework.JobOutcome, touched map[api.JobID]bool, _ metav1.Time) {
+	if touched["ns/pg"] {
+		s.running = append(s.running, snap.Jobs["ns/pg"].CountIn(api.Running))
+	}
+}
+
+// midCycle is an action that changes the cluster while the cycle runs.
+type midCycle struct{ f func() }
+
+func (a midCycle) Name() string               { return "mid-cycle" }
+func (a midCycle) Execute(*framework.Session) { a.f() }
+
+// A job that changes during a cycle (its pod starts) has its status synced
+// again afterwards, on a view that shows the change: the cycle's own view
+// predates it.
+func TestJobChangedDuringACycleIsSyncedAfter(t *testing.T) {
+	c := cache.New(cache.Options{})
+	c.UpdateQueue(schedtesting.MakeQueue("default").Obj())
+	c.UpdateNode(st.MakeNode("n1").Alloc("cpu", "4").Obj())
+	c.UpdatePodGroup(schedtesting.MakePodGroup("pg", "ns").MinMember(1).Obj())
+	bound := st.MakePod("ns", "p").Group("pg").Req("cpu", "1").Node("n1").Obj()
+	c.UpdatePod(bound)
+	sink := &recordingSink{}
+	started := bound.DeepCopy()
+	started.Status.Phase = corev1.PodRunning
+	s := New(c, Options{Status: sink, Clock: testingclock.NewFakeClock(time.Unix(1000, 0)),
+		Actions: []framework.Action{midCycle{func() { c.UpdatePod(started) }}}})
+	s.RunCycle(t.Context())
+	s.syncStatus(t.Context())
+	if n := len(sink.running); n == 0 || sink.running[n-1] != 1 {
+		t.Errorf("running counts seen by the status syncs of ns/pg: %v; the last must show the pod started", sink.running)
 	}
 }
