@@ -21,6 +21,8 @@ type ClusterOptions struct {
 	Dir string
 	// Kwok starts kwok for the cluster's fake nodes.
 	Kwok bool
+	// KwokPodStageParallelism is KwokOptions.PodStageParallelism.
+	KwokPodStageParallelism uint
 	// CRDs are installed once the API server is ready.
 	CRDs []*apiextensionsv1.CustomResourceDefinition
 	// Scheme is used for the cluster's client; nil means client-go's scheme.
@@ -66,7 +68,7 @@ func StartCluster(ctx context.Context, etcd *Etcd, o ClusterOptions) (_ *Cluster
 		}
 	}
 	if o.Kwok {
-		c.Kwok, err = StartKwok(ctx, c.APIServer, KwokOptions{BinDir: o.BinDir, Dir: filepath.Join(o.Dir, "kwok")})
+		c.Kwok, err = StartKwok(ctx, c.APIServer, KwokOptions{BinDir: o.BinDir, Dir: filepath.Join(o.Dir, "kwok"), PodStageParallelism: o.KwokPodStageParallelism})
 		if err != nil {
 			return nil, err
 		}

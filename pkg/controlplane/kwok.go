@@ -30,6 +30,12 @@ type KwokOptions struct {
 	Dir string
 	// PodCIDR is the pool of pod IPs; empty means 10.244.0.0/16.
 	PodCIDR string
+	// PodStageParallelism is how many pod stages (a pod started, finished,
+	// deleted: each a status write) kwok plays at once for all its nodes;
+	// 0 keeps kwok's default, 4. Where thousands of pods start together, 4
+	// writes at a time start them minutes after their binds, when the
+	// kubelets of as many nodes would start them at once.
+	PodStageParallelism uint
 }
 
 // Kwok is a running kwok that simulates the nodes annotated with
@@ -54,7 +60,7 @@ func StartKwok(ctx context.Context, s *APIServer, o KwokOptions) (*Kwok, error) 
 		return nil, err
 	}
 	stagesPath := filepath.Join(o.Dir, "kwok-stages.yaml")
-	if err := writeStages(stagesPath); err != nil {
+	if err := writeStages(stagesPath, o.PodStageParallelism); err != nil {
 		return nil, err
 	}
 	cidr := o.PodCIDR
@@ -102,12 +108,27 @@ func (k *Kwok) Stop() error {
 	return k.proc.stop()
 }
 
-func writeStages(path string) error {
+func writeStages(path string, podParallelism uint) error {
 	entries, err := kwokStages.ReadDir("kwokstages")
 	if err != nil {
 		return err
 	}
 	var buf bytes.Buffer
+	if podParallelism > 0 {
+		// A configuration given replaces kwok's defaults whole: the rest
+		// are kwok's own defaults.
+		fmt.Fprintf(&buf, `apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokConfiguration
+options:
+  podPlayStageParallelism: %d
+  nodePlayStageParallelism: 4
+  nodeLeaseParallelism: 4
+  podsOnNodeSyncParallelism: 1
+  enablePodsOnNodeSyncListPager: true
+  enablePodsOnNodeSyncStreamWatch: false
+  manageAllNodes: false
+`, podParallelism)
+	}
 	for _, e := range entries {
 		b, err := kwokStages.ReadFile("kwokstages/" + e.Name())
 		if err != nil {
