@@ -21,6 +21,8 @@ const ScheduledReason = "Scheduled"
 // DesiredPodGroupStatus is the status a job's PodGroup should show after a
 // cycle. Conditions keep their transition time while their status holds.
 func DesiredPodGroupStatus(job *api.JobInfo, outcome *framework.JobOutcome, now metav1.Time) schedulingv1beta1.PodGroupStatus {
+	// As the API server keeps it: a time read back equals the one written.
+	now = now.Rfc3339Copy()
 	var cur schedulingv1beta1.PodGroupStatus
 	if job.PodGroup != nil {
 		cur = job.PodGroup.Status
@@ -60,6 +62,20 @@ func DesiredPodGroupStatus(job *api.JobInfo, outcome *framework.JobOutcome, now 
 		st.Conditions = nil
 	}
 	return st
+}
+
+// keepTransitionTimes gives desired's conditions the transition times of
+// last, the status last written or queued, where a condition of the same
+// type has the same status there: a transition decided once keeps its time
+// until the informer shows it, rather than taking a new one at every sync,
+// each a new write.
+func keepTransitionTimes(desired *schedulingv1beta1.PodGroupStatus, last schedulingv1beta1.PodGroupStatus) {
+	for i := range desired.Conditions {
+		d := &desired.Conditions[i]
+		if l := condition(last.Conditions, d.Type); l != nil && l.Status == d.Status {
+			d.LastTransitionTime = l.LastTransitionTime
+		}
+	}
 }
 
 func hasCondition(conds []schedulingv1beta1.PodGroupCondition, t schedulingv1beta1.PodGroupConditionType) bool {

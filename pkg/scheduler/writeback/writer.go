@@ -173,13 +173,18 @@ func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.Job
 		}
 		outcome := w.withinPodArrival(id, outcomes[id])
 		desired := DesiredPodGroupStatus(job, outcome, now)
+		key := "podgroup/" + string(id)
+		w.mu.Lock()
+		if last, ok := w.written[key].(schedulingv1beta1.PodGroupStatus); ok {
+			keepTransitionTimes(&desired, last)
+		}
+		w.mu.Unlock()
 		if equality.Semantic.DeepEqual(desired, job.PodGroup.Status) {
 			w.mu.Lock()
-			w.written["podgroup/"+string(id)] = desired
+			w.written[key] = desired
 			w.mu.Unlock()
 			return
 		}
-		key := "podgroup/" + string(id)
 		if onlyMessageChanged(job.PodGroup.Status, desired) && w.sameBlockers(id, outcome) && w.recentlyWritten(key, MessageInterval) {
 			return
 		}

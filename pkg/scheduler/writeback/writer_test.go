@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 
@@ -161,5 +162,37 @@ func TestStatusShownDifferentlyIsWrittenAgain(t *testing.T) {
 	w.Apply(snap, nil, nil, metav1.NewTime(now))
 	if !queued() {
 		t.Errorf("still shown differently %s after it was written, and not written again", ResendAfter)
+	}
+}
+
+// TestTransitionTimeKeptUntilShown: a gang placed turns Running with a
+// Scheduled condition; until the informer shows the write, every sync
+// computes the transition again, and it keeps the time first decided
+// rather than queueing a new write with a new time.
+func TestTransitionTimeKeptUntilShown(t *testing.T) {
+	w := NewWriter(nil, nil)
+	now := time.Unix(1000, 0)
+	w.now = func() time.Time { return now }
+	pg := schedtesting.MakePodGroup("pg", "ns").MinMember(1).Phase(schedulingv1beta1.PodGroupInqueue).Obj()
+	snap := api.Build(api.Objects{
+		Pods:      []*corev1.Pod{st.MakePod("ns", "a").Group("pg").Node("n1").Obj()},
+		PodGroups: []*schedulingv1beta1.PodGroup{pg},
+	})
+	touched := map[api.JobID]bool{"ns/pg": true}
+	w.Apply(snap, nil, touched, metav1.NewTime(now))
+	first, ok := w.written["podgroup/ns/pg"].(schedulingv1beta1.PodGroupStatus)
+	if !ok || first.Phase != schedulingv1beta1.PodGroupRunning {
+		t.Fatalf("queued %+v, want Running", w.written["podgroup/ns/pg"])
+	}
+	queuedAt := w.writtenAt["podgroup/ns/pg"]
+	now = now.Add(3 * time.Second)
+	w.Apply(snap, nil, touched, metav1.NewTime(now))
+	if got := w.writtenAt["podgroup/ns/pg"]; !got.Equal(queuedAt) {
+		t.Errorf("the same status queued again %s later: %+v", now.Sub(queuedAt), w.written["podgroup/ns/pg"])
+	}
+	// Once shown, the status is what was desired: nothing to write.
+	snap.Jobs["ns/pg"].PodGroup.Status = first
+	if d := DesiredPodGroupStatus(snap.Jobs["ns/pg"], nil, metav1.NewTime(now)); !equality.Semantic.DeepEqual(d, first) {
+		t.Errorf("desired once shown: %+v, want %+v", d, first)
 	}
 }
