@@ -167,10 +167,12 @@ const (
 	StartHold = 10 * time.Second
 	// AdmissionHold is the wait of the Inqueue phase of a job that already
 	// has its pods: no controller waits on it (a job controller creates
-	// pods once its PodGroup leaves Pending, and these exist), and the
-	// placement that usually follows within a cycle or two writes Running
-	// in its stead. A job still only admitted after it shows Inqueue.
-	AdmissionHold = 10 * time.Second
+	// pods once its PodGroup leaves Pending, and these exist), and what
+	// follows writes it along: the placement (Running), or the reason the
+	// job cannot be placed, written at once. What is left is a job admitted
+	// and not yet tried, behind a backlog; after AdmissionHold it shows
+	// Inqueue.
+	AdmissionHold = 30 * time.Second
 )
 
 // PodGroupHold is how long the change of a job's PodGroup status from cur
