@@ -31,9 +31,6 @@ const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived", "ResponseStarted"]
 rules:
-- level: Request
-  verbs: ["patch"]
-  resources: [{group: scheduling.volcano.sh, resources: ["podgroups/status"]}]
 - level: Metadata
   verbs: ["create", "update", "patch", "delete", "deletecollection"]
 - level: None
