@@ -66,8 +66,9 @@ type Result struct {
 	WritesPerPod float64 `json:"writesPerPod"`
 
 	// SchedulerCPUSeconds is the scheduler process's user and system CPU
-	// time from its start to the end of the run; SchedulerPeakRSSBytes its
-	// resident memory's high-water mark (VmHWM).
+	// time from its start to the end of the binds (and probes);
+	// SchedulerPeakRSSBytes its resident memory's high-water mark (VmHWM)
+	// over the whole run.
 	SchedulerCPUSeconds   float64 `json:"schedulerCPUSeconds"`
 	SchedulerPeakRSSBytes int64   `json:"schedulerPeakRSSBytes"`
 	// APIServerCPUSeconds is kube-apiserver's CPU time over the same span:

@@ -213,13 +213,7 @@ func runScheduler(ctx context.Context, env *Environment, w *Workload, size strin
 		res.ProbeLatency = &p
 	}
 
-	if spec.Name != Kube && !spec.Ceiling && len(res.Problems) == 0 {
-		if err := waitStatusSettled(ctx, env, ns, jobs, rec); err != nil {
-			res.Problems = append(res.Problems, err.Error())
-		}
-		res.StatusSettledSeconds = time.Since(t0).Seconds()
-	}
-
+	// CPU up to the end of the binds, as for a scheduler stopped there.
 	usage, err := schedulerUsage(proc)
 	if err != nil {
 		return res, fmt.Errorf("reading the scheduler's usage: %w", err)
@@ -230,6 +224,17 @@ func runScheduler(ctx context.Context, env *Environment, w *Workload, size strin
 	}
 	res.SchedulerCPUSeconds, res.SchedulerPeakRSSBytes = usage.CPUSeconds, usage.PeakRSSBytes
 	res.APIServerCPUSeconds = apiAfter.CPUSeconds - apiBefore.CPUSeconds
+	if spec.Name != Kube && !spec.Ceiling && len(res.Problems) == 0 {
+		if err := waitStatusSettled(ctx, env, ns, jobs, rec); err != nil {
+			res.Problems = append(res.Problems, err.Error())
+		}
+		res.StatusSettledSeconds = time.Since(t0).Seconds()
+		// The peak over the whole run, settling included.
+		if usage, err = schedulerUsage(proc); err != nil {
+			return res, fmt.Errorf("reading the scheduler's usage: %w", err)
+		}
+		res.SchedulerPeakRSSBytes = usage.PeakRSSBytes
+	}
 	if profiler != nil {
 		res.CPUProfiles, err = profiler.stop()
 		if err != nil {
