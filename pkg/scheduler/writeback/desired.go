@@ -153,55 +153,31 @@ func DesiredQueueStatuses(snap *api.Snapshot) map[api.QueueID]QueueStatus {
 	return out
 }
 
-// How long a status change may wait for the changes that follow it, so
-// that they reach the API server as one write. A gang placed in a cycle
-// turns Running, and then its pods start one after another, each moving its
-// counts: held, the phase and the counts go out together.
-const (
-	// SettleHold is the wait of a change that readers only display: a
-	// phase a placement or a finish moved, pod counts, a queue's totals.
-	SettleHold = 2 * time.Second
-	// StartHold is the longest wait of a placed job's Running phase for
-	// its pods to start: the phase and the counts of its started pods go
-	// out together, SettleHold after the last one starts.
-	StartHold = 10 * time.Second
-	// AdmissionHold is the wait of the Inqueue phase of a job that already
-	// has its pods: no controller waits on it (a job controller creates
-	// pods once its PodGroup leaves Pending, and these exist), and what
-	// follows writes it along: the placement (Running), or the reason the
-	// job cannot be placed, written at once. What is left is a job admitted
-	// and not yet tried, behind a backlog; after AdmissionHold it shows
-	// Inqueue.
-	AdmissionHold = 30 * time.Second
-)
+// SettleHold is how long a PodGroup status change that leaves the phase as
+// it is (pod counts moving as a gang's pods start one after another, the
+// Scheduled condition) may wait for the changes that follow it, so that
+// they reach the API server as one write; queue totals wait as long.
+//
+// A change of phase is never held: readers act on it. A job controller
+// creates a gang's pods once its PodGroup leaves Pending and restarts a
+// job whose PodGroup turns Unknown; the queue controller keeps a closing
+// queue Closing while a PodGroup in it is Inqueue or Running; and the
+// scheduler itself reads a gang's Running back from its PodGroup to know,
+// when the gang loses pods, that it broke (Unknown) rather than never
+// started.
+const SettleHold = 2 * time.Second
 
 // PodGroupHold is how long the change of a job's PodGroup status from cur
-// to desired may be held before it is written: not at all when a reader
-// waits on it (a job controller on the phase leaving Pending before it
-// creates the pods, and on Unknown, a running gang broken; a person or a
-// tool on the Unschedulable condition, which changes only with its reason
-// or its numbers), AdmissionHold for the admission of a job whose pods
-// exist, StartHold for a Running job with pods placed and not yet started,
-// SettleHold for the rest.
-func PodGroupHold(job *api.JobInfo, cur, desired schedulingv1beta1.PodGroupStatus) time.Duration {
-	pending := func(p schedulingv1beta1.PodGroupPhase) bool {
-		return p == "" || p == schedulingv1beta1.PodGroupPending
-	}
-	hasPods := int32(len(job.Tasks)) >= job.MinAvailable
-	if pending(cur.Phase) && !pending(desired.Phase) && !hasPods {
-		return 0
-	}
-	if desired.Phase == schedulingv1beta1.PodGroupUnknown && cur.Phase != schedulingv1beta1.PodGroupUnknown {
+// to desired may be held before it is written: not at all when the phase
+// changes or the Unschedulable condition is set (a person or a tool waits
+// on it; it changes only with its reason or its numbers), SettleHold for
+// the rest.
+func PodGroupHold(cur, desired schedulingv1beta1.PodGroupStatus) time.Duration {
+	if cur.Phase != desired.Phase {
 		return 0
 	}
 	if c := condition(desired.Conditions, schedulingv1beta1.PodGroupUnschedulableType); c != nil && c.Status == corev1.ConditionTrue {
 		return 0
-	}
-	if pending(cur.Phase) && desired.Phase == schedulingv1beta1.PodGroupInqueue {
-		return AdmissionHold
-	}
-	if desired.Phase == schedulingv1beta1.PodGroupRunning && job.CountIn(api.Allocated, api.Binding, api.Bound) > 0 {
-		return StartHold
 	}
 	return SettleHold
 }

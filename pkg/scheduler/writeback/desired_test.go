@@ -73,76 +73,41 @@ func TestDesiredPodGroupStatus(t *testing.T) {
 }
 
 func TestPodGroupHold(t *testing.T) {
-	withPods := func(n int) *api.JobInfo {
-		var pods []*corev1.Pod
-		for i := range n {
-			pods = append(pods, st.MakePod("ns", string(rune('a'+i))).Group("pg").Obj())
-		}
-		pg := schedtesting.MakePodGroup("pg", "ns").MinMember(2).Obj()
-		return api.Build(api.Objects{Pods: pods, PodGroups: []*schedulingv1beta1.PodGroup{pg}}).Jobs["ns/pg"]
-	}
-	placed := func(running int) *api.JobInfo {
-		var pods []*corev1.Pod
-		for i := range 2 {
-			p := st.MakePod("ns", string(rune('a'+i))).Group("pg").Node("n1")
-			if i < running {
-				p = p.Phase(corev1.PodRunning)
-			}
-			pods = append(pods, p.Obj())
-		}
-		pg := schedtesting.MakePodGroup("pg", "ns").MinMember(2).Obj()
-		return api.Build(api.Objects{Pods: pods, PodGroups: []*schedulingv1beta1.PodGroup{pg}}).Jobs["ns/pg"]
-	}
 	status := func(phase schedulingv1beta1.PodGroupPhase, running int32, conds ...schedulingv1beta1.PodGroupCondition) schedulingv1beta1.PodGroupStatus {
 		return schedulingv1beta1.PodGroupStatus{Phase: phase, Running: running, Conditions: conds}
 	}
 	unschedulable := schedulingv1beta1.PodGroupCondition{Type: schedulingv1beta1.PodGroupUnschedulableType, Status: corev1.ConditionTrue, Reason: "NotEnoughResources"}
 	cleared := schedulingv1beta1.PodGroupCondition{Type: schedulingv1beta1.PodGroupUnschedulableType, Status: corev1.ConditionFalse, Reason: ScheduledReason}
+	scheduled := schedulingv1beta1.PodGroupCondition{Type: schedulingv1beta1.PodGroupScheduled, Status: corev1.ConditionTrue, Reason: ScheduledReason}
 	cases := map[string]struct {
-		job          *api.JobInfo
 		cur, desired schedulingv1beta1.PodGroupStatus
 		want         time.Duration
 	}{
-		"admitted without its pods: the job controller waits to create them": {
-			job: withPods(0), cur: status("", 0), desired: status(schedulingv1beta1.PodGroupInqueue, 0), want: 0,
+		"admitted: a job controller creates the pods, the queue controller counts it": {
+			cur: status("", 0), desired: status(schedulingv1beta1.PodGroupInqueue, 0), want: 0,
 		},
-		"admitted with part of its pods": {
-			job: withPods(1), cur: status(schedulingv1beta1.PodGroupPending, 0), desired: status(schedulingv1beta1.PodGroupInqueue, 0), want: 0,
-		},
-		"admitted with its pods: a placement usually follows": {
-			job: withPods(2), cur: status(schedulingv1beta1.PodGroupPending, 0), desired: status(schedulingv1beta1.PodGroupInqueue, 0), want: AdmissionHold,
-		},
-		"admitted and placed in one cycle, pods started": {
-			job: placed(2), cur: status("", 0), desired: status(schedulingv1beta1.PodGroupRunning, 2), want: SettleHold,
-		},
-		"placed after waiting admitted, pods started": {
-			job: placed(2), cur: status(schedulingv1beta1.PodGroupInqueue, 0), desired: status(schedulingv1beta1.PodGroupRunning, 2, cleared), want: SettleHold,
-		},
-		"placed, pods not started": {
-			job: placed(0), cur: status(schedulingv1beta1.PodGroupInqueue, 0), desired: status(schedulingv1beta1.PodGroupRunning, 0), want: StartHold,
-		},
-		"one pod started, one on its way": {
-			job: placed(1), cur: status(schedulingv1beta1.PodGroupInqueue, 0), desired: status(schedulingv1beta1.PodGroupRunning, 1), want: StartHold,
-		},
-		"every pod started": {
-			job: placed(2), cur: status(schedulingv1beta1.PodGroupRunning, 1), desired: status(schedulingv1beta1.PodGroupRunning, 2), want: SettleHold,
+		"placed": {
+			cur: status(schedulingv1beta1.PodGroupInqueue, 0), desired: status(schedulingv1beta1.PodGroupRunning, 0, scheduled), want: 0,
 		},
 		"a running gang broken: its job controller reacts": {
-			job: placed(1), cur: status(schedulingv1beta1.PodGroupRunning, 2), desired: status(schedulingv1beta1.PodGroupUnknown, 1), want: 0,
+			cur: status(schedulingv1beta1.PodGroupRunning, 2), desired: status(schedulingv1beta1.PodGroupUnknown, 1), want: 0,
 		},
-		"unschedulable, with its pods": {
-			job: withPods(2), cur: status(schedulingv1beta1.PodGroupPending, 0), desired: status(schedulingv1beta1.PodGroupInqueue, 0, unschedulable), want: 0,
+		"unschedulable": {
+			cur: status(schedulingv1beta1.PodGroupInqueue, 0), desired: status(schedulingv1beta1.PodGroupInqueue, 0, unschedulable), want: 0,
 		},
 		"still unschedulable, counts moved": {
-			job: withPods(2), cur: status(schedulingv1beta1.PodGroupInqueue, 0, unschedulable), desired: status(schedulingv1beta1.PodGroupInqueue, 1, unschedulable), want: 0,
+			cur: status(schedulingv1beta1.PodGroupInqueue, 0, unschedulable), desired: status(schedulingv1beta1.PodGroupInqueue, 1, unschedulable), want: 0,
 		},
-		"without pods, phase unchanged": {
-			job: withPods(0), cur: status(schedulingv1beta1.PodGroupInqueue, 0), desired: status(schedulingv1beta1.PodGroupInqueue, 0, cleared), want: SettleHold,
+		"pods starting": {
+			cur: status(schedulingv1beta1.PodGroupRunning, 0, scheduled), desired: status(schedulingv1beta1.PodGroupRunning, 1, scheduled), want: SettleHold,
+		},
+		"a condition cleared, phase unchanged": {
+			cur: status(schedulingv1beta1.PodGroupRunning, 2, unschedulable), desired: status(schedulingv1beta1.PodGroupRunning, 2, cleared), want: SettleHold,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := PodGroupHold(tc.job, tc.cur, tc.desired); got != tc.want {
+			if got := PodGroupHold(tc.cur, tc.desired); got != tc.want {
 				t.Errorf("PodGroupHold = %s, want %s", got, tc.want)
 			}
 		})

