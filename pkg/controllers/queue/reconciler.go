@@ -251,6 +251,9 @@ func (r *Reconciler) observe(ctx context.Context, q *schedulingv1beta1.Queue) (O
 			obs.Active++
 		}
 	}
+	// The scheduler counts the phases it decided, which may reach a
+	// PodGroup later than its counts reach the queue (writeback.StartHold).
+	obs.Active = max(obs.Active, scheduledActive(q))
 	return obs, nil
 }
 
@@ -393,7 +396,8 @@ func targetOfCommand(_ context.Context, obj client.Object) []reconcile.Request {
 }
 
 // queueChanged passes the queue updates the controller decides from (not
-// the scheduler's frequent allocation and count updates).
+// the scheduler's frequent allocation and count updates, only its counts
+// of active PodGroups reaching or leaving zero).
 var queueChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		o, ok1 := e.ObjectOld.(*schedulingv1beta1.Queue)
@@ -402,8 +406,15 @@ var queueChanged = predicate.Funcs{
 			return true
 		}
 		return o.Generation != n.Generation || o.Status.State != n.Status.State ||
-			o.Annotations[schedulingv1beta1.ClosedByParentAnnotation] != n.Annotations[schedulingv1beta1.ClosedByParentAnnotation]
+			o.Annotations[schedulingv1beta1.ClosedByParentAnnotation] != n.Annotations[schedulingv1beta1.ClosedByParentAnnotation] ||
+			(scheduledActive(o) > 0) != (scheduledActive(n) > 0)
 	},
+}
+
+// scheduledActive is the number of active PodGroups the scheduler counts in
+// the queue's status.
+func scheduledActive(q *schedulingv1beta1.Queue) int {
+	return int(q.Status.Inqueue) + int(q.Status.Running) + int(q.Status.Unknown)
 }
 
 // stateChanged passes the queue events its children's state depends on.

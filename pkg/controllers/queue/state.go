@@ -31,7 +31,9 @@ type Observed struct {
 	// ParentClosed: the queue's parent exists and is Closing or Closed.
 	ParentClosed bool
 	// Active is the number of the queue's PodGroups that were admitted and
-	// have not finished: Inqueue, Running or Unknown.
+	// have not finished: Inqueue, Running or Unknown, as their PodGroups
+	// show or as the scheduler counts them in the queue's status, whichever
+	// is more.
 	Active int
 }
 

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	busv1alpha1 "github.com/caldera-sh/caldera/apis/bus/v1alpha1"
@@ -102,6 +103,36 @@ func TestCloseQueueWaitsForRunningWork(t *testing.T) {
 
 	command(t, busv1alpha1.OpenQueueAction, "team")
 	waitState(t, "team", open, "")
+}
+
+// TestScheduledCountsKeepAQueueClosing: the scheduler counts a gang it
+// placed as running in its queue's status before the gang's PodGroup shows
+// Running (its write waits for the pods to start). The controller counts
+// it too: the queue is Closing until the scheduler's count falls to zero.
+func TestScheduledCountsKeepAQueueClosing(t *testing.T) {
+	createNamespace(t, "counted")
+	createQueue(t, "counted", "")
+	startController(t)
+	waitState(t, "counted", open, "")
+	create(t, &schedulingv1beta1.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "counted", Name: "placed"},
+		Spec:       schedulingv1beta1.PodGroupSpec{MinMember: 1, Queue: "counted"},
+	})
+	setRunning := func(n int32) {
+		t.Helper()
+		patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"status":{"running":%d}}`, n))
+		if err := fw.Client.Status().Patch(t.Context(), &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "counted"}}, patch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setRunning(1)
+
+	command(t, busv1alpha1.CloseQueueAction, "counted")
+	if q := getQueue(t, "counted"); q.Status.State != closing {
+		t.Errorf("state right after CloseQueue = %s, want Closing while the scheduler counts a running gang", q.Status.State)
+	}
+	setRunning(0)
+	waitState(t, "counted", closed, "")
 }
 
 func TestClosingAParentClosesItsChildren(t *testing.T) {
