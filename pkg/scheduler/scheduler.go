@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	"github.com/caldera-sh/caldera/pkg/scheduler/cache"
 	"github.com/caldera-sh/caldera/pkg/scheduler/framework"
@@ -210,7 +211,27 @@ func (s *Scheduler) syncStatus(ctx context.Context) {
 	if queues {
 		s.queuesSynced = s.opts.Clock.Now()
 	}
-	s.opts.Status.Apply(s.cache.Snapshot(), nil, dirty, metav1.NewTime(s.opts.Clock.Now()))
+	snap := s.cache.Snapshot()
+	s.cache.KeepPhases(decidedPhases(snap, dirty))
+	s.opts.Status.Apply(snap, nil, dirty, metav1.NewTime(s.opts.Clock.Now()))
+}
+
+// decidedPhases returns the phase each of the jobs' PodGroups should show
+// where it is not the one the job has now (the PodGroup's, or one the
+// cache keeps), for Cache.KeepPhases: the write of a phase may be held
+// (writeback.PodGroupHold), and the next cycles decide from it.
+func decidedPhases(snap *api.Snapshot, ids map[api.JobID]bool) map[api.JobID]schedulingv1beta1.PodGroupPhase {
+	out := map[api.JobID]schedulingv1beta1.PodGroupPhase{}
+	for id := range ids {
+		j := snap.Jobs[id]
+		if j == nil || j.PodGroup == nil || j.IsShadow() {
+			continue
+		}
+		if p := framework.JobPhase(j); p != j.Phase {
+			out[id] = p
+		}
+	}
+	return out
 }
 
 // RunCycle runs one cycle now.
@@ -258,9 +279,10 @@ func (s *Scheduler) RunCycle(ctx context.Context) CycleStats {
 	// Apply below compares every queue.
 	s.cache.TakeQueuesDirty()
 	s.queuesSynced = start
+	phases := decidedPhases(snap, jobs)
 	for id, o := range ssn.Outcomes() {
 		if o.Enqueued {
-			s.cache.MarkEnqueued(id)
+			phases[id] = schedulingv1beta1.PodGroupInqueue
 		}
 		if why := o.Unschedulable(); why != nil {
 			stats.Unschedulable++
@@ -275,6 +297,7 @@ func (s *Scheduler) RunCycle(ctx context.Context) CycleStats {
 			stats.Pending[key]++
 		}
 	}
+	s.cache.KeepPhases(phases)
 	s.explained.record(snap, ssn.Outcomes(), start)
 	if s.opts.Status != nil {
 		s.opts.Status.Apply(snap, ssn.Outcomes(), jobs, metav1.NewTime(start))

@@ -107,9 +107,9 @@ type Cache struct {
 	// holds when an eviction of a pod last failed.
 	evicting     sets.Set[types.UID]
 	evictRefused map[types.UID]time.Time
-	// enqueued jobs were admitted by a cycle; their PodGroup may not show
-	// it yet.
-	enqueued sets.Set[api.JobID]
+	// kept are the phases cycles decided for jobs that their PodGroups may
+	// not show yet (KeepPhases).
+	kept map[api.JobID]schedulingv1beta1.PodGroupPhase
 	// hyperNodes are the network topology's HyperNodes; topology is the
 	// tree built from them and the nodes, nil when either changed since.
 	hyperNodes map[string]*topologyv1alpha1.HyperNode
@@ -170,7 +170,7 @@ func New(o Options) *Cache {
 		nominated:      map[types.UID]string{},
 		evicting:       sets.New[types.UID](),
 		evictRefused:   map[types.UID]time.Time{},
-		enqueued:       sets.New[api.JobID](),
+		kept:           map[api.JobID]schedulingv1beta1.PodGroupPhase{},
 		hyperNodes:     map[string]*topologyv1alpha1.HyperNode{},
 		numa:           map[string]*numa.Report{},
 		usage:          map[string]*loadaware.Usage{},

@@ -229,6 +229,65 @@ func TestEnqueuedPhaseSurvivesStaleUpdates(t *testing.T) {
 	}
 }
 
+func TestKeptPhases(t *testing.T) {
+	const id = "ns/pg"
+	phase := func(c *Cache) schedulingv1beta1.PodGroupPhase { return c.Snapshot().Jobs[id].Phase }
+	shown := func(c *Cache, p schedulingv1beta1.PodGroupPhase) {
+		pg := schedtesting.MakePodGroup("pg", "ns").MinMember(1).Obj()
+		pg.Status.Phase = p
+		c.UpdatePodGroup(pg)
+	}
+	keep := func(c *Cache, p schedulingv1beta1.PodGroupPhase) {
+		c.KeepPhases(map[api.JobID]schedulingv1beta1.PodGroupPhase{id: p})
+	}
+
+	t.Run("a held Running outlives the PodGroup's older phases until it shows", func(t *testing.T) {
+		c := newCache()
+		shown(c, schedulingv1beta1.PodGroupInqueue)
+		keep(c, schedulingv1beta1.PodGroupRunning)
+		shown(c, schedulingv1beta1.PodGroupInqueue)
+		if got := phase(c); got != schedulingv1beta1.PodGroupRunning {
+			t.Fatalf("phase while Running is held = %q, want Running", got)
+		}
+		shown(c, schedulingv1beta1.PodGroupRunning)
+		shown(c, schedulingv1beta1.PodGroupUnknown)
+		if got := phase(c); got != schedulingv1beta1.PodGroupUnknown {
+			t.Errorf("phase after the PodGroup showed Running, then Unknown = %q, want Unknown", got)
+		}
+	})
+	t.Run("an Unknown decided while Running was held is kept", func(t *testing.T) {
+		c := newCache()
+		shown(c, schedulingv1beta1.PodGroupPending)
+		keep(c, schedulingv1beta1.PodGroupRunning)
+		keep(c, schedulingv1beta1.PodGroupUnknown)
+		shown(c, schedulingv1beta1.PodGroupPending)
+		if got := phase(c); got != schedulingv1beta1.PodGroupUnknown {
+			t.Errorf("phase = %q, want Unknown", got)
+		}
+	})
+	t.Run("a phase decided that is not kept lets go of the kept one", func(t *testing.T) {
+		c := newCache()
+		shown(c, schedulingv1beta1.PodGroupInqueue)
+		keep(c, schedulingv1beta1.PodGroupRunning)
+		keep(c, schedulingv1beta1.PodGroupPending)
+		if got := phase(c); got != schedulingv1beta1.PodGroupInqueue {
+			t.Errorf("phase = %q, want the PodGroup's Inqueue", got)
+		}
+		shown(c, schedulingv1beta1.PodGroupInqueue)
+		if got := phase(c); got != schedulingv1beta1.PodGroupInqueue {
+			t.Errorf("phase after an update = %q, want Inqueue", got)
+		}
+	})
+	t.Run("a phase the PodGroup already shows is not kept", func(t *testing.T) {
+		c := newCache()
+		shown(c, schedulingv1beta1.PodGroupRunning)
+		keep(c, schedulingv1beta1.PodGroupInqueue)
+		if got := phase(c); got != schedulingv1beta1.PodGroupRunning {
+			t.Errorf("phase = %q, want Running", got)
+		}
+	})
+}
+
 func TestPodsOfAWorkloadWaitForTheirPodGroup(t *testing.T) {
 	c := newCache()
 	pod := st.MakePod("ns", "web-abc").Req("cpu", "1").Obj()

@@ -231,7 +231,7 @@ func (c *Cache) removePodLocked(uid types.UID) {
 	c.touchJob(id)
 	if len(e.info.Tasks) == 0 && e.info.PodGroup == nil {
 		delete(c.jobs, id)
-		c.enqueued.Delete(id)
+		delete(c.kept, id)
 	}
 }
 
@@ -409,11 +409,11 @@ func (c *Cache) UpdatePodGroup(pg *schedulingv1beta1.PodGroup) {
 	relevant := e.info.PodGroup == nil || !equality.Semantic.DeepEqual(e.info.PodGroup.Spec, pg.Spec) || e.info.PodGroup.Status.Phase != pg.Status.Phase
 	e.info.SetPodGroup(pg)
 	e.info.Shadow = false
-	if c.enqueued.Has(id) {
-		if pg.Status.Phase == "" || pg.Status.Phase == schedulingv1beta1.PodGroupPending {
-			e.info.Phase = schedulingv1beta1.PodGroupInqueue
+	if k, ok := c.kept[id]; ok {
+		if phaseRank(pg.Status.Phase) < phaseRank(k) {
+			e.info.Phase = k
 		} else {
-			c.enqueued.Delete(id)
+			delete(c.kept, id)
 		}
 	}
 	c.setJobPriorityLocked(e.info)
@@ -437,7 +437,7 @@ func (c *Cache) DeletePodGroup(pg *schedulingv1beta1.PodGroup) {
 			c.touchJob(id)
 		}
 	}
-	c.enqueued.Delete(id)
+	delete(c.kept, id)
 	c.mu.Unlock()
 }
 
@@ -795,20 +795,68 @@ func (c *Cache) resetTaskLocked(t *api.TaskInfo, change func(*api.TaskInfo)) {
 	c.touchJob(id)
 }
 
-// MarkEnqueued records that a cycle admitted a job, until its PodGroup
-// shows a phase beyond Pending.
+// MarkEnqueued records that a cycle admitted a job: KeepPhases with
+// Inqueue.
 func (c *Cache) MarkEnqueued(id api.JobID) {
+	c.KeepPhases(map[api.JobID]schedulingv1beta1.PodGroupPhase{id: schedulingv1beta1.PodGroupInqueue})
+}
+
+// KeepPhases records the phase a cycle decided for each job, so that the
+// next cycles start from it while its PodGroup does not show it yet: the
+// write may be on its way, or held (a placed gang's Running waits for its
+// pods to start). Inqueue, Running and Unknown are kept, each until the
+// PodGroup shows it or a later phase; those are what the next phase is
+// decided from (an admitted job may be placed, a Running gang that loses
+// pods is Unknown). Any other phase decided lets go of what was kept.
+func (c *Cache) KeepPhases(phases map[api.JobID]schedulingv1beta1.PodGroupPhase) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := c.jobToChangeLocked(id)
-	if e == nil {
-		return
+	for id, p := range phases {
+		e := c.jobToChangeLocked(id)
+		if e == nil || e.info.PodGroup == nil {
+			continue
+		}
+		shown := e.info.PodGroup.Status.Phase
+		switch {
+		case p != schedulingv1beta1.PodGroupInqueue && p != schedulingv1beta1.PodGroupRunning && p != schedulingv1beta1.PodGroupUnknown,
+			phaseRank(shown) >= phaseRank(p):
+			if _, ok := c.kept[id]; !ok {
+				continue
+			}
+			delete(c.kept, id)
+			if e.info.Phase != shown {
+				e.info.Phase = shown
+				c.changeJobLocked(id)
+			}
+		default:
+			c.kept[id] = p
+			if e.info.Phase == p {
+				continue
+			}
+			e.info.Phase = p
+			if p == schedulingv1beta1.PodGroupInqueue {
+				// An admitted job is tried again for placement.
+				c.touchJob(id)
+			} else {
+				c.changeJobLocked(id)
+			}
+		}
 	}
-	c.enqueued.Insert(id)
-	if e.info.Phase == "" || e.info.Phase == schedulingv1beta1.PodGroupPending {
-		e.info.Phase = schedulingv1beta1.PodGroupInqueue
-		c.touchJob(id)
+}
+
+// phaseRank orders PodGroup phases as a job passes through them.
+func phaseRank(p schedulingv1beta1.PodGroupPhase) int {
+	switch p {
+	case schedulingv1beta1.PodGroupInqueue:
+		return 1
+	case schedulingv1beta1.PodGroupRunning:
+		return 2
+	case schedulingv1beta1.PodGroupUnknown:
+		return 3
+	case schedulingv1beta1.PodGroupCompleted:
+		return 4
 	}
+	return 0
 }
 
 // AssumedOn lists the tasks assumed on a node, for tests and debugging.

@@ -157,23 +157,37 @@ func DesiredQueueStatuses(snap *api.Snapshot) map[api.QueueID]QueueStatus {
 // it is (pod counts moving as a gang's pods start one after another, the
 // Scheduled condition) may wait for the changes that follow it, so that
 // they reach the API server as one write; queue totals wait as long.
-//
-// A change of phase is never held: readers act on it. A job controller
-// creates a gang's pods once its PodGroup leaves Pending and restarts a
-// job whose PodGroup turns Unknown; the queue controller keeps a closing
-// queue Closing while a PodGroup in it is Inqueue or Running; and the
-// scheduler itself reads a gang's Running back from its PodGroup to know,
-// when the gang loses pods, that it broke (Unknown) rather than never
-// started.
 const SettleHold = 2 * time.Second
 
+// StartHold is how long a placed gang's Running may wait for its pods to
+// start, so that the phase and the counts of its started pods reach the
+// API server as one write rather than one for the phase and more as the
+// pods start. It is written at once when they have all started.
+const StartHold = 10 * time.Second
+
 // PodGroupHold is how long the change of a job's PodGroup status from cur
-// to desired may be held before it is written: not at all when the phase
-// changes or the Unschedulable condition is set (a person or a tool waits
-// on it; it changes only with its reason or its numbers), SettleHold for
-// the rest.
-func PodGroupHold(cur, desired schedulingv1beta1.PodGroupStatus) time.Duration {
+// to desired may be held before it is written. unstarted is the number of
+// the job's pods placed but not running yet; queueOpen whether the job's
+// queue is open.
+//
+// A change of phase is written at once, as is a set Unschedulable condition
+// (a person or a tool waits on it; it changes only with its reason or its
+// numbers): readers act on them. A job controller creates a gang's pods
+// once its PodGroup leaves Pending and restarts a job whose PodGroup turns
+// Unknown; the queue controller keeps a closing queue Closing while a
+// PodGroup in it is Inqueue, Running or Unknown. The one phase held is a
+// placed gang's Running (StartHold), while some of its placed pods have not
+// started: from Inqueue no reader sees a difference (both keep a queue
+// Closing), from Pending only the queue controller of a closing queue would,
+// so in a queue that is not open it is not held either. The scheduler keeps
+// the phase it decided meanwhile (cache.KeepPhases). The rest (counts,
+// conditions) waits SettleHold.
+func PodGroupHold(cur, desired schedulingv1beta1.PodGroupStatus, unstarted int32, queueOpen bool) time.Duration {
 	if cur.Phase != desired.Phase {
+		if desired.Phase == schedulingv1beta1.PodGroupRunning && unstarted > 0 &&
+			(cur.Phase == schedulingv1beta1.PodGroupInqueue || queueOpen && (cur.Phase == "" || cur.Phase == schedulingv1beta1.PodGroupPending)) {
+			return StartHold
+		}
 		return 0
 	}
 	if c := condition(desired.Conditions, schedulingv1beta1.PodGroupUnschedulableType); c != nil && c.Status == corev1.ConditionTrue {

@@ -81,16 +81,36 @@ func TestPodGroupHold(t *testing.T) {
 	scheduled := schedulingv1beta1.PodGroupCondition{Type: schedulingv1beta1.PodGroupScheduled, Status: corev1.ConditionTrue, Reason: ScheduledReason}
 	cases := map[string]struct {
 		cur, desired schedulingv1beta1.PodGroupStatus
+		unstarted    int32
+		closedQueue  bool
 		want         time.Duration
 	}{
 		"admitted: a job controller creates the pods, the queue controller counts it": {
 			cur: status("", 0), desired: status(schedulingv1beta1.PodGroupInqueue, 0), want: 0,
 		},
-		"placed": {
-			cur: status(schedulingv1beta1.PodGroupInqueue, 0), desired: status(schedulingv1beta1.PodGroupRunning, 0, scheduled), want: 0,
+		"placed after its admission, pods not started": {
+			cur: status(schedulingv1beta1.PodGroupInqueue, 0), desired: status(schedulingv1beta1.PodGroupRunning, 0, scheduled), unstarted: 3, want: StartHold,
+		},
+		"placed as it was admitted, pods not started": {
+			cur: status(schedulingv1beta1.PodGroupPending, 0), desired: status(schedulingv1beta1.PodGroupRunning, 0, scheduled), unstarted: 1, want: StartHold,
+		},
+		"placed, no status yet, pods not started": {
+			cur: status("", 0), desired: status(schedulingv1beta1.PodGroupRunning, 1, scheduled), unstarted: 1, want: StartHold,
+		},
+		"placed as it was admitted, in a closing queue: its queue controller counts it": {
+			cur: status(schedulingv1beta1.PodGroupPending, 0), desired: status(schedulingv1beta1.PodGroupRunning, 0, scheduled), unstarted: 1, closedQueue: true, want: 0,
+		},
+		"placed after its admission, in a closing queue": {
+			cur: status(schedulingv1beta1.PodGroupInqueue, 0), desired: status(schedulingv1beta1.PodGroupRunning, 0, scheduled), unstarted: 1, closedQueue: true, want: StartHold,
+		},
+		"placed, its pods all started": {
+			cur: status(schedulingv1beta1.PodGroupInqueue, 0), desired: status(schedulingv1beta1.PodGroupRunning, 3, scheduled), want: 0,
+		},
+		"a broken gang whole again": {
+			cur: status(schedulingv1beta1.PodGroupUnknown, 1), desired: status(schedulingv1beta1.PodGroupRunning, 1, scheduled), unstarted: 1, want: 0,
 		},
 		"a running gang broken: its job controller reacts": {
-			cur: status(schedulingv1beta1.PodGroupRunning, 2), desired: status(schedulingv1beta1.PodGroupUnknown, 1), want: 0,
+			cur: status(schedulingv1beta1.PodGroupRunning, 2), desired: status(schedulingv1beta1.PodGroupUnknown, 1), unstarted: 1, want: 0,
 		},
 		"unschedulable": {
 			cur: status(schedulingv1beta1.PodGroupInqueue, 0), desired: status(schedulingv1beta1.PodGroupInqueue, 0, unschedulable), want: 0,
@@ -99,7 +119,7 @@ func TestPodGroupHold(t *testing.T) {
 			cur: status(schedulingv1beta1.PodGroupInqueue, 0, unschedulable), desired: status(schedulingv1beta1.PodGroupInqueue, 1, unschedulable), want: 0,
 		},
 		"pods starting": {
-			cur: status(schedulingv1beta1.PodGroupRunning, 0, scheduled), desired: status(schedulingv1beta1.PodGroupRunning, 1, scheduled), want: SettleHold,
+			cur: status(schedulingv1beta1.PodGroupRunning, 0, scheduled), desired: status(schedulingv1beta1.PodGroupRunning, 1, scheduled), unstarted: 1, want: SettleHold,
 		},
 		"a condition cleared, phase unchanged": {
 			cur: status(schedulingv1beta1.PodGroupRunning, 2, unschedulable), desired: status(schedulingv1beta1.PodGroupRunning, 2, cleared), want: SettleHold,
@@ -107,7 +127,7 @@ func TestPodGroupHold(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := PodGroupHold(tc.cur, tc.desired); got != tc.want {
+			if got := PodGroupHold(tc.cur, tc.desired, tc.unstarted, !tc.closedQueue); got != tc.want {
 				t.Errorf("PodGroupHold = %s, want %s", got, tc.want)
 			}
 		})

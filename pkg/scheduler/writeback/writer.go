@@ -190,7 +190,9 @@ func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.Job
 		}
 		w.recordUnschedulable(job, outcome)
 		pg := job.PodGroup
-		w.enqueue(key, desired, PodGroupHold(pg.Status, desired), func(ctx context.Context) error {
+		unstarted := job.CountIn(api.Allocated, api.Binding, api.Bound)
+		q := snap.Queues[job.Queue]
+		w.enqueue(key, desired, PodGroupHold(pg.Status, desired, unstarted, q == nil || q.Open()), func(ctx context.Context) error {
 			return w.patchStatus(ctx, &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: pg.Namespace, Name: pg.Name}}, podGroupStatusPatch(desired))
 		})
 	}

@@ -4,6 +4,7 @@ package scheduler
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,9 +67,11 @@ func TestQueueStatusWriteReplacesAllocated(t *testing.T) {
 	})
 }
 
-// TestGangStatusCoalesced: a placed gang shows Running; its pods then
-// start one after another, each moving its counts. Held for
-// writeback.SettleHold, the counts reach the API server as one write.
+// TestGangStatusCoalesced: a gang's pods are bound, then start one after
+// another, each moving its counts. Held (writeback.SettleHold for a gang
+// that shows Running already, writeback.StartHold for one placed now, until
+// its pods have all started), phase and counts reach the API server as one
+// write.
 func TestGangStatusCoalesced(t *testing.T) {
 	const ns = "writeback-coalesce"
 	createNamespace(t, ns)
@@ -76,51 +79,62 @@ func TestGangStatusCoalesced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pg := schedtesting.MakePodGroup("gang", ns).MinMember(3).Phase(schedulingv1beta1.PodGroupRunning).Obj()
-	if err := fw.Client.Create(t.Context(), pg); err != nil {
-		t.Fatal(err)
-	}
-	watch, err := wc.Watch(t.Context(), &schedulingv1beta1.PodGroupList{}, client.InNamespace(ns))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer watch.Stop()
-	w := writeback.NewWriter(fw.Client, nil)
-	go w.Run(t.Context(), 1)
-
-	// Every pod bound, none started yet; then, sync by sync, the pods
-	// start.
-	for running := range 4 {
-		var pods []*corev1.Pod
-		for i := range 3 {
-			p := st.MakePod(ns, fmt.Sprintf("p%d", i)).Group("gang").Req("cpu", "1").Node("n1")
-			if i < running {
-				p = p.Phase(corev1.PodRunning)
+	// A gang already Running whose pods start (counts held), and gangs
+	// placed now whose Running waits for their pods to start.
+	for _, from := range []schedulingv1beta1.PodGroupPhase{schedulingv1beta1.PodGroupRunning, schedulingv1beta1.PodGroupInqueue, schedulingv1beta1.PodGroupPending} {
+		t.Run(string(from), func(t *testing.T) {
+			name := "gang-" + strings.ToLower(string(from))
+			pg := schedtesting.MakePodGroup(name, ns).MinMember(3).Phase(from).Obj()
+			if err := fw.Client.Create(t.Context(), pg); err != nil {
+				t.Fatal(err)
 			}
-			pods = append(pods, p.Obj())
-		}
-		snap := api.Build(api.Objects{Pods: pods, PodGroups: []*schedulingv1beta1.PodGroup{pg.DeepCopy()}})
-		w.Apply(snap, nil, map[api.JobID]bool{api.NewJobID(ns, "gang"): true}, metav1.Now())
-	}
-
-	writes := 0
-	deadline := time.After(30 * time.Second)
-	for {
-		select {
-		case ev := <-watch.ResultChan():
-			got, ok := ev.Object.(*schedulingv1beta1.PodGroup)
-			if !ok || got.Name != "gang" || ev.Type != "MODIFIED" {
-				continue
+			if err := fw.Client.Status().Update(t.Context(), pg); err != nil {
+				t.Fatal(err)
 			}
-			writes++
-			if got.Status.Phase == schedulingv1beta1.PodGroupRunning && got.Status.Running == 3 {
-				if writes != 1 {
-					t.Errorf("%d status writes before the gang showed 3 pods running, want 1", writes)
+			watch, err := wc.Watch(t.Context(), &schedulingv1beta1.PodGroupList{}, client.InNamespace(ns),
+				client.MatchingFields{"metadata.name": name}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: pg.ResourceVersion}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer watch.Stop()
+			w := writeback.NewWriter(fw.Client, nil)
+			go w.Run(t.Context(), 1)
+
+			// Every pod bound, none started yet; then, sync by sync, the
+			// pods start.
+			for running := range 4 {
+				var pods []*corev1.Pod
+				for i := range 3 {
+					p := st.MakePod(ns, fmt.Sprintf("%s-%d", name, i)).Group(name).Req("cpu", "1").Node("n1")
+					if i < running {
+						p = p.Phase(corev1.PodRunning)
+					}
+					pods = append(pods, p.Obj())
 				}
-				return
+				snap := api.Build(api.Objects{Pods: pods, PodGroups: []*schedulingv1beta1.PodGroup{pg.DeepCopy()}})
+				w.Apply(snap, nil, map[api.JobID]bool{api.NewJobID(ns, name): true}, metav1.Now())
 			}
-		case <-deadline:
-			t.Fatalf("the gang never showed Running with 3 pods running (%d writes seen)", writes)
-		}
+
+			writes := 0
+			deadline := time.After(30 * time.Second)
+			for {
+				select {
+				case ev := <-watch.ResultChan():
+					got, ok := ev.Object.(*schedulingv1beta1.PodGroup)
+					if !ok || ev.Type != "MODIFIED" {
+						continue
+					}
+					writes++
+					if got.Status.Phase == schedulingv1beta1.PodGroupRunning && got.Status.Running == 3 {
+						if writes != 1 {
+							t.Errorf("%d status writes before the gang showed Running with 3 pods running, want 1", writes)
+						}
+						return
+					}
+				case <-deadline:
+					t.Fatalf("the gang never showed Running with 3 pods running (%d writes seen)", writes)
+				}
+			}
+		})
 	}
 }
