@@ -95,6 +95,13 @@ func (c *Cache) assumeCheckedLocked(p api.Placement) (undo, error) {
 	}
 	e.info.RemoveTask(t)
 	assumed := t.Clone()
+	if assumed.FitMemo() == nil {
+		// What the cycle derived from the pod, kept with its copy of the
+		// task, holds for this one (the evaluator checks that the pod is
+		// the same): the node's mirror records it without deriving it
+		// again.
+		assumed.SetFitMemo(p.Task.FitMemo())
+	}
 	assumed.Status = api.Binding
 	assumed.NodeName = p.Node
 	assumed.GPUIndex = p.Task.GPUIndex

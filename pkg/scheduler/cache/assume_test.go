@@ -123,3 +123,21 @@ func TestARefusedNominatedTaskKeepsItsClaim(t *testing.T) {
 		t.Errorf("claim on a = %dm, want 1000m", got)
 	}
 }
+
+// TestAssumedTaskKeepsWhatTheCycleDerived: what a cycle's evaluator kept
+// with its copy of a task (FitMemo) comes with the task the cache assumes,
+// so that the cache's node does not derive it from the pod again.
+func TestAssumedTaskKeepsWhatTheCycleDerived(t *testing.T) {
+	c := newCache()
+	c.UpdateNode(st.MakeNode("a").Alloc("cpu", "2").Obj())
+	p := st.MakePod("ns", "p").Req("cpu", "1").Obj()
+	c.UpdatePod(p)
+	pl := place(c.Snapshot(), p, "a")
+	pl.Task.SetFitMemo("derived in the cycle")
+	if err := c.AssumeGroup([]api.Placement{pl}); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.taskLocked(p.UID).FitMemo(); got != "derived in the cycle" {
+		t.Errorf("assumed task's memo = %v, want the cycle's", got)
+	}
+}
