@@ -22,6 +22,8 @@ type bindRecorder struct {
 	seen    map[string]bool
 	boundAt map[string]time.Time
 	node    map[string]string
+	// startLag is, per pod seen Running, the time from its bind to that.
+	startLag map[string]time.Duration
 	// rebound counts pods whose nodeName changed once set; the API server
 	// should make that impossible.
 	rebound  int
@@ -31,7 +33,7 @@ type bindRecorder struct {
 
 // startBindRecorder starts watching ns and waits for the initial list.
 func startBindRecorder(ctx context.Context, cs kubernetes.Interface, ns string) (*bindRecorder, error) {
-	r := &bindRecorder{seen: map[string]bool{}, boundAt: map[string]time.Time{}, node: map[string]string{}}
+	r := &bindRecorder{seen: map[string]bool{}, boundAt: map[string]time.Time{}, node: map[string]string{}, startLag: map[string]time.Duration{}}
 	lw := &toolscache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return cs.CoreV1().Pods(ns).List(ctx, o)
@@ -41,7 +43,8 @@ func startBindRecorder(ctx context.Context, cs kubernetes.Interface, ns string) 
 		},
 	}
 	r.informer = toolscache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, toolscache.Indexers{})
-	// Only the name and nodeName are needed; 10,000 full pods are not.
+	// Only the name, nodeName and phase are needed; 10,000 full pods are
+	// not.
 	if err := r.informer.SetTransform(func(obj any) (any, error) {
 		pod, ok := obj.(*corev1.Pod)
 		if !ok {
@@ -50,6 +53,7 @@ func startBindRecorder(ctx context.Context, cs kubernetes.Interface, ns string) 
 		return &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, ResourceVersion: pod.ResourceVersion},
 			Spec:       corev1.PodSpec{NodeName: pod.Spec.NodeName},
+			Status:     corev1.PodStatus{Phase: pod.Status.Phase},
 		}, nil
 	}); err != nil {
 		return nil, err
@@ -82,6 +86,9 @@ func (r *bindRecorder) observe(obj any) {
 	if prev, ok := r.node[pod.Name]; ok {
 		if prev != pod.Spec.NodeName {
 			r.rebound++
+		}
+		if _, started := r.startLag[pod.Name]; !started && pod.Status.Phase == corev1.PodRunning {
+			r.startLag[pod.Name] = now.Sub(r.boundAt[pod.Name])
 		}
 		return
 	}
@@ -123,4 +130,16 @@ func (r *bindRecorder) rebinds() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.rebound
+}
+
+// startLags returns, for the pods seen Running, the seconds from their
+// bind to that.
+func (r *bindRecorder) startLags() []float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]float64, 0, len(r.startLag))
+	for _, d := range r.startLag {
+		out = append(out, d.Seconds())
+	}
+	return out
 }

@@ -58,6 +58,10 @@ type Result struct {
 	// its pods running: the scheduler is stopped only then, so that the
 	// status writes it holds to coalesce are counted.
 	StatusSettledSeconds float64 `json:"statusSettledSeconds,omitempty"`
+	// PodStartLag is, over the pods seen Running by then, the time from a
+	// pod's bind to its start (kwok's): a scheduler that writes a gang's
+	// Running once its pods start waits this long.
+	PodStartLag *Percentiles `json:"podStartLagSeconds,omitempty"`
 
 	// Writes are the scheduler's write requests to the API server, from the
 	// audit log, from its start to its stop.

@@ -229,6 +229,10 @@ func runScheduler(ctx context.Context, env *Environment, w *Workload, size strin
 			res.Problems = append(res.Problems, err.Error())
 		}
 		res.StatusSettledSeconds = time.Since(t0).Seconds()
+		if lags := rec.startLags(); len(lags) > 0 {
+			p := percentiles(lags)
+			res.PodStartLag = &p
+		}
 		// The peak over the whole run, settling included.
 		if usage, err = schedulerUsage(proc); err != nil {
 			return res, fmt.Errorf("reading the scheduler's usage: %w", err)
