@@ -5,42 +5,13 @@ import (
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 )
 
-// JobPhase is the PodGroup phase a job is in after a cycle:
+// JobPhase is the PodGroup phase a job is in after a cycle (api.JobPhase):
 // Running once enough tasks are placed or running to meet its minimum;
 // Unknown when a job that was Running dropped below it; Completed when every
 // task has ended and enough succeeded; otherwise Inqueue once admitted, else
 // Pending.
-func JobPhase(job *api.JobInfo) schedulingv1beta1.PodGroupPhase {
-	placed := job.CountIn(api.Allocated, api.Binding, api.Bound, api.Running)
-	succeeded := job.CountIn(api.Succeeded)
-	ended := succeeded + job.CountIn(api.Failed)
-	total := int32(len(job.Tasks))
-	switch {
-	case total > 0 && ended == total && succeeded >= job.MinAvailable:
-		return schedulingv1beta1.PodGroupCompleted
-	case placed+succeeded >= job.MinAvailable && placed > 0 && job.RolesMet(startedOrDone):
-		return schedulingv1beta1.PodGroupRunning
-	case job.Phase == schedulingv1beta1.PodGroupRunning || job.Phase == schedulingv1beta1.PodGroupUnknown:
-		if placed > 0 {
-			return schedulingv1beta1.PodGroupUnknown
-		}
-		return schedulingv1beta1.PodGroupPending
-	case job.Phase == schedulingv1beta1.PodGroupInqueue:
-		return schedulingv1beta1.PodGroupInqueue
-	}
-	return schedulingv1beta1.PodGroupPending
-}
+func JobPhase(job *api.JobInfo) schedulingv1beta1.PodGroupPhase { return api.JobPhase(job) }
 
 // Admitted reports whether a job may be placed: its PodGroup was admitted
 // (Inqueue or later), or it is a pod without a PodGroup.
 func Admitted(job *api.JobInfo) bool { return job.Admitted() }
-
-// startedOrDone: a task placed for good (allocated in a committed
-// placement, binding, bound, running) or succeeded.
-func startedOrDone(s api.TaskStatus) bool {
-	switch s {
-	case api.Allocated, api.Binding, api.Bound, api.Running, api.Succeeded:
-		return true
-	}
-	return false
-}
