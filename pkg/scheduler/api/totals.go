@@ -27,6 +27,30 @@ type QueueTotals struct {
 	// InqueueMin sums the MinResources of admitted jobs (phase Inqueue),
 	// InqueueNeeded what those jobs do not hold yet of them.
 	InqueueMin, InqueueNeeded *Resource
+	// Phases counts the jobs with a PodGroup by the phase it should show
+	// (JobPhase).
+	Phases PhaseCounts
+}
+
+// PhaseCounts counts PodGroups by phase.
+type PhaseCounts struct {
+	Pending, Inqueue, Running, Unknown, Completed int32
+}
+
+// add adds n to the count of phase p.
+func (c *PhaseCounts) add(p schedulingv1beta1.PodGroupPhase, n int32) {
+	switch p {
+	case schedulingv1beta1.PodGroupPending:
+		c.Pending += n
+	case schedulingv1beta1.PodGroupInqueue:
+		c.Inqueue += n
+	case schedulingv1beta1.PodGroupRunning:
+		c.Running += n
+	case schedulingv1beta1.PodGroupUnknown:
+		c.Unknown += n
+	case schedulingv1beta1.PodGroupCompleted:
+		c.Completed += n
+	}
 }
 
 // NewTotals returns empty totals.
@@ -65,11 +89,17 @@ type JobShare struct {
 	// InqueueMin and InqueueNeeded are nil unless the job is Inqueue with
 	// a minimum.
 	InqueueMin, InqueueNeeded *Resource
+	// Phase is the phase the job's PodGroup should show (JobPhase); ""
+	// for a pod without a PodGroup.
+	Phase schedulingv1beta1.PodGroupPhase
 }
 
 // ShareOf returns what j adds to the totals, as it is now.
 func ShareOf(j *JobInfo) *JobShare {
 	s := &JobShare{Queue: j.Queue, Namespace: j.Namespace, Allocated: j.Allocated.Clone(), Request: j.TotalRequest.Clone()}
+	if !j.IsShadow() {
+		s.Phase = JobPhase(j)
+	}
 	if j.Phase == schedulingv1beta1.PodGroupInqueue && j.MinResources != nil {
 		s.InqueueMin = j.MinResources.Clone()
 		s.InqueueNeeded = j.MinResources.Clone().Sub(j.Allocated).ClampNegatives()
@@ -96,6 +126,7 @@ func (t *Totals) AddJob(s *JobShare, sign int64) {
 		addSigned(q.InqueueMin, s.InqueueMin, sign)
 		addSigned(q.InqueueNeeded, s.InqueueNeeded, sign)
 	}
+	q.Phases.add(s.Phase, int32(sign))
 }
 
 // AddNode adds (sign 1) or removes (sign -1) a node's allocatable and used
@@ -113,7 +144,7 @@ func (t *Totals) Clone() *Totals {
 		Namespaces: make(map[string]*Resource, len(t.Namespaces)),
 	}
 	for id, q := range t.Queues {
-		c.Queues[id] = &QueueTotals{Allocated: q.Allocated.Clone(), Request: q.Request.Clone(), InqueueMin: q.InqueueMin.Clone(), InqueueNeeded: q.InqueueNeeded.Clone()}
+		c.Queues[id] = &QueueTotals{Allocated: q.Allocated.Clone(), Request: q.Request.Clone(), InqueueMin: q.InqueueMin.Clone(), InqueueNeeded: q.InqueueNeeded.Clone(), Phases: q.Phases}
 	}
 	for ns, r := range t.Namespaces {
 		c.Namespaces[ns] = r.Clone()

@@ -57,7 +57,7 @@ func TestPatchedSnapshotsEqualAFreshOne(t *testing.T) {
 }
 
 // randomEvent returns one change to a cache: nodes come, change and go;
-// PodGroups come, are admitted and go; pods come, bind, finish and go.
+// PodGroups come, are admitted, are given phases and go; pods come, bind, finish and go.
 func randomEvent(r *rand.Rand, step int) func(c *Cache) {
 	node := fmt.Sprintf("n%d", r.IntN(6))
 	group := fmt.Sprintf("g%d", r.IntN(8))
@@ -65,7 +65,7 @@ func randomEvent(r *rand.Rand, step int) func(c *Cache) {
 	queue := []string{"default", "q1"}[r.IntN(2)]
 	ns := []string{"a", "b"}[r.IntN(2)]
 	_ = step
-	switch r.IntN(9) {
+	switch r.IntN(10) {
 	case 0:
 		cpu := fmt.Sprint(4 + r.IntN(3)*4)
 		return func(c *Cache) { c.UpdateNode(st.MakeNode(node).Alloc("cpu", cpu, "nvidia.com/gpu", "8").Obj()) }
@@ -96,8 +96,14 @@ func randomEvent(r *rand.Rand, step int) func(c *Cache) {
 		}
 	case 7:
 		return func(c *Cache) { c.DeletePod(st.MakePod(ns, pod).Obj()) }
-	default:
+	case 8:
 		return func(c *Cache) { c.MarkEnqueued(api.NewJobID(ns, group)) }
+	default:
+		// A phase a cycle decided, whose write may be held.
+		phase := []schedulingv1beta1.PodGroupPhase{schedulingv1beta1.PodGroupRunning, schedulingv1beta1.PodGroupUnknown, schedulingv1beta1.PodGroupPending}[r.IntN(3)]
+		return func(c *Cache) {
+			c.KeepPhases(map[api.JobID]schedulingv1beta1.PodGroupPhase{api.NewJobID(ns, group): phase})
+		}
 	}
 }
 
@@ -223,7 +229,7 @@ func compareTotals(t *testing.T, got, want *api.Totals) {
 	}
 	for id := range queues {
 		g, w := got.Queue(id), want.Queue(id)
-		if !g.Allocated.Equal(w.Allocated) || !g.Request.Equal(w.Request) || !g.InqueueMin.Equal(w.InqueueMin) || !g.InqueueNeeded.Equal(w.InqueueNeeded) {
+		if !g.Allocated.Equal(w.Allocated) || !g.Request.Equal(w.Request) || !g.InqueueMin.Equal(w.InqueueMin) || !g.InqueueNeeded.Equal(w.InqueueNeeded) || g.Phases != w.Phases {
 			t.Fatalf("queue %s totals %+v, want %+v", id, g, w)
 		}
 	}

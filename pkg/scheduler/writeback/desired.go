@@ -111,42 +111,22 @@ type QueueStatus struct {
 }
 
 // DesiredQueueStatuses computes every queue's allocation and PodGroup counts
-// from the jobs of a snapshot after a cycle.
+// from the totals the cache keeps (api.Totals): what the snapshot's jobs
+// were when it was taken, not placements made in the cycle since, which
+// the next sync's snapshot shows.
 func DesiredQueueStatuses(snap *api.Snapshot) map[api.QueueID]QueueStatus {
-	allocated := map[api.QueueID]*api.Resource{}
-	out := map[api.QueueID]QueueStatus{}
+	totals := snap.Totals()
+	out := make(map[api.QueueID]QueueStatus, len(snap.Queues))
 	for id := range snap.Queues {
-		allocated[id] = &api.Resource{}
-	}
-	for _, j := range snap.Jobs {
-		a := allocated[j.Queue]
-		if a == nil {
-			continue
+		t := totals.Queue(id)
+		s := QueueStatus{
+			Allocated: t.Allocated.ResourceList(),
+			Pending:   t.Phases.Pending,
+			Inqueue:   t.Phases.Inqueue,
+			Running:   t.Phases.Running,
+			Unknown:   t.Phases.Unknown,
+			Completed: t.Phases.Completed,
 		}
-		a.Add(j.Allocated)
-		if j.IsShadow() {
-			// A pod without a PodGroup uses its queue but is no PodGroup
-			// to count.
-			continue
-		}
-		s := out[j.Queue]
-		switch framework.JobPhase(j) {
-		case schedulingv1beta1.PodGroupPending:
-			s.Pending++
-		case schedulingv1beta1.PodGroupInqueue:
-			s.Inqueue++
-		case schedulingv1beta1.PodGroupRunning:
-			s.Running++
-		case schedulingv1beta1.PodGroupUnknown:
-			s.Unknown++
-		case schedulingv1beta1.PodGroupCompleted:
-			s.Completed++
-		}
-		out[j.Queue] = s
-	}
-	for id, a := range allocated {
-		s := out[id]
-		s.Allocated = a.ResourceList()
 		delete(s.Allocated, corev1.ResourcePods)
 		out[id] = s
 	}
