@@ -54,52 +54,46 @@ func sameContainers(a, b []corev1.Container) bool {
 
 // sameStatusResources compares what the status says of each container's
 // resources. A container status without them (a pending pod has none, a
-// started one may have none) counts only by its name.
+// started one may have none) is left out.
 func sameStatusResources(a, b []corev1.ContainerStatus) bool {
-	withResources := func(s []corev1.ContainerStatus) []corev1.ContainerStatus {
-		var out []corev1.ContainerStatus
-		for _, c := range s {
-			if c.AllocatedResources != nil || c.Resources != nil {
-				out = append(out, c)
-			}
-		}
-		return out
-	}
-	ra, rb := withResources(a), withResources(b)
-	if len(ra) != len(rb) {
-		return false
-	}
-	for i := range ra {
-		if ra[i].Name != rb[i].Name || !equality.Semantic.DeepEqual(ra[i].AllocatedResources, rb[i].AllocatedResources) ||
-			!equality.Semantic.DeepEqual(ra[i].Resources, rb[i].Resources) {
-			return false
-		}
-	}
-	return true
+	return sameWhere(a, b, func(c *corev1.ContainerStatus) bool {
+		return c.AllocatedResources != nil || c.Resources != nil
+	}, func(x, y *corev1.ContainerStatus) bool {
+		return x.Name == y.Name && equality.Semantic.DeepEqual(x.AllocatedResources, y.AllocatedResources) &&
+			equality.Semantic.DeepEqual(x.Resources, y.Resources)
+	})
 }
 
 // sameResizeConditions compares the conditions that say a resize is
-// pending or under way.
+// pending or under way, by type, status and reason.
 func sameResizeConditions(a, b []corev1.PodCondition) bool {
-	resize := func(s []corev1.PodCondition) []corev1.PodCondition {
-		var out []corev1.PodCondition
-		for _, c := range s {
-			if c.Type == corev1.PodResizePending || c.Type == corev1.PodResizeInProgress {
-				out = append(out, corev1.PodCondition{Type: c.Type, Status: c.Status, Reason: c.Reason})
-			}
+	return sameWhere(a, b, func(c *corev1.PodCondition) bool {
+		return c.Type == corev1.PodResizePending || c.Type == corev1.PodResizeInProgress
+	}, func(x, y *corev1.PodCondition) bool {
+		return x.Type == y.Type && x.Status == y.Status && x.Reason == y.Reason
+	})
+}
+
+// sameWhere reports whether the elements of a and b that keep selects are
+// alike (eq), pairwise in order, without copying them out.
+func sameWhere[T any](a, b []T, keep func(*T) bool, eq func(x, y *T) bool) bool {
+	i, j := 0, 0
+	for {
+		for i < len(a) && !keep(&a[i]) {
+			i++
 		}
-		return out
-	}
-	ra, rb := resize(a), resize(b)
-	if len(ra) != len(rb) {
-		return false
-	}
-	for i := range ra {
-		if ra[i] != rb[i] {
+		for j < len(b) && !keep(&b[j]) {
+			j++
+		}
+		if i == len(a) || j == len(b) {
+			return i == len(a) && j == len(b)
+		}
+		if !eq(&a[i], &b[j]) {
 			return false
 		}
+		i++
+		j++
 	}
-	return true
 }
 
 func ptrEqual[T comparable](a, b *T) bool {

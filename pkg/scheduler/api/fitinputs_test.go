@@ -74,3 +74,47 @@ func TestSameFitInputs(t *testing.T) {
 		})
 	}
 }
+
+// TestSameWhereLeavesOutWhatItDoesNotCompare: statuses without resources
+// and conditions other than a resize's do not count; the rest count in
+// order, by what is compared.
+func TestSameWhereLeavesOutWhatItDoesNotCompare(t *testing.T) {
+	cpu := func(v string) corev1.ResourceList { return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(v)} }
+	started := corev1.ContainerStatus{Name: "a", Ready: true}
+	b1 := corev1.ContainerStatus{Name: "b", AllocatedResources: cpu("1")}
+	for _, tc := range []struct {
+		name string
+		x, y []corev1.ContainerStatus
+		want bool
+	}{
+		{"a status without resources left out", []corev1.ContainerStatus{started, b1}, []corev1.ContainerStatus{b1}, true},
+		{"the same, spelled otherwise", []corev1.ContainerStatus{b1}, []corev1.ContainerStatus{{Name: "b", AllocatedResources: cpu("1000m")}}, true},
+		{"allocated otherwise", []corev1.ContainerStatus{b1}, []corev1.ContainerStatus{{Name: "b", AllocatedResources: cpu("2")}}, false},
+		{"one more with resources", []corev1.ContainerStatus{b1}, []corev1.ContainerStatus{b1, {Name: "c", AllocatedResources: cpu("1")}}, false},
+		{"another container", []corev1.ContainerStatus{b1}, []corev1.ContainerStatus{{Name: "c", AllocatedResources: cpu("1")}}, false},
+	} {
+		if got := sameStatusResources(tc.x, tc.y); got != tc.want {
+			t.Errorf("statuses, %s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	pending := corev1.PodCondition{Type: corev1.PodResizePending, Status: corev1.ConditionTrue, Reason: corev1.PodReasonInfeasible, Message: "no room"}
+	ready := corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue}
+	reworded := pending
+	reworded.Message = "still no room"
+	deferred := pending
+	deferred.Reason = corev1.PodReasonDeferred
+	for _, tc := range []struct {
+		name string
+		x, y []corev1.PodCondition
+		want bool
+	}{
+		{"other conditions left out", []corev1.PodCondition{ready, pending}, []corev1.PodCondition{pending}, true},
+		{"only the message changed", []corev1.PodCondition{pending}, []corev1.PodCondition{reworded}, true},
+		{"another reason", []corev1.PodCondition{pending}, []corev1.PodCondition{deferred}, false},
+		{"the resize settled", []corev1.PodCondition{ready, pending}, []corev1.PodCondition{ready}, false},
+	} {
+		if got := sameResizeConditions(tc.x, tc.y); got != tc.want {
+			t.Errorf("conditions, %s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
