@@ -58,9 +58,12 @@ func TestLocalUpAndDown(t *testing.T) {
 		}
 		return false, fmt.Sprintf("%s\nscheduler log:\n%s", out, readFile(filepath.Join(dir, "caldera-scheduler.log")))
 	})
-	if out := kubectl("get", "podgroup", "quickstart", "-o", "jsonpath={.status.phase}"); out != "Running" {
-		t.Errorf("quickstart PodGroup phase = %q, want Running", out)
-	}
+	// Its PodGroup shows Running once the scheduler has seen the pods
+	// start.
+	poll.Eventually(t, ctx, 30*time.Second, "quickstart PodGroup Running", func() (bool, string) {
+		out := kubectl("get", "podgroup", "quickstart", "-o", "jsonpath={.status.phase}")
+		return out == "Running", "phase " + out
+	})
 	// The controller manager discovers the HyperNodes of the simulated
 	// network from the nodes' spine and leaf labels.
 	poll.Eventually(t, ctx, 60*time.Second, "discovered HyperNodes there", func() (bool, string) {

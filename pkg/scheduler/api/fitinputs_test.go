@@ -79,7 +79,9 @@ func TestSameFitInputs(t *testing.T) {
 // and conditions other than a resize's do not count; the rest count in
 // order, by what is compared.
 func TestSameWhereLeavesOutWhatItDoesNotCompare(t *testing.T) {
-	cpu := func(v string) corev1.ResourceList { return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(v)} }
+	cpu := func(v string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(v)}
+	}
 	started := corev1.ContainerStatus{Name: "a", Ready: true}
 	b1 := corev1.ContainerStatus{Name: "b", AllocatedResources: cpu("1")}
 	for _, tc := range []struct {

@@ -139,41 +139,60 @@ func DesiredQueueStatuses(snap *api.Snapshot) map[api.QueueID]QueueStatus {
 // they reach the API server as one write; queue totals wait as long.
 const SettleHold = 2 * time.Second
 
-// StartHold is how long a placed gang's Running may wait for its pods to
-// start, so that the phase and the counts of its started pods reach the
-// API server as one write rather than one for the phase and more as the
-// pods start. It is written at once when they have all started.
+// StartHold is how long a phase change that no reader waits on may wait
+// for the changes that follow it: a placed gang's Running for its pods to
+// start, so that the phase and the counts of its started pods reach the API
+// server as one write rather than one for the phase and more as the pods
+// start; the admission (Inqueue) of a job whose pods all exist for its
+// placement. Either is written at once when what it waits for comes.
 const StartHold = 10 * time.Second
 
+// HoldInput is what PodGroupHold decides from besides the two statuses.
+type HoldInput struct {
+	// Unstarted counts the job's pods placed but not running yet.
+	Unstarted int32
+	// PodsMissing: the job has fewer pods than its minimum, which a
+	// controller may create only once it is admitted.
+	PodsMissing bool
+	// QueueOpen: the job's queue is open.
+	QueueOpen bool
+}
+
 // PodGroupHold is how long the change of a job's PodGroup status from cur
-// to desired may be held before it is written. unstarted is the number of
-// the job's pods placed but not running yet; queueOpen whether the job's
-// queue is open.
+// to desired may be held before it is written.
 //
 // A change of phase is written at once, as is a set Unschedulable condition
 // (a person or a tool waits on it; it changes only with its reason or its
-// numbers): readers act on them. A job controller creates a gang's pods
-// once its PodGroup leaves Pending and restarts a job whose PodGroup turns
-// Unknown; the queue controller keeps a closing queue Closing while a
-// PodGroup in it is Inqueue, Running or Unknown. The one phase held is a
-// placed gang's Running (StartHold), while some of its placed pods have not
-// started: from Inqueue no reader sees a difference (both keep a queue
-// Closing), from Pending only the queue controller of a closing queue would,
-// so in a queue that is not open it is not held either. The scheduler keeps
-// the phase it decided meanwhile (cache.KeepPhases). The rest (counts,
+// numbers), where a reader acts on it: a job controller creates a gang's
+// pods once its PodGroup leaves Pending and restarts a job whose PodGroup
+// turns Unknown; the queue controller keeps a closing queue Closing while a
+// PodGroup in it is Inqueue, Running or Unknown. Two changes of phase have
+// no such reader and wait StartHold: a placed gang's Running while some of
+// its placed pods have not started, and the admission of a job with all its
+// pods, which waits for its placement. The queue controller also counts
+// the scheduler's queue totals, which count both at once, and in a queue
+// that is not open neither is held from Pending; the scheduler keeps the
+// phase it decided meanwhile (cache.KeepPhases). The rest (counts,
 // conditions) waits SettleHold.
-func PodGroupHold(cur, desired schedulingv1beta1.PodGroupStatus, unstarted int32, queueOpen bool) time.Duration {
-	if cur.Phase != desired.Phase {
-		if desired.Phase == schedulingv1beta1.PodGroupRunning && unstarted > 0 &&
-			(cur.Phase == schedulingv1beta1.PodGroupInqueue || queueOpen && (cur.Phase == "" || cur.Phase == schedulingv1beta1.PodGroupPending)) {
-			return StartHold
+func PodGroupHold(cur, desired schedulingv1beta1.PodGroupStatus, in HoldInput) time.Duration {
+	if cur.Phase == desired.Phase {
+		if c := condition(desired.Conditions, schedulingv1beta1.PodGroupUnschedulableType); c != nil && c.Status == corev1.ConditionTrue {
+			return 0
 		}
-		return 0
+		return SettleHold
 	}
 	if c := condition(desired.Conditions, schedulingv1beta1.PodGroupUnschedulableType); c != nil && c.Status == corev1.ConditionTrue {
 		return 0
 	}
-	return SettleHold
+	pending := cur.Phase == "" || cur.Phase == schedulingv1beta1.PodGroupPending
+	switch {
+	case desired.Phase == schedulingv1beta1.PodGroupInqueue && pending && !in.PodsMissing && in.QueueOpen:
+		return StartHold
+	case desired.Phase == schedulingv1beta1.PodGroupRunning && in.Unstarted > 0 &&
+		(cur.Phase == schedulingv1beta1.PodGroupInqueue || pending && in.QueueOpen):
+		return StartHold
+	}
+	return 0
 }
 
 func condition(conds []schedulingv1beta1.PodGroupCondition, t schedulingv1beta1.PodGroupConditionType) *schedulingv1beta1.PodGroupCondition {

@@ -81,53 +81,61 @@ func TestPodGroupHold(t *testing.T) {
 	scheduled := schedulingv1beta1.PodGroupCondition{Type: schedulingv1beta1.PodGroupScheduled, Status: corev1.ConditionTrue, Reason: ScheduledReason}
 	cases := map[string]struct {
 		cur, desired schedulingv1beta1.PodGroupStatus
-		unstarted    int32
-		closedQueue  bool
+		in           HoldInput
 		want         time.Duration
 	}{
-		"admitted: a job controller creates the pods, the queue controller counts it": {
-			cur: status("", 0), desired: status(schedulingv1beta1.PodGroupInqueue, 0), want: 0,
+		"admitted without its pods: a job controller creates them": {
+			cur: status("", 0), desired: status(schedulingv1beta1.PodGroupInqueue, 0), in: HoldInput{PodsMissing: true, QueueOpen: true}, want: 0,
+		},
+		"admitted with its pods: waits for its placement": {
+			cur: status(schedulingv1beta1.PodGroupPending, 0), desired: status(schedulingv1beta1.PodGroupInqueue, 0), in: HoldInput{QueueOpen: true}, want: StartHold,
+		},
+		"admitted with its pods into a closing queue": {
+			cur: status(schedulingv1beta1.PodGroupPending, 0), desired: status(schedulingv1beta1.PodGroupInqueue, 0), want: 0,
+		},
+		"admitted with its pods, unschedulable": {
+			cur: status(schedulingv1beta1.PodGroupPending, 0), desired: status(schedulingv1beta1.PodGroupInqueue, 0, unschedulable), in: HoldInput{QueueOpen: true}, want: 0,
 		},
 		"placed after its admission, pods not started": {
-			cur: status(schedulingv1beta1.PodGroupInqueue, 0), desired: status(schedulingv1beta1.PodGroupRunning, 0, scheduled), unstarted: 3, want: StartHold,
+			cur: status(schedulingv1beta1.PodGroupInqueue, 0), desired: status(schedulingv1beta1.PodGroupRunning, 0, scheduled), in: HoldInput{Unstarted: 3, QueueOpen: true}, want: StartHold,
 		},
 		"placed as it was admitted, pods not started": {
-			cur: status(schedulingv1beta1.PodGroupPending, 0), desired: status(schedulingv1beta1.PodGroupRunning, 0, scheduled), unstarted: 1, want: StartHold,
+			cur: status(schedulingv1beta1.PodGroupPending, 0), desired: status(schedulingv1beta1.PodGroupRunning, 0, scheduled), in: HoldInput{Unstarted: 1, QueueOpen: true}, want: StartHold,
 		},
 		"placed, no status yet, pods not started": {
-			cur: status("", 0), desired: status(schedulingv1beta1.PodGroupRunning, 1, scheduled), unstarted: 1, want: StartHold,
+			cur: status("", 0), desired: status(schedulingv1beta1.PodGroupRunning, 1, scheduled), in: HoldInput{Unstarted: 1, QueueOpen: true}, want: StartHold,
 		},
-		"placed as it was admitted, in a closing queue: its queue controller counts it": {
-			cur: status(schedulingv1beta1.PodGroupPending, 0), desired: status(schedulingv1beta1.PodGroupRunning, 0, scheduled), unstarted: 1, closedQueue: true, want: 0,
+		"placed as it was admitted, in a closing queue": {
+			cur: status(schedulingv1beta1.PodGroupPending, 0), desired: status(schedulingv1beta1.PodGroupRunning, 0, scheduled), in: HoldInput{Unstarted: 1}, want: 0,
 		},
-		"placed after its admission, in a closing queue": {
-			cur: status(schedulingv1beta1.PodGroupInqueue, 0), desired: status(schedulingv1beta1.PodGroupRunning, 0, scheduled), unstarted: 1, closedQueue: true, want: StartHold,
+		"placed after its admission, in a closing queue: Inqueue counted already": {
+			cur: status(schedulingv1beta1.PodGroupInqueue, 0), desired: status(schedulingv1beta1.PodGroupRunning, 0, scheduled), in: HoldInput{Unstarted: 1}, want: StartHold,
 		},
 		"placed, its pods all started": {
-			cur: status(schedulingv1beta1.PodGroupInqueue, 0), desired: status(schedulingv1beta1.PodGroupRunning, 3, scheduled), want: 0,
+			cur: status(schedulingv1beta1.PodGroupInqueue, 0), desired: status(schedulingv1beta1.PodGroupRunning, 3, scheduled), in: HoldInput{QueueOpen: true}, want: 0,
 		},
 		"a broken gang whole again": {
-			cur: status(schedulingv1beta1.PodGroupUnknown, 1), desired: status(schedulingv1beta1.PodGroupRunning, 1, scheduled), unstarted: 1, want: 0,
+			cur: status(schedulingv1beta1.PodGroupUnknown, 1), desired: status(schedulingv1beta1.PodGroupRunning, 1, scheduled), in: HoldInput{Unstarted: 1, QueueOpen: true}, want: 0,
 		},
 		"a running gang broken: its job controller reacts": {
-			cur: status(schedulingv1beta1.PodGroupRunning, 2), desired: status(schedulingv1beta1.PodGroupUnknown, 1), unstarted: 1, want: 0,
+			cur: status(schedulingv1beta1.PodGroupRunning, 2), desired: status(schedulingv1beta1.PodGroupUnknown, 1), in: HoldInput{Unstarted: 1, QueueOpen: true}, want: 0,
 		},
 		"unschedulable": {
-			cur: status(schedulingv1beta1.PodGroupInqueue, 0), desired: status(schedulingv1beta1.PodGroupInqueue, 0, unschedulable), want: 0,
+			cur: status(schedulingv1beta1.PodGroupInqueue, 0), desired: status(schedulingv1beta1.PodGroupInqueue, 0, unschedulable), in: HoldInput{QueueOpen: true}, want: 0,
 		},
 		"still unschedulable, counts moved": {
-			cur: status(schedulingv1beta1.PodGroupInqueue, 0, unschedulable), desired: status(schedulingv1beta1.PodGroupInqueue, 1, unschedulable), want: 0,
+			cur: status(schedulingv1beta1.PodGroupInqueue, 0, unschedulable), desired: status(schedulingv1beta1.PodGroupInqueue, 1, unschedulable), in: HoldInput{QueueOpen: true}, want: 0,
 		},
 		"pods starting": {
-			cur: status(schedulingv1beta1.PodGroupRunning, 0, scheduled), desired: status(schedulingv1beta1.PodGroupRunning, 1, scheduled), unstarted: 1, want: SettleHold,
+			cur: status(schedulingv1beta1.PodGroupRunning, 0, scheduled), desired: status(schedulingv1beta1.PodGroupRunning, 1, scheduled), in: HoldInput{Unstarted: 1, QueueOpen: true}, want: SettleHold,
 		},
 		"a condition cleared, phase unchanged": {
-			cur: status(schedulingv1beta1.PodGroupRunning, 2, unschedulable), desired: status(schedulingv1beta1.PodGroupRunning, 2, cleared), want: SettleHold,
+			cur: status(schedulingv1beta1.PodGroupRunning, 2, unschedulable), desired: status(schedulingv1beta1.PodGroupRunning, 2, cleared), in: HoldInput{QueueOpen: true}, want: SettleHold,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := PodGroupHold(tc.cur, tc.desired, tc.unstarted, !tc.closedQueue); got != tc.want {
+			if got := PodGroupHold(tc.cur, tc.desired, tc.in); got != tc.want {
 				t.Errorf("PodGroupHold = %s, want %s", got, tc.want)
 			}
 		})

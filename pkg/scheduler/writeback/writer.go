@@ -190,9 +190,13 @@ func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.Job
 		}
 		w.recordUnschedulable(job, outcome)
 		pg := job.PodGroup
-		unstarted := job.CountIn(api.Allocated, api.Binding, api.Bound)
 		q := snap.Queues[job.Queue]
-		w.enqueue(key, desired, PodGroupHold(pg.Status, desired, unstarted, q == nil || q.Open()), func(ctx context.Context) error {
+		hold := PodGroupHold(pg.Status, desired, HoldInput{
+			Unstarted:   job.CountIn(api.Allocated, api.Binding, api.Bound),
+			PodsMissing: int32(len(job.Tasks)) < job.MinAvailable,
+			QueueOpen:   q == nil || q.Open(),
+		})
+		w.enqueue(key, desired, hold, func(ctx context.Context) error {
 			return w.patchStatus(ctx, &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: pg.Namespace, Name: pg.Name}}, podGroupStatusPatch(desired))
 		})
 	}

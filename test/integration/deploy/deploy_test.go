@@ -256,11 +256,20 @@ func TestMemberRBAC(t *testing.T) {
 		}
 		return j.Status.State.Phase == batchv1alpha1.JobRunning && j.Status.Running == 2, fmt.Sprintf("%s, %d running", j.Status.State.Phase, j.Status.Running)
 	})
-	// The scheduler's status writes and events went through.
-	var pgs schedulingv1beta1.PodGroupList
-	if err := fw.Client.List(ctx, &pgs, client.InNamespace("default")); err != nil || len(pgs.Items) != 1 || pgs.Items[0].Status.Phase != schedulingv1beta1.PodGroupRunning {
-		t.Errorf("PodGroups %+v, %v", pgs.Items, err)
-	}
+	// The scheduler's status writes and events went through. The
+	// PodGroup's Running is written once the scheduler sees the pods
+	// started, which the job controller may see first.
+	poll.Eventually(t, t.Context(), 30*time.Second, "the gang's PodGroup Running", func() (bool, string) {
+		var pgs schedulingv1beta1.PodGroupList
+		if err := fw.Client.List(ctx, &pgs, client.InNamespace("default")); err != nil {
+			return false, err.Error()
+		}
+		if len(pgs.Items) != 1 {
+			return false, fmt.Sprintf("%d PodGroups", len(pgs.Items))
+		}
+		st := pgs.Items[0].Status
+		return st.Phase == schedulingv1beta1.PodGroupRunning && st.Running == 2, fmt.Sprintf("%s, %d running", st.Phase, st.Running)
+	})
 	// The agent published the node's batch resources.
 	poll.Eventually(t, t.Context(), 30*time.Second, "batch-cpu on the node", func() (bool, string) {
 		var n corev1.Node

@@ -4,7 +4,6 @@ package scheduler
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -70,8 +69,8 @@ func TestQueueStatusWriteReplacesAllocated(t *testing.T) {
 // TestGangStatusCoalesced: a gang's pods are bound, then start one after
 // another, each moving its counts. Held (writeback.SettleHold for a gang
 // that shows Running already, writeback.StartHold for one placed now, until
-// its pods have all started), phase and counts reach the API server as one
-// write.
+// its pods have all started, and for one admitted now with all its pods,
+// until its placement), phase and counts reach the API server as one write.
 func TestGangStatusCoalesced(t *testing.T) {
 	const ns = "writeback-coalesce"
 	createNamespace(t, ns)
@@ -79,12 +78,25 @@ func TestGangStatusCoalesced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A gang already Running whose pods start (counts held), and gangs
-	// placed now whose Running waits for their pods to start.
-	for _, from := range []schedulingv1beta1.PodGroupPhase{schedulingv1beta1.PodGroupRunning, schedulingv1beta1.PodGroupInqueue, schedulingv1beta1.PodGroupPending} {
-		t.Run(string(from), func(t *testing.T) {
-			name := "gang-" + strings.ToLower(string(from))
-			pg := schedtesting.MakePodGroup(name, ns).MinMember(3).Phase(from).Obj()
+	// A step is how many of the gang's 3 pods are bound and how many of
+	// those run.
+	type step struct{ bound, running int }
+	placedNow := []step{{3, 0}, {3, 1}, {3, 2}, {3, 3}}
+	for _, tc := range []struct {
+		name string
+		// shown is the phase the PodGroup shows; decided the one the
+		// scheduler decided before the first step (cache.KeepPhases).
+		shown, decided schedulingv1beta1.PodGroupPhase
+		steps          []step
+	}{
+		{"running", schedulingv1beta1.PodGroupRunning, schedulingv1beta1.PodGroupRunning, placedNow},
+		{"inqueue", schedulingv1beta1.PodGroupInqueue, schedulingv1beta1.PodGroupInqueue, placedNow},
+		{"pending", schedulingv1beta1.PodGroupPending, schedulingv1beta1.PodGroupPending, placedNow},
+		{"admitted", schedulingv1beta1.PodGroupPending, schedulingv1beta1.PodGroupInqueue, append([]step{{0, 0}}, placedNow...)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name := "gang-" + tc.name
+			pg := schedtesting.MakePodGroup(name, ns).MinMember(3).Phase(tc.shown).Obj()
 			if err := fw.Client.Create(t.Context(), pg); err != nil {
 				t.Fatal(err)
 			}
@@ -100,19 +112,22 @@ func TestGangStatusCoalesced(t *testing.T) {
 			w := writeback.NewWriter(fw.Client, nil)
 			go w.Run(t.Context(), 1)
 
-			// Every pod bound, none started yet; then, sync by sync, the
-			// pods start.
-			for running := range 4 {
+			id := api.NewJobID(ns, name)
+			for _, sp := range tc.steps {
 				var pods []*corev1.Pod
 				for i := range 3 {
-					p := st.MakePod(ns, fmt.Sprintf("%s-%d", name, i)).Group(name).Req("cpu", "1").Node("n1")
-					if i < running {
+					p := st.MakePod(ns, fmt.Sprintf("%s-%d", name, i)).Group(name).Req("cpu", "1")
+					if i < sp.bound {
+						p = p.Node("n1")
+					}
+					if i < sp.running {
 						p = p.Phase(corev1.PodRunning)
 					}
 					pods = append(pods, p.Obj())
 				}
 				snap := api.Build(api.Objects{Pods: pods, PodGroups: []*schedulingv1beta1.PodGroup{pg.DeepCopy()}})
-				w.Apply(snap, nil, map[api.JobID]bool{api.NewJobID(ns, name): true}, metav1.Now())
+				snap.Jobs[id].Phase = tc.decided
+				w.Apply(snap, nil, map[api.JobID]bool{id: true}, metav1.Now())
 			}
 
 			writes := 0
