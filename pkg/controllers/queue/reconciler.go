@@ -251,9 +251,7 @@ func (r *Reconciler) observe(ctx context.Context, q *schedulingv1beta1.Queue) (O
 			obs.Active++
 		}
 	}
-	// The scheduler counts the phases it decided, which may reach a
-	// PodGroup later than its counts reach the queue (writeback.StartHold).
-	obs.Active = max(obs.Active, scheduledActive(q))
+	obs.ScheduledActive = scheduledActive(q)
 	return obs, nil
 }
 

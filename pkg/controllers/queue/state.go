@@ -31,10 +31,12 @@ type Observed struct {
 	// ParentClosed: the queue's parent exists and is Closing or Closed.
 	ParentClosed bool
 	// Active is the number of the queue's PodGroups that were admitted and
-	// have not finished: Inqueue, Running or Unknown, as their PodGroups
-	// show or as the scheduler counts them in the queue's status, whichever
-	// is more.
+	// have not finished: Inqueue, Running or Unknown.
 	Active int
+	// ScheduledActive is the same as the scheduler counts it in the
+	// queue's status, from the phases it decided, which may reach a
+	// PodGroup later than its counts reach the queue (writeback.StartHold).
+	ScheduledActive int
 }
 
 // Decision is the state a queue should show.
@@ -106,7 +108,7 @@ func Next(o Observed, a Action) (Decision, *Refusal) {
 	switch {
 	case unknown:
 		d.State = schedulingv1beta1.QueueStateUnknown
-	case closed && o.Active > 0:
+	case closed && max(o.Active, o.ScheduledActive) > 0:
 		d.State = schedulingv1beta1.QueueStateClosing
 	case closed:
 		d.State = schedulingv1beta1.QueueStateClosed

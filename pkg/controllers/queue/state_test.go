@@ -47,6 +47,10 @@ func TestNext(t *testing.T) {
 			observed: Observed{State: closing, Active: 1},
 			want:     Decision{State: closing},
 		},
+		"a closing queue stays closing while the scheduler counts a group active its PodGroup does not show yet": {
+			observed: Observed{State: closing, ScheduledActive: 1},
+			want:     Decision{State: closing},
+		},
 		"a queue marked Closed by hand while groups run is closing": {
 			observed: Observed{State: closed, Active: 1},
 			want:     Decision{State: closing},

@@ -175,14 +175,11 @@ type HoldInput struct {
 // phase it decided meanwhile (cache.KeepPhases). The rest (counts,
 // conditions) waits SettleHold.
 func PodGroupHold(cur, desired schedulingv1beta1.PodGroupStatus, in HoldInput) time.Duration {
-	if cur.Phase == desired.Phase {
-		if c := condition(desired.Conditions, schedulingv1beta1.PodGroupUnschedulableType); c != nil && c.Status == corev1.ConditionTrue {
-			return 0
-		}
-		return SettleHold
-	}
 	if c := condition(desired.Conditions, schedulingv1beta1.PodGroupUnschedulableType); c != nil && c.Status == corev1.ConditionTrue {
 		return 0
+	}
+	if cur.Phase == desired.Phase {
+		return SettleHold
 	}
 	pending := cur.Phase == "" || cur.Phase == schedulingv1beta1.PodGroupPending
 	switch {
