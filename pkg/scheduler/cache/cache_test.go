@@ -278,6 +278,18 @@ func TestKeptPhases(t *testing.T) {
 			t.Errorf("phase after an update = %q, want Inqueue", got)
 		}
 	})
+	t.Run("a PodGroup made again under the name keeps nothing of the first", func(t *testing.T) {
+		c := newCache()
+		shown(c, schedulingv1beta1.PodGroupInqueue)
+		keep(c, schedulingv1beta1.PodGroupRunning)
+		again := schedtesting.MakePodGroup("pg", "ns").MinMember(1).Obj()
+		again.UID = "second"
+		again.Status.Phase = schedulingv1beta1.PodGroupPending
+		c.UpdatePodGroup(again) // its deletion unseen
+		if got := phase(c); got != schedulingv1beta1.PodGroupPending {
+			t.Errorf("phase of the new PodGroup = %q, want its own Pending", got)
+		}
+	})
 	t.Run("a phase the PodGroup already shows is not kept", func(t *testing.T) {
 		c := newCache()
 		shown(c, schedulingv1beta1.PodGroupRunning)

@@ -407,6 +407,11 @@ func (c *Cache) UpdatePodGroup(pg *schedulingv1beta1.PodGroup) {
 		c.jobs[id] = e
 	}
 	relevant := e.info.PodGroup == nil || !equality.Semantic.DeepEqual(e.info.PodGroup.Spec, pg.Spec) || e.info.PodGroup.Status.Phase != pg.Status.Phase
+	if e.info.PodGroup != nil && e.info.PodGroup.UID != pg.UID {
+		// Deleted and made again under its name (its deletion unseen, in a
+		// relist): what was decided for the first is not for this one.
+		delete(c.kept, id)
+	}
 	e.info.SetPodGroup(pg)
 	e.info.Shadow = false
 	if k, ok := c.kept[id]; ok {

@@ -33,9 +33,12 @@ type Writer struct {
 
 	mu      sync.Mutex
 	pending map[string]func(context.Context) error
-	written map[string]any
-	// writtenAt is when each object's status was last queued for writing.
-	writtenAt map[string]time.Time
+	// written is, per object, the status last queued for writing and not
+	// yet seen in the informer.
+	written map[string]record
+	// sweptAt is when written was last cleared of records too old to
+	// matter (ResendAfter).
+	sweptAt time.Time
 	// reasons is the reason type last announced in events, per job.
 	reasons map[api.JobID]string
 	// shortSince is when each job was first seen short of pods and
@@ -61,6 +64,14 @@ const notEnoughPods = "NotEnoughPods"
 // placement elsewhere) is rewritten. A change of reason is written at once.
 const MessageInterval = 5 * time.Second
 
+// record is a status queued for writing: what, when, and to which object
+// (a PodGroup or Queue deleted and made again under its name is another).
+type record struct {
+	desired any
+	at      time.Time
+	uid     types.UID
+}
+
 // NewWriter returns a writer; call Run to start it.
 func NewWriter(c client.Client, recorder events.EventRecorder) *Writer {
 	return &Writer{
@@ -69,8 +80,7 @@ func NewWriter(c client.Client, recorder events.EventRecorder) *Writer {
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "status"}),
 		pending:    map[string]func(context.Context) error{},
-		written:    map[string]any{},
-		writtenAt:  map[string]time.Time{},
+		written:    map[string]record{},
 		reasons:    map[api.JobID]string{},
 		shortSince: map[api.JobID]time.Time{},
 		now:        time.Now,
@@ -129,18 +139,19 @@ func (w *Writer) processNext(ctx context.Context) bool {
 // written again, since another writer changed it or the write was lost.
 const ResendAfter = 30 * time.Second
 
-// enqueue schedules a write of desired for key, hold from now at the
-// latest, unless it was the last desired value written or queued, less than
-// ResendAfter ago. A write waiting for its time writes whatever is desired
-// when the time comes; a later change with a shorter hold brings it forward.
-func (w *Writer) enqueue(key string, desired any, hold time.Duration, write func(context.Context) error) {
+// enqueue schedules a write of desired to the object uid under key, hold
+// from now at the latest, unless it was the last desired value written or
+// queued for that object, less than ResendAfter ago. A write waiting for its
+// time writes whatever is desired when the time comes; a later change with
+// a shorter hold brings it forward.
+func (w *Writer) enqueue(key string, uid types.UID, desired any, hold time.Duration, write func(context.Context) error) {
 	w.mu.Lock()
-	if last, ok := w.written[key]; ok && equality.Semantic.DeepEqual(last, desired) && w.now().Sub(w.writtenAt[key]) < ResendAfter {
+	now := w.now()
+	if last, ok := w.written[key]; ok && last.uid == uid && equality.Semantic.DeepEqual(last.desired, desired) && now.Sub(last.at) < ResendAfter {
 		w.mu.Unlock()
 		return
 	}
-	w.written[key] = desired
-	w.writtenAt[key] = w.now()
+	w.written[key] = record{desired: desired, at: now, uid: uid}
 	w.pending[key] = write
 	w.mu.Unlock()
 	if hold > 0 {
@@ -154,8 +165,50 @@ func (w *Writer) enqueue(key string, desired any, hold time.Duration, write func
 func (w *Writer) recentlyWritten(key string, d time.Duration) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	at, ok := w.writtenAt[key]
-	return ok && w.now().Sub(at) < d
+	r, ok := w.written[key]
+	return ok && w.now().Sub(r.at) < d
+}
+
+// shown forgets what was queued for key, and drops a write still waiting:
+// the object shows the status desired now.
+func (w *Writer) shown(key string) {
+	w.mu.Lock()
+	delete(w.written, key)
+	delete(w.pending, key)
+	w.mu.Unlock()
+}
+
+// lastWritten returns the status queued for the object uid under key and
+// not yet shown. A record for another object of the name (deleted and made
+// again since) is forgotten, and its waiting write dropped.
+func (w *Writer) lastWritten(key string, uid types.UID) (any, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r, ok := w.written[key]
+	if ok && r.uid != uid {
+		delete(w.written, key)
+		delete(w.pending, key)
+		return nil, false
+	}
+	return r.desired, ok
+}
+
+// sweep forgets, at most once per ResendAfter, records older than it
+// with no write waiting: they no longer hold a write back, and the objects
+// of some are gone.
+func (w *Writer) sweep() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.now()
+	if now.Sub(w.sweptAt) < ResendAfter {
+		return
+	}
+	w.sweptAt = now
+	for key, r := range w.written {
+		if _, waiting := w.pending[key]; !waiting && now.Sub(r.at) >= ResendAfter {
+			delete(w.written, key)
+		}
+	}
 }
 
 // Apply records what a cycle concluded: the status of every job it touched
@@ -174,32 +227,29 @@ func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.Job
 		outcome := w.withinPodArrival(id, outcomes[id])
 		desired := DesiredPodGroupStatus(job, outcome, now)
 		key := "podgroup/" + string(id)
-		w.mu.Lock()
-		if last, ok := w.written[key].(schedulingv1beta1.PodGroupStatus); ok {
-			keepTransitionTimes(&desired, last)
+		pg := job.PodGroup
+		if last, ok := w.lastWritten(key, pg.UID); ok {
+			keepTransitionTimes(&desired, last.(schedulingv1beta1.PodGroupStatus))
 		}
-		w.mu.Unlock()
-		if equality.Semantic.DeepEqual(desired, job.PodGroup.Status) {
-			w.mu.Lock()
-			w.written[key] = desired
-			w.mu.Unlock()
+		if equality.Semantic.DeepEqual(desired, pg.Status) {
+			w.shown(key)
 			return
 		}
 		if onlyMessageChanged(job.PodGroup.Status, desired) && w.sameBlockers(id, outcome) && w.recentlyWritten(key, MessageInterval) {
 			return
 		}
 		w.recordUnschedulable(job, outcome)
-		pg := job.PodGroup
 		q := snap.Queues[job.Queue]
 		hold := PodGroupHold(pg.Status, desired, HoldInput{
 			Unstarted:   job.CountIn(api.Allocated, api.Binding, api.Bound),
 			PodsMissing: int32(len(job.Tasks)) < job.MinAvailable,
 			QueueOpen:   q == nil || q.Open(),
 		})
-		w.enqueue(key, desired, hold, func(ctx context.Context) error {
+		w.enqueue(key, pg.UID, desired, hold, func(ctx context.Context) error {
 			return w.patchStatus(ctx, &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: pg.Namespace, Name: pg.Name}}, podGroupStatusPatch(desired))
 		})
 	}
+	w.sweep()
 	w.mu.Lock()
 	for id := range w.reasons {
 		if _, ok := snap.Jobs[id]; !ok {
@@ -220,11 +270,17 @@ func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.Job
 	}
 	for id, desired := range DesiredQueueStatuses(snap) {
 		q := snap.Queues[id]
-		if q == nil || q.Queue == nil || queueStatusEqual(q.Queue.Status, desired) {
+		if q == nil || q.Queue == nil {
 			continue
 		}
+		key := "queue/" + q.Name
+		if queueStatusEqual(q.Queue.Status, desired) {
+			w.shown(key)
+			continue
+		}
+		w.lastWritten(key, q.Queue.UID) // forgets a queue of the name deleted since
 		name, cur := q.Name, q.Queue.Status.Allocated
-		w.enqueue("queue/"+name, desired, SettleHold, func(ctx context.Context) error {
+		w.enqueue(key, q.Queue.UID, desired, SettleHold, func(ctx context.Context) error {
 			return w.writeQueueStatus(ctx, name, cur, desired)
 		})
 	}
@@ -406,7 +462,7 @@ func (w *Writer) WriteNomination(t *api.TaskInfo, node string) {
 	if node != "" {
 		value = node
 	}
-	w.enqueue("pod/"+ns+"/"+name, node, 0, func(ctx context.Context) error {
+	w.enqueue("pod/"+ns+"/"+name, t.Pod.UID, node, 0, func(ctx context.Context) error {
 		return w.patchStatus(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}},
 			map[string]any{"nominatedNodeName": value})
 	})

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
@@ -33,7 +34,7 @@ func TestEventsFollowReasonsNotNumbers(t *testing.T) {
 		outcomes := map[api.JobID]*framework.JobOutcome{"ns/pg": {Blockers: []*framework.Reason{framework.Reasonf(typ, "%s", msg)}}}
 		w.Apply(snap, outcomes, nil, metav1.NewTime(now))
 		// The write lands: the PodGroup now shows what was written.
-		if d, ok := w.written["podgroup/ns/pg"].(schedulingv1beta1.PodGroupStatus); ok {
+		if d, ok := w.written["podgroup/ns/pg"].desired.(schedulingv1beta1.PodGroupStatus); ok {
 			snap.Jobs["ns/pg"].PodGroup.Status = d
 		}
 	}
@@ -52,18 +53,18 @@ func TestEventsFollowReasonsNotNumbers(t *testing.T) {
 	if n := drain(); n != 3 {
 		t.Errorf("first reason: %d events, want 3 (the PodGroup and both pods)", n)
 	}
-	first := w.writtenAt["podgroup/ns/pg"]
+	first := w.written["podgroup/ns/pg"].at
 	now = now.Add(time.Second)
 	cycle("NotEnoughResources", "0 of 2 tasks placeable")
 	if n := drain(); n != 0 {
 		t.Errorf("message-only change: %d events, want 0", n)
 	}
-	if got := w.writtenAt["podgroup/ns/pg"]; !got.Equal(first) {
+	if got := w.written["podgroup/ns/pg"].at; !got.Equal(first) {
 		t.Errorf("message-only change within %s was written at %s", MessageInterval, got)
 	}
 	now = now.Add(MessageInterval)
 	cycle("NotEnoughResources", "0 of 2 tasks placeable")
-	if got := w.writtenAt["podgroup/ns/pg"]; !got.Equal(now) {
+	if got := w.written["podgroup/ns/pg"].at; !got.Equal(now) {
 		t.Errorf("message change after %s was not written (last write %s)", MessageInterval, got)
 	}
 	cycle("QueueOverused", "queue default has used its share")
@@ -91,7 +92,7 @@ func TestGangsShortOfPodsAreGivenTimeForThem(t *testing.T) {
 			blockers = append(blockers, framework.Reasonf(r, "%s", r))
 		}
 		w.Apply(snap, map[api.JobID]*framework.JobOutcome{"ns/pg": {Blockers: blockers}}, nil, metav1.NewTime(now))
-		if d, ok := w.written["podgroup/ns/pg"].(schedulingv1beta1.PodGroupStatus); ok {
+		if d, ok := w.written["podgroup/ns/pg"].desired.(schedulingv1beta1.PodGroupStatus); ok {
 			snap.Jobs["ns/pg"].PodGroup.Status = d
 		}
 		for _, c := range snap.Jobs["ns/pg"].PodGroup.Status.Conditions {
@@ -180,19 +181,114 @@ func TestTransitionTimeKeptUntilShown(t *testing.T) {
 	})
 	touched := map[api.JobID]bool{"ns/pg": true}
 	w.Apply(snap, nil, touched, metav1.NewTime(now))
-	first, ok := w.written["podgroup/ns/pg"].(schedulingv1beta1.PodGroupStatus)
+	first, ok := w.written["podgroup/ns/pg"].desired.(schedulingv1beta1.PodGroupStatus)
 	if !ok || first.Phase != schedulingv1beta1.PodGroupRunning {
 		t.Fatalf("queued %+v, want Running", w.written["podgroup/ns/pg"])
 	}
-	queuedAt := w.writtenAt["podgroup/ns/pg"]
+	queuedAt := w.written["podgroup/ns/pg"].at
 	now = now.Add(3 * time.Second)
 	w.Apply(snap, nil, touched, metav1.NewTime(now))
-	if got := w.writtenAt["podgroup/ns/pg"]; !got.Equal(queuedAt) {
+	if got := w.written["podgroup/ns/pg"].at; !got.Equal(queuedAt) {
 		t.Errorf("the same status queued again %s later: %+v", now.Sub(queuedAt), w.written["podgroup/ns/pg"])
 	}
 	// Once shown, the status is what was desired: nothing to write.
 	snap.Jobs["ns/pg"].PodGroup.Status = first
 	if d := DesiredPodGroupStatus(snap.Jobs["ns/pg"], nil, metav1.NewTime(now)); !equality.Semantic.DeepEqual(d, first) {
 		t.Errorf("desired once shown: %+v, want %+v", d, first)
+	}
+}
+
+// TestRecreatedObjectIsWrittenAfresh: a PodGroup deleted and made again
+// under its name (a job aborted and resumed) is another object; what was
+// written to the first holds nothing back from the second.
+func TestRecreatedObjectIsWrittenAfresh(t *testing.T) {
+	w := NewWriter(nil, nil)
+	now := time.Unix(1000, 0)
+	w.now = func() time.Time { return now }
+	build := func(uid types.UID) *api.Snapshot {
+		pg := schedtesting.MakePodGroup("pg", "ns").MinMember(1).Phase(schedulingv1beta1.PodGroupInqueue).Obj()
+		pg.UID = uid
+		return api.Build(api.Objects{
+			Pods:      []*corev1.Pod{st.MakePod("ns", "a").Group("pg").Node("n1").Phase(corev1.PodRunning).Obj()},
+			PodGroups: []*schedulingv1beta1.PodGroup{pg},
+		})
+	}
+	touched := map[api.JobID]bool{"ns/pg": true}
+	queued := func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		_, ok := w.pending["podgroup/ns/pg"]
+		delete(w.pending, "podgroup/ns/pg") // the write was made
+		return ok
+	}
+	w.Apply(build("first"), nil, touched, metav1.NewTime(now))
+	if !queued() {
+		t.Fatal("a placed job's PodGroup was not written")
+	}
+	now = now.Add(time.Second)
+	w.Apply(build("first"), nil, touched, metav1.NewTime(now))
+	if queued() {
+		t.Fatal("the same status queued again before the informer could show it")
+	}
+	w.Apply(build("second"), nil, touched, metav1.NewTime(now))
+	if !queued() {
+		t.Error("a PodGroup made again under the name of one written a second ago was not written")
+	}
+}
+
+// TestWaitingWriteDroppedOnceShown: a write held back (a placed gang waits
+// for its pods to start) is dropped when the job comes back to the status
+// its PodGroup shows, rather than writing, later, a status no longer true.
+func TestWaitingWriteDroppedOnceShown(t *testing.T) {
+	w := NewWriter(nil, nil)
+	now := time.Unix(1000, 0)
+	w.now = func() time.Time { return now }
+	pg := schedtesting.MakePodGroup("pg", "ns").MinMember(1).Phase(schedulingv1beta1.PodGroupInqueue).Obj()
+	placed := api.Build(api.Objects{
+		Pods:      []*corev1.Pod{st.MakePod("ns", "a").Group("pg").Node("n1").Obj()},
+		PodGroups: []*schedulingv1beta1.PodGroup{pg},
+	})
+	touched := map[api.JobID]bool{"ns/pg": true}
+	w.Apply(placed, nil, touched, metav1.NewTime(now))
+	w.mu.Lock()
+	_, waiting := w.pending["podgroup/ns/pg"]
+	w.mu.Unlock()
+	if !waiting {
+		t.Fatal("the placement of a gang was not queued")
+	}
+	gone := api.Build(api.Objects{PodGroups: []*schedulingv1beta1.PodGroup{pg}})
+	if d := DesiredPodGroupStatus(gone.Jobs["ns/pg"], nil, metav1.NewTime(now)); !equality.Semantic.DeepEqual(d, pg.Status) {
+		t.Fatalf("precondition: with its pod gone the job should want what it shows; wants %+v", d)
+	}
+	w.Apply(gone, nil, touched, metav1.NewTime(now))
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, waiting := w.pending["podgroup/ns/pg"]; waiting {
+		t.Error("a held write still waits after the job came back to what its PodGroup shows")
+	}
+	if len(w.written) != 0 {
+		t.Errorf("records kept for objects showing what is desired: %v", w.written)
+	}
+}
+
+// TestOldRecordsAreSwept: records older than ResendAfter hold nothing
+// back and are forgotten (nominations of pods long gone among them).
+func TestOldRecordsAreSwept(t *testing.T) {
+	w := NewWriter(nil, nil)
+	now := time.Unix(1000, 0)
+	w.now = func() time.Time { return now }
+	w.WriteNomination(&api.TaskInfo{Pod: st.MakePod("ns", "a").Obj(), Namespace: "ns", Name: "a"}, "n1")
+	w.mu.Lock()
+	delete(w.pending, "pod/ns/a") // the write was made
+	w.mu.Unlock()
+	empty := api.Build(api.Objects{})
+	w.Apply(empty, nil, nil, metav1.NewTime(now))
+	if len(w.written) != 1 {
+		t.Fatalf("a record %s old swept: %v", time.Duration(0), w.written)
+	}
+	now = now.Add(ResendAfter)
+	w.Apply(empty, nil, nil, metav1.NewTime(now))
+	if len(w.written) != 0 {
+		t.Errorf("records %s old kept: %v", ResendAfter, w.written)
 	}
 }
