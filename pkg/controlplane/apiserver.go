@@ -59,6 +59,10 @@ type APIServer struct {
 // StartAPIServer starts kube-apiserver against etcd and waits until /readyz
 // answers ok.
 func StartAPIServer(ctx context.Context, etcd *Etcd, o APIServerOptions) (*APIServer, error) {
+	return onFreePorts(func() (*APIServer, error) { return startAPIServer(ctx, etcd, o) })
+}
+
+func startAPIServer(ctx context.Context, etcd *Etcd, o APIServerOptions) (*APIServer, error) {
 	bin, err := findBinary(o.BinDir, "kube-apiserver")
 	if err != nil {
 		return nil, err

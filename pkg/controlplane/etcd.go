@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -36,6 +37,20 @@ type Etcd struct {
 
 // StartEtcd starts etcd and waits until it reports healthy.
 func StartEtcd(ctx context.Context, o EtcdOptions) (*Etcd, error) {
+	data := filepath.Join(o.Dir, "etcd-data")
+	_, statErr := os.Stat(data)
+	fresh := os.IsNotExist(statErr)
+	return onFreePorts(func() (*Etcd, error) {
+		e, err := startEtcd(ctx, o)
+		if err != nil && fresh {
+			// Nothing was stored yet: the next attempt starts clean.
+			_ = os.RemoveAll(data)
+		}
+		return e, err
+	})
+}
+
+func startEtcd(ctx context.Context, o EtcdOptions) (*Etcd, error) {
 	bin, err := findBinary(o.BinDir, "etcd")
 	if err != nil {
 		return nil, err

@@ -46,6 +46,10 @@ type KubeControllerManager struct {
 // StartKubeControllerManager starts kube-controller-manager against the API
 // server and waits until /healthz answers ok.
 func StartKubeControllerManager(ctx context.Context, s *APIServer, o KubeControllerManagerOptions) (*KubeControllerManager, error) {
+	return onFreePorts(func() (*KubeControllerManager, error) { return startKubeControllerManager(ctx, s, o) })
+}
+
+func startKubeControllerManager(ctx context.Context, s *APIServer, o KubeControllerManagerOptions) (*KubeControllerManager, error) {
 	bin, err := findBinary(o.BinDir, "kube-controller-manager")
 	if err != nil {
 		return nil, err

@@ -33,6 +33,10 @@ type KubeScheduler struct {
 // StartKubeScheduler starts kube-scheduler against the API server and waits
 // until /readyz answers ok, that is, until its informers have synced.
 func StartKubeScheduler(ctx context.Context, s *APIServer, o KubeSchedulerOptions) (*KubeScheduler, error) {
+	return onFreePorts(func() (*KubeScheduler, error) { return startKubeScheduler(ctx, s, o) })
+}
+
+func startKubeScheduler(ctx context.Context, s *APIServer, o KubeSchedulerOptions) (*KubeScheduler, error) {
 	bin, err := findBinary(o.BinDir, "kube-scheduler")
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -149,6 +150,21 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// onFreePorts starts a component, again up to twice more when it failed
+// because a port found free was taken before the process bound it: a port
+// is free only for the moment it is looked at, and on a machine running
+// other control planes, or opening connections (which take ports from the
+// same range), another may take it in between.
+func onFreePorts[T any](start func() (T, error)) (T, error) {
+	const attempts = 3
+	for attempt := 1; ; attempt++ {
+		v, err := start()
+		if err == nil || attempt == attempts || !strings.Contains(err.Error(), "address already in use") {
+			return v, err
+		}
+	}
 }
 
 // portOrFree returns port, or a free port when port is 0.
