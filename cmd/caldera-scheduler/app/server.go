@@ -150,10 +150,6 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	crClient, err := client.New(restCfg, client.Options{Scheme: scheme})
-	if err != nil {
-		return nil, fmt.Errorf("creating client: %w", err)
-	}
 	// One transform for every informer, so that they share what is equal
 	// across objects.
 	transform := cache.NewTransform()
@@ -257,7 +253,11 @@ func Setup(ctx context.Context, config *options.Config) (_ *Server, err error) {
 			recorder.Eventf(r.Task.Pod, nil, corev1.EventTypeNormal, "Preempted", "Evicting", "%s", r.Reason)
 		},
 	})
-	writer := writeback.NewWriter(crClient, recorder)
+	statusClient, err := writeback.NewStatusClient(restCfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating client: %w", err)
+	}
+	writer := writeback.NewWriter(statusClient, recorder)
 	var shard scheduler.ShardSyncer
 	if cfg.Sharding.Mode != configv1alpha1.ShardingNone {
 		coord, synced, err := watchNodeShard(ctx, cfg, restCfg, scheme, clientset, crdCache, c, b, func() { sched.Notify() })

@@ -13,10 +13,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
@@ -27,7 +28,7 @@ import (
 // Patches are queued per object, the latest wins, and an object is only
 // written when its desired status differs from what it shows.
 type Writer struct {
-	client   client.Client
+	client   rest.Interface
 	recorder events.EventRecorder
 	queue    workqueue.TypedRateLimitingInterface[string]
 
@@ -73,7 +74,7 @@ type record struct {
 }
 
 // NewWriter returns a writer; call Run to start it.
-func NewWriter(c client.Client, recorder events.EventRecorder) *Writer {
+func NewWriter(c rest.Interface, recorder events.EventRecorder) *Writer {
 	return &Writer{
 		client:   c,
 		recorder: recorder,
@@ -246,7 +247,7 @@ func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.Job
 			QueueOpen:   q == nil || q.Open(),
 		})
 		w.enqueue(key, pg.UID, desired, hold, func(ctx context.Context) error {
-			return w.patchStatus(ctx, &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: pg.Namespace, Name: pg.Name}}, podGroupStatusPatch(desired))
+			return w.patchStatus(ctx, podGroupStatus(pg.Namespace, pg.Name), podGroupStatusPatch(desired))
 		})
 	}
 	w.sweep()
@@ -402,7 +403,7 @@ func podGroupStatusPatch(st schedulingv1beta1.PodGroupStatus) map[string]any {
 // a merge patch removes only the names it lists. A Queue with no status at
 // all has no path to replace under: it gets a merge patch from cur.
 func (w *Writer) writeQueueStatus(ctx context.Context, name string, cur corev1.ResourceList, d QueueStatus) error {
-	q := &schedulingv1beta1.Queue{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	q := queueStatus(name)
 	allocated := map[string]string{}
 	for res, v := range d.Allocated {
 		allocated[string(res)] = v.String()
@@ -419,7 +420,7 @@ func (w *Writer) writeQueueStatus(ctx context.Context, name string, cur corev1.R
 	if err != nil {
 		return fmt.Errorf("encoding status of queue %s: %w", name, err)
 	}
-	err = w.client.Status().Patch(ctx, q, client.RawPatch(types.JSONPatchType, data))
+	err = w.patch(ctx, q, types.JSONPatchType, data)
 	if err == nil || !(apierrors.IsInvalid(err) || apierrors.IsBadRequest(err)) {
 		return err
 	}
@@ -463,16 +464,51 @@ func (w *Writer) WriteNomination(t *api.TaskInfo, node string) {
 		value = node
 	}
 	w.enqueue("pod/"+ns+"/"+name, t.Pod.UID, node, 0, func(ctx context.Context) error {
-		return w.patchStatus(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}},
+		return w.patchStatus(ctx, podStatus(ns, name),
 			map[string]any{"nominatedNodeName": value})
 	})
 }
 
-// patchStatus merge-patches the status subresource of obj with status.
-func (w *Writer) patchStatus(ctx context.Context, obj client.Object, status any) error {
+// statusOf names the status subresource of an object: its path under the
+// API server's root.
+type statusOf []string
+
+func podGroupStatus(namespace, name string) statusOf {
+	return statusOf{"/apis", schedulingv1beta1.GroupName, "v1beta1", "namespaces", namespace, "podgroups", name, "status"}
+}
+
+func queueStatus(name string) statusOf {
+	return statusOf{"/apis", schedulingv1beta1.GroupName, "v1beta1", "queues", name, "status"}
+}
+
+func podStatus(namespace, name string) statusOf {
+	return statusOf{"/api", "v1", "namespaces", namespace, "pods", name, "status"}
+}
+
+func (s statusOf) name() string { return s[len(s)-2] }
+
+// patchStatus merge-patches the status subresource obj with status.
+func (w *Writer) patchStatus(ctx context.Context, obj statusOf, status any) error {
 	data, err := json.Marshal(map[string]any{"status": status})
 	if err != nil {
-		return fmt.Errorf("encoding status of %s: %w", obj.GetName(), err)
+		return fmt.Errorf("encoding status of %s: %w", obj.name(), err)
 	}
-	return w.client.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, data))
+	return w.patch(ctx, obj, types.MergePatchType, data)
+}
+
+// patch sends a patch with a plain request: the response, the whole object,
+// is not decoded, as the writer does not read it (its informer shows the
+// write); an error answered is.
+func (w *Writer) patch(ctx context.Context, obj statusOf, pt types.PatchType, data []byte) error {
+	return w.client.Patch(pt).AbsPath(obj...).Body(data).Do(ctx).Error()
+}
+
+// NewStatusClient returns the client a Writer writes with, from the
+// scheduler's client configuration: JSON, which custom resources are
+// served in, with rate limits of its own.
+func NewStatusClient(cfg *rest.Config) (rest.Interface, error) {
+	c := rest.CopyConfig(cfg)
+	c.ContentType, c.AcceptContentTypes = "application/json", "application/json"
+	c.NegotiatedSerializer = clientgoscheme.Codecs.WithoutConversion()
+	return rest.UnversionedRESTClientFor(c)
 }

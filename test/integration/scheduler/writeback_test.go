@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulingv1beta1 "github.com/caldera-sh/caldera/apis/scheduling/v1beta1"
@@ -28,7 +29,7 @@ func TestQueueStatusWriteReplacesAllocated(t *testing.T) {
 	const ns, name = "writeback", "writeback-stale"
 	q := queue(name, 1, nil)
 	createQueue(t, q)
-	w := writeback.NewWriter(fw.Client, nil)
+	w := writeback.NewWriter(statusClient(t), nil)
 	go w.Run(t.Context(), 1)
 	served := func() (schedulingv1beta1.QueueStatus, error) {
 		got := &schedulingv1beta1.Queue{}
@@ -109,7 +110,7 @@ func TestGangStatusCoalesced(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer watch.Stop()
-			w := writeback.NewWriter(fw.Client, nil)
+			w := writeback.NewWriter(statusClient(t), nil)
 			go w.Run(t.Context(), 1)
 
 			id := api.NewJobID(ns, name)
@@ -152,4 +153,13 @@ func TestGangStatusCoalesced(t *testing.T) {
 			}
 		})
 	}
+}
+
+func statusClient(t *testing.T) rest.Interface {
+	t.Helper()
+	c, err := writeback.NewStatusClient(fw.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
