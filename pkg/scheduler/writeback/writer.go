@@ -170,11 +170,11 @@ func (w *Writer) recentlyWritten(key string, d time.Duration) bool {
 	return ok && w.now().Sub(r.at) < d
 }
 
-// shown forgets what was queued for key, and drops a write still waiting:
-// the object shows the status desired now.
+// shown drops the write still waiting for key, if any: the object shows
+// the status desired now. What was last queued, and when, is kept until
+// swept: a message changed soon after is held back by it.
 func (w *Writer) shown(key string) {
 	w.mu.Lock()
-	delete(w.written, key)
 	delete(w.pending, key)
 	w.mu.Unlock()
 }
