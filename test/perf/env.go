@@ -195,3 +195,13 @@ func createQueues(ctx context.Context, c client.Client) error {
 	}
 	return nil
 }
+
+// apiServerPprof is the API server's pprof endpoint, asked as an
+// administrator.
+func (e *Environment) apiServerPprof() (pprofSource, error) {
+	c, err := rest.HTTPClientFor(e.restCfg)
+	if err != nil {
+		return pprofSource{}, err
+	}
+	return pprofSource{base: e.restCfg.Host, client: c}, nil
+}

@@ -25,6 +25,7 @@ var (
 	qpsFlag        = flag.Float64("client-qps", 1000, "client QPS of every scheduler")
 	burstFlag      = flag.Int("client-burst", 2000, "client burst of every scheduler")
 	cpuProfileFlag = flag.Bool("cpuprofile", false, "record caldera-scheduler's CPU profile into -results")
+	apiProfileFlag = flag.Bool("apiserverprofile", false, "record the API server's CPU profile over each scheduler's run into -results")
 	workDirFlag    = flag.String("workdir", "", "where the control planes' files go; empty means the system's temporary directory")
 	keepFlag       = flag.Bool("keep", false, "keep the control planes' files (logs, audit log) after runs without problems")
 )
@@ -47,8 +48,8 @@ func TestPerf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *cpuProfileFlag && *resultsFlag == "" {
-		t.Fatal("-cpuprofile needs -results")
+	if (*cpuProfileFlag || *apiProfileFlag) && *resultsFlag == "" {
+		t.Fatal("-cpuprofile and -apiserverprofile need -results")
 	}
 	var all []Result
 	for _, name := range names {
@@ -122,6 +123,9 @@ func runAndReport(t *testing.T, w *Workload, size string, schedulers []string) [
 	}
 	if *cpuProfileFlag {
 		o.ProfileDir = *resultsFlag
+	}
+	if *apiProfileFlag {
+		o.APIServerProfileDir = *resultsFlag
 	}
 	started := time.Now()
 	results, err := RunWorkload(ctx, w, size, schedulers, o)

@@ -83,6 +83,9 @@ type Result struct {
 	// CPUProfiles are the files of caldera-scheduler's CPU profile, one per
 	// chunk; `go tool pprof` merges them.
 	CPUProfiles []string `json:"cpuProfiles,omitempty"`
+	// APIServerProfiles are the files of the API server's CPU profile over
+	// the run, one per chunk.
+	APIServerProfiles []string `json:"apiServerProfiles,omitempty"`
 	// Problems are correctness failures: pods left pending, pods bound
 	// twice, nodes over capacity, gangs bound in part.
 	Problems []string `json:"problems,omitempty"`

@@ -46,6 +46,9 @@ type RunOptions struct {
 	Keep bool
 	// ProfileDir, when set, receives caldera-scheduler's CPU profile.
 	ProfileDir string
+	// APIServerProfileDir, when set, receives the API server's CPU profile
+	// over each scheduler's run.
+	APIServerProfileDir string
 	// Logf reports progress.
 	Logf func(format string, args ...any)
 }
@@ -174,9 +177,16 @@ func runScheduler(ctx context.Context, env *Environment, w *Workload, size strin
 			_ = proc.Stop()
 		}
 	}()
-	var profiler *cpuProfiler
+	var profiler, apiProfiler *cpuProfiler
 	if startOpts.ProfileAddr != "" {
-		profiler = startCPUProfiler(ctx, startOpts.ProfileAddr, filepath.Join(o.ProfileDir, fmt.Sprintf("%s-%s-%s-cpu", w.Name, size, spec.Name)))
+		profiler = startCPUProfiler(ctx, plainPprof(startOpts.ProfileAddr), filepath.Join(o.ProfileDir, fmt.Sprintf("%s-%s-%s-cpu", w.Name, size, spec.Name)))
+	}
+	if o.APIServerProfileDir != "" {
+		src, err := env.apiServerPprof()
+		if err != nil {
+			return res, err
+		}
+		apiProfiler = startCPUProfiler(ctx, src, filepath.Join(o.APIServerProfileDir, fmt.Sprintf("%s-%s-%s-apiserver", w.Name, size, spec.Name)))
 	}
 
 	if len(stream) > 0 && len(backlog) > 0 {
@@ -243,6 +253,12 @@ func runScheduler(ctx context.Context, env *Environment, w *Workload, size strin
 		res.CPUProfiles, err = profiler.stop()
 		if err != nil {
 			o.Logf("%s/%s/%s: CPU profile: %v", w.Name, size, spec.Name, err)
+		}
+	}
+	if apiProfiler != nil {
+		res.APIServerProfiles, err = apiProfiler.stop()
+		if err != nil {
+			o.Logf("%s/%s/%s: the API server's CPU profile: %v", w.Name, size, spec.Name, err)
 		}
 	}
 	stopped = true
