@@ -45,7 +45,10 @@ type Writer struct {
 	// shortSince is when each job was first seen short of pods and
 	// blocked by nothing else (PodArrivalGrace).
 	shortSince map[api.JobID]time.Time
-	now        func() time.Time
+	// podGroups is the UID of each job's PodGroup when last seen: one made
+	// again under the job's name starts afresh (forgetRecreated).
+	podGroups map[api.JobID]types.UID
+	now       func() time.Time
 }
 
 // PodArrivalGrace is how long a gang that is short of pods, and blocked by
@@ -84,6 +87,7 @@ func NewWriter(c rest.Interface, recorder events.EventRecorder) *Writer {
 		written:    map[string]record{},
 		reasons:    map[api.JobID]string{},
 		shortSince: map[api.JobID]time.Time{},
+		podGroups:  map[api.JobID]types.UID{},
 		now:        time.Now,
 	}
 }
@@ -225,10 +229,11 @@ func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.Job
 		if job == nil || job.PodGroup == nil {
 			return
 		}
+		pg := job.PodGroup
+		key := "podgroup/" + string(id)
+		w.forgetRecreated(id, pg.UID)
 		outcome := w.withinPodArrival(id, outcomes[id])
 		desired := DesiredPodGroupStatus(job, outcome, now)
-		key := "podgroup/" + string(id)
-		pg := job.PodGroup
 		if last, ok := w.lastWritten(key, pg.UID); ok {
 			keepTransitionTimes(&desired, last.(schedulingv1beta1.PodGroupStatus))
 		}
@@ -262,6 +267,11 @@ func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.Job
 			delete(w.shortSince, id)
 		}
 	}
+	for id := range w.podGroups {
+		if _, ok := snap.Jobs[id]; !ok {
+			delete(w.podGroups, id)
+		}
+	}
 	w.mu.Unlock()
 	for id := range outcomes {
 		apply(id)
@@ -285,6 +295,20 @@ func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.Job
 			return w.writeQueueStatus(ctx, name, cur, desired)
 		})
 	}
+}
+
+// forgetRecreated forgets what the writer knew of the job when its
+// PodGroup is another than last seen (deleted and made again under its
+// name, as a job aborted and resumed does): the reasons announced in
+// events and when the job was first short of pods were the first's.
+func (w *Writer) forgetRecreated(id api.JobID, uid types.UID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if prev, ok := w.podGroups[id]; ok && prev != uid {
+		delete(w.reasons, id)
+		delete(w.shortSince, id)
+	}
+	w.podGroups[id] = uid
 }
 
 // withinPodArrival returns the outcome to report for a job: none while

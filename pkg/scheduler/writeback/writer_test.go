@@ -290,3 +290,42 @@ func TestOldRecordsAreSwept(t *testing.T) {
 		t.Errorf("records %s old kept: %v", ResendAfter, w.written)
 	}
 }
+
+// TestRecreatedPodGroupIsAnnouncedAgain: the reasons announced in events
+// were the first PodGroup's; one made again under its name, blocked for
+// the same reason, has it announced on itself.
+func TestRecreatedPodGroupIsAnnouncedAgain(t *testing.T) {
+	rec := events.NewFakeRecorder(100)
+	w := NewWriter(nil, rec)
+	now := time.Unix(1000, 0)
+	w.now = func() time.Time { return now }
+	cycle := func(uid types.UID) int {
+		pg := schedtesting.MakePodGroup("pg", "ns").MinMember(2).Phase(schedulingv1beta1.PodGroupInqueue).Obj()
+		pg.UID = uid
+		snap := api.Build(api.Objects{
+			Pods:      []*corev1.Pod{st.MakePod("ns", "a").Group("pg").Obj(), st.MakePod("ns", "b").Group("pg").Obj()},
+			PodGroups: []*schedulingv1beta1.PodGroup{pg},
+		})
+		outcomes := map[api.JobID]*framework.JobOutcome{"ns/pg": {Blockers: []*framework.Reason{framework.Reasonf("NotEnoughResources", "0 of 2 tasks placeable")}}}
+		w.Apply(snap, outcomes, nil, metav1.NewTime(now))
+		n := 0
+		for {
+			select {
+			case <-rec.Events:
+				n++
+			default:
+				return n
+			}
+		}
+	}
+	if n := cycle("first"); n != 3 {
+		t.Fatalf("first PodGroup: %d events, want 3 (the PodGroup and both pods)", n)
+	}
+	if n := cycle("first"); n != 0 {
+		t.Fatalf("the same reason again: %d events, want 0", n)
+	}
+	now = now.Add(time.Second)
+	if n := cycle("second"); n != 3 {
+		t.Errorf("a PodGroup made again under the name, blocked alike: %d events, want 3", n)
+	}
+}
