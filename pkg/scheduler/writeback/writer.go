@@ -34,8 +34,8 @@ type Writer struct {
 
 	mu      sync.Mutex
 	pending map[string]func(context.Context) error
-	// written is, per object, the status last queued for writing and not
-	// yet seen in the informer.
+	// written is, per object, the status last queued for writing and
+	// when, kept until swept (ResendAfter).
 	written map[string]record
 	// sweptAt is when written was last cleared of records too old to
 	// matter (ResendAfter).
@@ -183,9 +183,9 @@ func (w *Writer) shown(key string) {
 	w.mu.Unlock()
 }
 
-// lastWritten returns the status queued for the object uid under key and
-// not yet shown. A record for another object of the name (deleted and made
-// again since) is forgotten, and its waiting write dropped.
+// lastWritten returns the status last queued for the object uid under
+// key. A record for another object of the name (deleted and made again
+// since) is forgotten, and its waiting write dropped.
 func (w *Writer) lastWritten(key string, uid types.UID) (any, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
