@@ -46,7 +46,7 @@ type Writer struct {
 	// blocked by nothing else (PodArrivalGrace).
 	shortSince map[api.JobID]time.Time
 	// podGroups is the UID of each job's PodGroup when last seen: one made
-	// again under the job's name starts afresh (forgetRecreated).
+	// again under the job's name starts afresh (forgetRecreatedLocked).
 	podGroups map[api.JobID]types.UID
 	now       func() time.Time
 }
@@ -166,14 +166,6 @@ func (w *Writer) enqueue(key string, uid types.UID, desired any, hold time.Durat
 	w.queue.Add(key)
 }
 
-// recentlyWritten reports whether key was queued for writing within d.
-func (w *Writer) recentlyWritten(key string, d time.Duration) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	r, ok := w.written[key]
-	return ok && w.now().Sub(r.at) < d
-}
-
 // shown drops the write still waiting for key, if any: the object shows
 // the status desired now. What was last queued, and when, is kept until
 // swept: a message changed soon after is held back by it.
@@ -183,12 +175,10 @@ func (w *Writer) shown(key string) {
 	w.mu.Unlock()
 }
 
-// lastWritten returns the status last queued for the object uid under
-// key. A record for another object of the name (deleted and made again
-// since) is forgotten, and its waiting write dropped.
-func (w *Writer) lastWritten(key string, uid types.UID) (any, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+// lastWrittenLocked returns the status last queued for the object uid
+// under key. A record for another object of the name (deleted and made
+// again since) is forgotten, and its waiting write dropped.
+func (w *Writer) lastWrittenLocked(key string, uid types.UID) (any, bool) {
 	r, ok := w.written[key]
 	if ok && r.uid != uid {
 		delete(w.written, key)
@@ -199,9 +189,12 @@ func (w *Writer) lastWritten(key string, uid types.UID) (any, bool) {
 }
 
 // sweep forgets, at most once per ResendAfter, records older than it
-// with no write waiting: they no longer hold a write back, and the objects
-// of some are gone.
-func (w *Writer) sweep() {
+// with no write waiting (they no longer hold a write back, and the objects
+// of some are gone), and what it knew of jobs no longer in the snapshot.
+// Once per ResendAfter rather than every cycle: with many jobs the walk is
+// not free, and what a gone job leaves behind for a while is harmless (a
+// PodGroup made again under its name has another UID: forgetRecreatedLocked).
+func (w *Writer) sweep(snap *api.Snapshot) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := w.now()
@@ -212,6 +205,13 @@ func (w *Writer) sweep() {
 	for key, r := range w.written {
 		if _, waiting := w.pending[key]; !waiting && now.Sub(r.at) >= ResendAfter {
 			delete(w.written, key)
+		}
+	}
+	for id := range w.podGroups {
+		if _, ok := snap.Jobs[id]; !ok {
+			delete(w.podGroups, id)
+			delete(w.reasons, id)
+			delete(w.shortSince, id)
 		}
 	}
 }
@@ -231,17 +231,20 @@ func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.Job
 		}
 		pg := job.PodGroup
 		key := "podgroup/" + string(id)
-		w.forgetRecreated(id, pg.UID)
-		outcome := w.withinPodArrival(id, outcomes[id])
+		w.mu.Lock()
+		w.forgetRecreatedLocked(id, pg.UID)
+		outcome := w.withinPodArrivalLocked(id, outcomes[id])
+		last, written := w.lastWrittenLocked(key, pg.UID)
+		w.mu.Unlock()
 		desired := DesiredPodGroupStatus(job, outcome, now)
-		if last, ok := w.lastWritten(key, pg.UID); ok {
+		if written {
 			keepTransitionTimes(&desired, last.(schedulingv1beta1.PodGroupStatus))
 		}
 		if equality.Semantic.DeepEqual(desired, pg.Status) {
 			w.shown(key)
 			return
 		}
-		if onlyMessageChanged(job.PodGroup.Status, desired) && w.sameBlockers(id, outcome) && w.recentlyWritten(key, MessageInterval) {
+		if onlyMessageChanged(job.PodGroup.Status, desired) && w.onlyNumbersMoved(id, key, outcome) {
 			return
 		}
 		w.recordUnschedulable(job, outcome)
@@ -255,24 +258,7 @@ func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.Job
 			return w.patchStatus(ctx, podGroupStatus(pg.Namespace, pg.Name), podGroupStatusPatch(desired))
 		})
 	}
-	w.sweep()
-	w.mu.Lock()
-	for id := range w.reasons {
-		if _, ok := snap.Jobs[id]; !ok {
-			delete(w.reasons, id)
-		}
-	}
-	for id := range w.shortSince {
-		if _, ok := snap.Jobs[id]; !ok {
-			delete(w.shortSince, id)
-		}
-	}
-	for id := range w.podGroups {
-		if _, ok := snap.Jobs[id]; !ok {
-			delete(w.podGroups, id)
-		}
-	}
-	w.mu.Unlock()
+	w.sweep(snap)
 	for id := range outcomes {
 		apply(id)
 	}
@@ -289,7 +275,9 @@ func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.Job
 			w.shown(key)
 			continue
 		}
-		w.lastWritten(key, q.Queue.UID) // forgets a queue of the name deleted since
+		w.mu.Lock()
+		w.lastWrittenLocked(key, q.Queue.UID) // forgets a queue of the name deleted since
+		w.mu.Unlock()
 		name, cur := q.Name, q.Queue.Status.Allocated
 		w.enqueue(key, q.Queue.UID, desired, SettleHold, func(ctx context.Context) error {
 			return w.writeQueueStatus(ctx, name, cur, desired)
@@ -297,13 +285,11 @@ func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.Job
 	}
 }
 
-// forgetRecreated forgets what the writer knew of the job when its
+// forgetRecreatedLocked forgets what the writer knew of the job when its
 // PodGroup is another than last seen (deleted and made again under its
 // name, as a job aborted and resumed does): the reasons announced in
 // events and when the job was first short of pods were the first's.
-func (w *Writer) forgetRecreated(id api.JobID, uid types.UID) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+func (w *Writer) forgetRecreatedLocked(id api.JobID, uid types.UID) {
 	if prev, ok := w.podGroups[id]; ok && prev != uid {
 		delete(w.reasons, id)
 		delete(w.shortSince, id)
@@ -311,12 +297,10 @@ func (w *Writer) forgetRecreated(id api.JobID, uid types.UID) {
 	w.podGroups[id] = uid
 }
 
-// withinPodArrival returns the outcome to report for a job: none while
+// withinPodArrivalLocked returns the outcome to report for a job: none while
 // the job has been short of pods, and blocked by nothing else, for less
 // than PodArrivalGrace.
-func (w *Writer) withinPodArrival(id api.JobID, outcome *framework.JobOutcome) *framework.JobOutcome {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+func (w *Writer) withinPodArrivalLocked(id api.JobID, outcome *framework.JobOutcome) *framework.JobOutcome {
 	if outcome == nil || len(outcome.Blockers) != 1 || outcome.Blockers[0].Type != notEnoughPods {
 		delete(w.shortSince, id)
 		return outcome
@@ -358,12 +342,15 @@ func (w *Writer) recordUnschedulable(job *api.JobInfo, outcome *framework.JobOut
 	}
 }
 
-// sameBlockers reports whether the job's blockers are of the types last
-// announced: then only their numbers moved.
-func (w *Writer) sameBlockers(id api.JobID, outcome *framework.JobOutcome) bool {
+// onlyNumbersMoved reports whether the job's blockers are of the types
+// last announced (only their numbers moved) and its PodGroup's status was
+// queued for writing within MessageInterval: then a message-only change
+// waits.
+func (w *Writer) onlyNumbersMoved(id api.JobID, key string, outcome *framework.JobOutcome) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.reasons[id] == blockerTypes(outcome)
+	r, ok := w.written[key]
+	return w.reasons[id] == blockerTypes(outcome) && ok && w.now().Sub(r.at) < MessageInterval
 }
 
 // blockerTypes names an outcome's blockers in order, "" without any.

@@ -329,3 +329,44 @@ func TestRecreatedPodGroupIsAnnouncedAgain(t *testing.T) {
 		t.Errorf("a PodGroup made again under the name, blocked alike: %d events, want 3", n)
 	}
 }
+
+// TestGoneJobsAreForgottenAtTheSweep: what the writer knew of a job (its
+// PodGroup's UID, the reasons announced) is kept while the job is in the
+// snapshots and forgotten at the first sweep after it is gone.
+func TestGoneJobsAreForgottenAtTheSweep(t *testing.T) {
+	w := NewWriter(nil, events.NewFakeRecorder(100))
+	now := time.Unix(1000, 0)
+	w.now = func() time.Time { return now }
+	pg := schedtesting.MakePodGroup("pg", "ns").MinMember(2).Phase(schedulingv1beta1.PodGroupInqueue).Obj()
+	pg.UID = "u"
+	snap := api.Build(api.Objects{
+		Pods:      []*corev1.Pod{st.MakePod("ns", "a").Group("pg").Obj(), st.MakePod("ns", "b").Group("pg").Obj()},
+		PodGroups: []*schedulingv1beta1.PodGroup{pg},
+	})
+	outcomes := map[api.JobID]*framework.JobOutcome{"ns/pg": {Blockers: []*framework.Reason{framework.Reasonf("NotEnoughResources", "0 of 2 tasks placeable")}}}
+	w.Apply(snap, outcomes, nil, metav1.NewTime(now))
+	known := func() int {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return len(w.podGroups) + len(w.reasons)
+	}
+	if known() != 2 {
+		t.Fatalf("after a cycle: %d entries (PodGroup UID, reasons), want 2", known())
+	}
+	now = now.Add(ResendAfter)
+	w.Apply(snap, outcomes, nil, metav1.NewTime(now))
+	if known() != 2 {
+		t.Fatalf("a job still there was forgotten at the sweep: %d entries, want 2", known())
+	}
+	empty := api.Build(api.Objects{})
+	now = now.Add(time.Second)
+	w.Apply(empty, nil, nil, metav1.NewTime(now))
+	if known() != 2 {
+		t.Fatalf("forgotten before the next sweep: %d entries, want 2 until then", known())
+	}
+	now = now.Add(ResendAfter)
+	w.Apply(empty, nil, nil, metav1.NewTime(now))
+	if known() != 0 {
+		t.Errorf("a gone job's entries kept past the sweep: %d", known())
+	}
+}
