@@ -24,9 +24,11 @@ func (a *Action) Name() string { return Name }
 
 // Execute runs the action on a session.
 func (a *Action) Execute(ssn *framework.Session) {
-	jobs := make([]*api.JobInfo, 0)
+	// Only jobs with a best-effort task pending are sorted and judged: in
+	// a backlog of thousands of jobs they are usually none of them.
+	var jobs []*api.JobInfo
 	for _, job := range ssn.Snapshot.WorkList() {
-		if framework.Admitted(job) && job.CountIn(api.Pending) > 0 {
+		if framework.Admitted(job) && job.CountIn(api.Pending) > 0 && hasBestEffort(job) {
 			jobs = append(jobs, job)
 		}
 	}
@@ -49,6 +51,15 @@ func (a *Action) Execute(ssn *framework.Session) {
 			stmt.Commit()
 		}
 	}
+}
+
+func hasBestEffort(job *api.JobInfo) bool {
+	for t := range job.TasksIn(api.Pending) {
+		if t.BestEffort {
+			return true
+		}
+	}
+	return false
 }
 
 func sortedBestEffort(ssn *framework.Session, job *api.JobInfo) []*api.TaskInfo {
