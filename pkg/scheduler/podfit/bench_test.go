@@ -154,3 +154,27 @@ func BenchmarkGangCycle(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSignature measures signing one pod of a backlog of alike pods:
+// every pending pod is signed once per cycle that looks at it.
+func BenchmarkSignature(b *testing.B) {
+	e, _ := newTestEvaluator(b)
+	e.SetNodes(bench5k.build())
+	pods := make([]*corev1.Pod, 1000)
+	for i := range pods {
+		pods[i] = benchPods["plain-cpu"](i)
+	}
+	ctx := b.Context()
+	if sig, ok := e.Signature(ctx, pods[0]); !ok {
+		b.Fatal("the pod is not signed")
+	} else {
+		b.Logf("signature: %s", sig)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, ok := e.Signature(ctx, pods[i%len(pods)]); !ok {
+			b.Fatal("the pod is not signed")
+		}
+	}
+}
