@@ -175,11 +175,7 @@ func TestTransitionTimeKeptUntilShown(t *testing.T) {
 	w := NewWriter(nil, nil)
 	now := time.Unix(1000, 0)
 	w.now = func() time.Time { return now }
-	pg := schedtesting.MakePodGroup("pg", "ns").MinMember(1).Phase(schedulingv1beta1.PodGroupInqueue).Obj()
-	snap := api.Build(api.Objects{
-		Pods:      []*corev1.Pod{st.MakePod("ns", "a").Group("pg").Node("n1").Obj()},
-		PodGroups: []*schedulingv1beta1.PodGroup{pg},
-	})
+	snap := jobSnapshot("", 1, st.MakePod("ns", "a").Group("pg").Node("n1").Obj())
 	touched := map[api.JobID]bool{"ns/pg": true}
 	w.Apply(snap, nil, touched, metav1.NewTime(now))
 	first, ok := w.written["podgroup/ns/pg"].desired.(schedulingv1beta1.PodGroupStatus)
@@ -207,12 +203,7 @@ func TestRecreatedObjectIsWrittenAfresh(t *testing.T) {
 	now := time.Unix(1000, 0)
 	w.now = func() time.Time { return now }
 	build := func(uid types.UID) *api.Snapshot {
-		pg := schedtesting.MakePodGroup("pg", "ns").MinMember(1).Phase(schedulingv1beta1.PodGroupInqueue).Obj()
-		pg.UID = uid
-		return api.Build(api.Objects{
-			Pods:      []*corev1.Pod{st.MakePod("ns", "a").Group("pg").Node("n1").Phase(corev1.PodRunning).Obj()},
-			PodGroups: []*schedulingv1beta1.PodGroup{pg},
-		})
+		return jobSnapshot(uid, 1, st.MakePod("ns", "a").Group("pg").Node("n1").Phase(corev1.PodRunning).Obj())
 	}
 	touched := map[api.JobID]bool{"ns/pg": true}
 	queued := func() bool {
@@ -244,11 +235,8 @@ func TestWaitingWriteDroppedOnceShown(t *testing.T) {
 	w := NewWriter(nil, nil)
 	now := time.Unix(1000, 0)
 	w.now = func() time.Time { return now }
-	pg := schedtesting.MakePodGroup("pg", "ns").MinMember(1).Phase(schedulingv1beta1.PodGroupInqueue).Obj()
-	placed := api.Build(api.Objects{
-		Pods:      []*corev1.Pod{st.MakePod("ns", "a").Group("pg").Node("n1").Obj()},
-		PodGroups: []*schedulingv1beta1.PodGroup{pg},
-	})
+	placed := jobSnapshot("", 1, st.MakePod("ns", "a").Group("pg").Node("n1").Obj())
+	pg := placed.Jobs["ns/pg"].PodGroup
 	touched := map[api.JobID]bool{"ns/pg": true}
 	w.Apply(placed, nil, touched, metav1.NewTime(now))
 	w.mu.Lock()
@@ -300,12 +288,7 @@ func TestRecreatedPodGroupIsAnnouncedAgain(t *testing.T) {
 	now := time.Unix(1000, 0)
 	w.now = func() time.Time { return now }
 	cycle := func(uid types.UID) int {
-		pg := schedtesting.MakePodGroup("pg", "ns").MinMember(2).Phase(schedulingv1beta1.PodGroupInqueue).Obj()
-		pg.UID = uid
-		snap := api.Build(api.Objects{
-			Pods:      []*corev1.Pod{st.MakePod("ns", "a").Group("pg").Obj(), st.MakePod("ns", "b").Group("pg").Obj()},
-			PodGroups: []*schedulingv1beta1.PodGroup{pg},
-		})
+		snap := jobSnapshot(uid, 2, st.MakePod("ns", "a").Group("pg").Obj(), st.MakePod("ns", "b").Group("pg").Obj())
 		outcomes := map[api.JobID]*framework.JobOutcome{"ns/pg": {Blockers: []*framework.Reason{framework.Reasonf("NotEnoughResources", "0 of 2 tasks placeable")}}}
 		w.Apply(snap, outcomes, nil, metav1.NewTime(now))
 		n := 0
@@ -337,12 +320,7 @@ func TestGoneJobsAreForgottenAtTheSweep(t *testing.T) {
 	w := NewWriter(nil, events.NewFakeRecorder(100))
 	now := time.Unix(1000, 0)
 	w.now = func() time.Time { return now }
-	pg := schedtesting.MakePodGroup("pg", "ns").MinMember(2).Phase(schedulingv1beta1.PodGroupInqueue).Obj()
-	pg.UID = "u"
-	snap := api.Build(api.Objects{
-		Pods:      []*corev1.Pod{st.MakePod("ns", "a").Group("pg").Obj(), st.MakePod("ns", "b").Group("pg").Obj()},
-		PodGroups: []*schedulingv1beta1.PodGroup{pg},
-	})
+	snap := jobSnapshot("u", 2, st.MakePod("ns", "a").Group("pg").Obj(), st.MakePod("ns", "b").Group("pg").Obj())
 	outcomes := map[api.JobID]*framework.JobOutcome{"ns/pg": {Blockers: []*framework.Reason{framework.Reasonf("NotEnoughResources", "0 of 2 tasks placeable")}}}
 	w.Apply(snap, outcomes, nil, metav1.NewTime(now))
 	known := func() int {
@@ -369,4 +347,12 @@ func TestGoneJobsAreForgottenAtTheSweep(t *testing.T) {
 	if known() != 0 {
 		t.Errorf("a gone job's entries kept past the sweep: %d", known())
 	}
+}
+
+// jobSnapshot is a snapshot of one job: PodGroup ns/pg (Inqueue, minMember
+// min, UID uid) and its pods.
+func jobSnapshot(uid types.UID, min int32, pods ...*corev1.Pod) *api.Snapshot {
+	pg := schedtesting.MakePodGroup("pg", "ns").MinMember(min).Phase(schedulingv1beta1.PodGroupInqueue).Obj()
+	pg.UID = uid
+	return api.Build(api.Objects{Pods: pods, PodGroups: []*schedulingv1beta1.PodGroup{pg}})
 }
