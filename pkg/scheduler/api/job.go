@@ -63,6 +63,9 @@ type JobInfo struct {
 	Tasks map[TaskID]*TaskInfo
 	// counts are how many tasks are in each status (CountIn, TasksIn).
 	counts [numTaskStatuses]int32
+	// bestEffortPending is how many of the pending tasks are best-effort
+	// (BestEffortPending).
+	bestEffortPending int32
 	// Allocated is the request of the tasks that count for the job's
 	// allocation (TaskStatus.CountsForJob).
 	Allocated *Resource
@@ -145,11 +148,17 @@ func (j *JobInfo) index(t *TaskInfo) {
 	if t.Status.valid() {
 		j.counts[t.Status]++
 	}
+	if t.Status == Pending && t.BestEffort {
+		j.bestEffortPending++
+	}
 }
 
 func (j *JobInfo) unindex(t *TaskInfo) {
 	if t.Status.valid() {
 		j.counts[t.Status]--
+	}
+	if t.Status == Pending && t.BestEffort {
+		j.bestEffortPending--
 	}
 }
 
@@ -209,6 +218,10 @@ func (j *JobInfo) CountIn(statuses ...TaskStatus) int32 {
 func (j *JobInfo) PlacedCount() int32 {
 	return j.CountIn(Allocated, Pipelined, Binding, Bound, Running, Succeeded)
 }
+
+// BestEffortPending is the number of pending tasks that request no CPU or
+// memory (TaskInfo.BestEffort), which the backfill action places.
+func (j *JobInfo) BestEffortPending() int32 { return j.bestEffortPending }
 
 // PendingCount is the number of tasks waiting for a node.
 func (j *JobInfo) PendingCount() int32 { return j.CountIn(Pending) }

@@ -28,7 +28,7 @@ func (a *Action) Execute(ssn *framework.Session) {
 	// a backlog of thousands of jobs they are usually none of them.
 	var jobs []*api.JobInfo
 	for _, job := range ssn.Snapshot.WorkList() {
-		if framework.Admitted(job) && job.CountIn(api.Pending) > 0 && hasBestEffort(job) {
+		if job.BestEffortPending() > 0 && framework.Admitted(job) {
 			jobs = append(jobs, job)
 		}
 	}
@@ -51,15 +51,6 @@ func (a *Action) Execute(ssn *framework.Session) {
 			stmt.Commit()
 		}
 	}
-}
-
-func hasBestEffort(job *api.JobInfo) bool {
-	for t := range job.TasksIn(api.Pending) {
-		if t.BestEffort {
-			return true
-		}
-	}
-	return false
 }
 
 func sortedBestEffort(ssn *framework.Session, job *api.JobInfo) []*api.TaskInfo {
