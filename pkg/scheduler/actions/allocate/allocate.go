@@ -74,14 +74,8 @@ func (a *Action) Execute(ssn *framework.Session) {
 
 // pendingTasks counts the tasks allocate is responsible for: pending tasks
 // that request resources (best-effort ones are backfill's).
-func pendingTasks(job *api.JobInfo) int {
-	n := 0
-	for t := range job.TasksIn(api.Pending) {
-		if !t.BestEffort {
-			n++
-		}
-	}
-	return n
+func pendingTasks(job *api.JobInfo) int32 {
+	return job.CountIn(api.Pending) - job.BestEffortPending()
 }
 
 func overused(queue *api.QueueInfo) *framework.Reason {
