@@ -140,17 +140,31 @@ func DesiredQueueStatuses(snap *api.Snapshot) map[api.QueueID]QueueStatus {
 const SettleHold = 2 * time.Second
 
 // StartHold is how long a phase change that no reader waits on may wait
-// for the changes that follow it: a placed gang's Running for its pods to
-// start, so that the phase and the counts of its started pods reach the API
-// server as one write rather than one for the phase and more as the pods
-// start; the admission (Inqueue) of a job whose pods all exist for its
-// placement. Either is written at once when what it waits for comes.
-const StartHold = 10 * time.Second
+// for the changes that follow it: a placed gang's Running, once its binds
+// are done, for its pods to start, so that the phase and the counts of its
+// started pods reach the API server as one write rather than one for the
+// phase and more as the pods start; the admission (Inqueue) of a job whose
+// pods all exist for its placement. Either is written at once when what it
+// waits for comes. Pods commonly start within seconds of their binds, and
+// within tens of seconds where images are pulled or the kubelets are busy:
+// 30 seconds covers most such starts and shows a placed gang's phase late
+// by no more than that where its pods take longer still.
+const StartHold = 30 * time.Second
+
+// UntilBound is the hold of a change that waits for the binds of the job's
+// placed pods: it is not queued while any of them is in flight (and a write
+// queued for it before is dropped), and once they are done it is decided
+// again, its hold counted from then. Binds end, in success or failure,
+// within the binder's timeout.
+const UntilBound time.Duration = -1
 
 // HoldInput is what PodGroupHold decides from besides the two statuses.
 type HoldInput struct {
 	// Unstarted counts the job's pods placed but not running yet.
 	Unstarted int32
+	// Binding counts those of them whose binds are not done yet: placed in
+	// a cycle and not yet seen bound.
+	Binding int32
 	// PodsMissing: the job has fewer pods than its minimum, which a
 	// controller may create only once it is admitted.
 	PodsMissing bool
@@ -159,7 +173,7 @@ type HoldInput struct {
 }
 
 // PodGroupHold is how long the change of a job's PodGroup status from cur
-// to desired may be held before it is written.
+// to desired may be held before it is written, or UntilBound.
 //
 // A change of phase is written at once, as is a set Unschedulable condition
 // (a person or a tool waits on it; it changes only with its reason or its
@@ -167,13 +181,14 @@ type HoldInput struct {
 // pods once its PodGroup leaves Pending and restarts a job whose PodGroup
 // turns Unknown; the queue controller keeps a closing queue Closing while a
 // PodGroup in it is Inqueue, Running or Unknown. Two changes of phase have
-// no such reader and wait StartHold: a placed gang's Running while some of
-// its placed pods have not started, and the admission of a job with all its
-// pods, which waits for its placement. The queue controller also counts
-// the scheduler's queue totals, which count both at once, and in a queue
-// that is not open neither is held from Pending; the scheduler keeps the
-// phase it decided meanwhile (cache.KeepPhases). The rest (counts,
-// conditions) waits SettleHold.
+// no such reader and wait: a placed gang's Running while some of its placed
+// pods have not started waits for their binds (UntilBound), then StartHold
+// for their start; the admission of a job with all its pods waits StartHold
+// for its placement. The queue controller also counts the scheduler's queue
+// totals, which count both at once, and in a queue that is not open
+// neither is held from Pending; the scheduler keeps the phase it decided
+// meanwhile (cache.KeepPhases). The rest (counts, conditions) waits
+// SettleHold.
 func PodGroupHold(cur, desired schedulingv1beta1.PodGroupStatus, in HoldInput) time.Duration {
 	if c := condition(desired.Conditions, schedulingv1beta1.PodGroupUnschedulableType); c != nil && c.Status == corev1.ConditionTrue {
 		return 0
@@ -187,6 +202,9 @@ func PodGroupHold(cur, desired schedulingv1beta1.PodGroupStatus, in HoldInput) t
 		return StartHold
 	case desired.Phase == schedulingv1beta1.PodGroupRunning && in.Unstarted > 0 &&
 		(cur.Phase == schedulingv1beta1.PodGroupInqueue || pending && in.QueueOpen):
+		if in.Binding > 0 {
+			return UntilBound
+		}
 		return StartHold
 	}
 	return 0

@@ -99,6 +99,18 @@ func TestPodGroupHold(t *testing.T) {
 		"placed after its admission, pods not started": {
 			cur: status(schedulingv1beta1.PodGroupInqueue, 0), desired: status(schedulingv1beta1.PodGroupRunning, 0, scheduled), in: HoldInput{Unstarted: 3, QueueOpen: true}, want: StartHold,
 		},
+		"placed after its admission, binds in flight": {
+			cur: status(schedulingv1beta1.PodGroupInqueue, 0), desired: status(schedulingv1beta1.PodGroupRunning, 0, scheduled), in: HoldInput{Unstarted: 3, Binding: 2, QueueOpen: true}, want: UntilBound,
+		},
+		"placed as it was admitted, binds in flight": {
+			cur: status(schedulingv1beta1.PodGroupPending, 0), desired: status(schedulingv1beta1.PodGroupRunning, 0, scheduled), in: HoldInput{Unstarted: 1, Binding: 1, QueueOpen: true}, want: UntilBound,
+		},
+		"placed as it was admitted, binds in flight, in a closing queue": {
+			cur: status(schedulingv1beta1.PodGroupPending, 0), desired: status(schedulingv1beta1.PodGroupRunning, 0, scheduled), in: HoldInput{Unstarted: 1, Binding: 1}, want: 0,
+		},
+		"running, more pods placed": {
+			cur: status(schedulingv1beta1.PodGroupRunning, 2, scheduled), desired: status(schedulingv1beta1.PodGroupRunning, 2, scheduled), in: HoldInput{Unstarted: 1, Binding: 1, QueueOpen: true}, want: SettleHold,
+		},
 		"placed as it was admitted, pods not started": {
 			cur: status(schedulingv1beta1.PodGroupPending, 0), desired: status(schedulingv1beta1.PodGroupRunning, 0, scheduled), in: HoldInput{Unstarted: 1, QueueOpen: true}, want: StartHold,
 		},

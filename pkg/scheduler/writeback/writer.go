@@ -33,7 +33,7 @@ type Writer struct {
 	queue    workqueue.TypedRateLimitingInterface[string]
 
 	mu      sync.Mutex
-	pending map[string]func(context.Context) error
+	pending map[string]pendingWrite
 	// written is, per object, the status last queued for writing and
 	// when, kept until swept (ResendAfter).
 	written map[string]record
@@ -68,6 +68,15 @@ const notEnoughPods = "NotEnoughPods"
 // placement elsewhere) is rewritten. A change of reason is written at once.
 const MessageInterval = 5 * time.Second
 
+// pendingWrite is a write waiting in the queue and the time it is due:
+// the queue wakes a key at the earliest time it was added for, which may
+// be a hold since dropped (UntilBound), and a write woken before it is due
+// waits on.
+type pendingWrite struct {
+	write func(context.Context) error
+	due   time.Time
+}
+
 // record is a status queued for writing: what, when, and to which object
 // (a PodGroup or Queue deleted and made again under its name is another).
 type record struct {
@@ -83,7 +92,7 @@ func NewWriter(c rest.Interface, recorder events.EventRecorder) *Writer {
 		recorder: recorder,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "status"}),
-		pending:    map[string]func(context.Context) error{},
+		pending:    map[string]pendingWrite{},
 		written:    map[string]record{},
 		reasons:    map[api.JobID]string{},
 		shortSince: map[api.JobID]time.Time{},
@@ -117,18 +126,23 @@ func (w *Writer) processNext(ctx context.Context) bool {
 	}
 	defer w.queue.Done(key)
 	w.mu.Lock()
-	write := w.pending[key]
+	p, ok := w.pending[key]
+	if wait := p.due.Sub(w.now()); ok && wait > 0 {
+		w.mu.Unlock()
+		w.queue.AddAfter(key, wait)
+		return true
+	}
 	delete(w.pending, key)
 	w.mu.Unlock()
-	if write == nil {
+	if !ok {
 		w.queue.Forget(key)
 		return true
 	}
-	if err := write(ctx); err != nil && !apierrors.IsNotFound(err) {
+	if err := p.write(ctx); err != nil && !apierrors.IsNotFound(err) {
 		klog.FromContext(ctx).Error(err, "Writing status failed; retrying", "object", key)
 		w.mu.Lock()
 		if _, newer := w.pending[key]; !newer {
-			w.pending[key] = write
+			w.pending[key] = pendingWrite{write: p.write}
 		}
 		delete(w.written, key)
 		w.mu.Unlock()
@@ -148,16 +162,33 @@ const ResendAfter = 30 * time.Second
 // from now at the latest, unless it was the last desired value written or
 // queued for that object, less than ResendAfter ago. A write waiting for its
 // time writes whatever is desired when the time comes; a later change with
-// a shorter hold brings it forward.
+// a shorter hold brings it forward. A hold of UntilBound queues nothing and
+// drops the write waiting, if any: the change is decided again, with its
+// hold, once the binds it waits for are done.
 func (w *Writer) enqueue(key string, uid types.UID, desired any, hold time.Duration, write func(context.Context) error) {
 	w.mu.Lock()
+	if hold == UntilBound {
+		if _, waiting := w.pending[key]; waiting {
+			// Its record goes with it: what was queued was not written,
+			// and must not hold back the same change once the binds are
+			// done.
+			delete(w.pending, key)
+			delete(w.written, key)
+		}
+		w.mu.Unlock()
+		return
+	}
 	now := w.now()
 	if last, ok := w.written[key]; ok && last.uid == uid && equality.Semantic.DeepEqual(last.desired, desired) && now.Sub(last.at) < ResendAfter {
 		w.mu.Unlock()
 		return
 	}
+	due := now.Add(hold)
+	if p, ok := w.pending[key]; ok && p.due.Before(due) {
+		due = p.due
+	}
 	w.written[key] = record{desired: desired, at: now, uid: uid}
-	w.pending[key] = write
+	w.pending[key] = pendingWrite{write: write, due: due}
 	w.mu.Unlock()
 	if hold > 0 {
 		w.queue.AddAfter(key, hold)
@@ -251,6 +282,7 @@ func (w *Writer) Apply(snap *api.Snapshot, outcomes map[api.JobID]*framework.Job
 		q := snap.Queues[job.Queue]
 		hold := PodGroupHold(pg.Status, desired, HoldInput{
 			Unstarted:   job.CountIn(api.Allocated, api.Binding, api.Bound),
+			Binding:     job.CountIn(api.Allocated, api.Binding),
 			PodsMissing: int32(len(job.Tasks)) < job.MinAvailable,
 			QueueOpen:   q == nil || q.Open(),
 		})

@@ -1,6 +1,7 @@
 package writeback
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -355,4 +356,96 @@ func jobSnapshot(uid types.UID, min int32, pods ...*corev1.Pod) *api.Snapshot {
 	pg := schedtesting.MakePodGroup("pg", "ns").MinMember(min).Phase(schedulingv1beta1.PodGroupInqueue).Obj()
 	pg.UID = uid
 	return api.Build(api.Objects{Pods: pods, PodGroups: []*schedulingv1beta1.PodGroup{pg}})
+}
+
+// TestPlacedGangWaitsForItsBinds: a gang placed in a cycle shows Running
+// only after its binds are done and its pods started, in one write: while
+// its binds are in flight nothing is queued (and its admission, queued
+// before, is dropped), and the wait for its pods counts from its binds.
+func TestPlacedGangWaitsForItsBinds(t *testing.T) {
+	w := NewWriter(nil, nil)
+	now := time.Unix(1000, 0)
+	w.now = func() time.Time { return now }
+	const key = "podgroup/ns/pg"
+	touched := map[api.JobID]bool{"ns/pg": true}
+	cycle := func(node string, running bool, status api.TaskStatus) {
+		var pods []*corev1.Pod
+		for _, name := range []string{"a", "b"} {
+			p := st.MakePod("ns", name).Group("pg").Node(node)
+			if running {
+				p = p.Phase(corev1.PodRunning)
+			}
+			pods = append(pods, p.Obj())
+		}
+		snap := jobSnapshot("", 2, pods...)
+		job := snap.Jobs["ns/pg"]
+		job.PodGroup.Status.Phase = schedulingv1beta1.PodGroupPending
+		job.Phase = schedulingv1beta1.PodGroupInqueue
+		if status != 0 {
+			for _, task := range job.Tasks {
+				job.SetTaskStatus(task, status)
+			}
+		}
+		w.Apply(snap, nil, touched, metav1.NewTime(now))
+	}
+	due := func() (time.Time, bool) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		p, ok := w.pending[key]
+		return p.due, ok
+	}
+
+	cycle("", false, 0) // admitted, its pods all there: waits for its placement
+	if d, ok := due(); !ok || !d.Equal(now.Add(StartHold)) {
+		t.Fatalf("admission: queued %v due %s, want due %s", ok, d, now.Add(StartHold))
+	}
+	now = now.Add(5 * time.Second)
+	cycle("n1", false, api.Binding)
+	if d, ok := due(); ok {
+		t.Fatalf("binds in flight: a write is queued, due %s", d)
+	}
+	if _, ok := w.written[key]; ok {
+		t.Fatal("binds in flight: the dropped admission's record still holds back its change")
+	}
+	now = now.Add(20 * time.Second)
+	cycle("n1", false, 0) // bound, not started
+	bound := now
+	if d, ok := due(); !ok || !d.Equal(bound.Add(StartHold)) {
+		t.Fatalf("bound: queued %v due %s, want due %s (StartHold from the binds)", ok, d, bound.Add(StartHold))
+	}
+	now = now.Add(12 * time.Second)
+	cycle("n1", true, 0)
+	d, ok := due()
+	if !ok || !d.Equal(now) {
+		t.Fatalf("started: queued %v due %s, want due now (%s)", ok, d, now)
+	}
+	if got := w.written[key].desired.(schedulingv1beta1.PodGroupStatus); got.Phase != schedulingv1beta1.PodGroupRunning || got.Running != 2 {
+		t.Errorf("the write queued shows %s with %d running, want Running with 2", got.Phase, got.Running)
+	}
+}
+
+// TestWriteWokenEarlyWaitsUntilDue: the queue wakes a key at the earliest
+// time it was added for; a write woken before it is due is not made then
+// and waits on, and is made once due.
+func TestWriteWokenEarlyWaitsUntilDue(t *testing.T) {
+	w := NewWriter(nil, nil)
+	defer w.queue.ShutDown()
+	now := time.Unix(1000, 0)
+	w.now = func() time.Time { return now }
+	writes := 0
+	w.enqueue("podgroup/ns/pg", "", "desired", StartHold, func(context.Context) error {
+		writes++
+		return nil
+	})
+	w.queue.Add("podgroup/ns/pg") // woken by an earlier, dropped hold's time
+	w.processNext(t.Context())
+	if writes != 0 {
+		t.Fatalf("a write due in %s was made when woken early", StartHold)
+	}
+	now = now.Add(StartHold)
+	w.queue.Add("podgroup/ns/pg")
+	w.processNext(t.Context())
+	if writes != 1 {
+		t.Errorf("%d writes once due, want 1", writes)
+	}
 }
