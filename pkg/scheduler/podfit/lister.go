@@ -138,9 +138,15 @@ func (l *lister) notePlaced(pod *corev1.Pod) {
 }
 
 // filter scans the nodes; it runs once per PreFilter or PreScore of a pod,
-// which already costs a pass over the nodes, and keeps the lists exact
-// without hooks into every placement.
+// and keeps the lists exact without hooks into every placement. Every
+// list it makes holds only nodes with a pod with inter-pod affinity or
+// anti-affinity terms, so none is scanned for while no such pod is placed
+// (mayHaveAffinity), the common case: a pass over 5,000 nodes for each pod
+// signed was 1.5% of the scheduler's CPU with 20,000 one-pod PodGroups.
 func (l *lister) filter(keep func(*k8sframework.NodeInfo) bool) []fwk.NodeInfo {
+	if !l.mayHaveAffinity() {
+		return nil
+	}
 	var out []fwk.NodeInfo
 	for _, n := range l.nodes {
 		if keep(n) {

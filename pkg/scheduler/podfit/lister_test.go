@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	fwk "k8s.io/kube-scheduler/framework"
+	k8sframework "k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/caldera-sh/caldera/pkg/scheduler/api"
 	st "github.com/caldera-sh/caldera/pkg/scheduler/testing"
@@ -197,4 +198,27 @@ func TestReleaseLetsGoOfTheCyclesNodes(t *testing.T) {
 func alive[T any](p *T) func() bool {
 	w := weak.Make(p)
 	return func() bool { return w.Value() != nil }
+}
+
+// TestAffinityListsSkippedWithoutAffinityPods: while no node holds a pod
+// with inter-pod affinity terms, the lists of such nodes are empty without
+// a pass over the nodes; once one is placed (and noted), they list it.
+func TestAffinityListsSkippedWithoutAffinityPods(t *testing.T) {
+	nodes := nodeInfos([]*corev1.Node{st.MakeNode("a").Obj(), st.MakeNode("b").Obj()},
+		[]*corev1.Pod{st.MakePod(ns, "plain").Node("a").Phase(corev1.PodRunning).Obj()})
+	l := &lister{}
+	l.set(nodes)
+	scanned := 0
+	l.filter(func(*k8sframework.NodeInfo) bool { scanned++; return true })
+	if scanned != 0 {
+		t.Errorf("%d nodes scanned with no pod with affinity terms placed, want 0", scanned)
+	}
+
+	anti := st.MakePod(ns, "anti").PodAntiAffinity(zoneKey, "app", "x").Node("b").Obj()
+	nodeInfoOf(nodes[1]).AddPod(anti)
+	l.notePlaced(anti)
+	got, _ := l.HavePodsWithRequiredAntiAffinityList()
+	if diff := cmp.Diff([]string{"b"}, nodeNames(got)); diff != "" {
+		t.Errorf("nodes with required anti-affinity pods after one was placed (-want,+got):\n%s", diff)
+	}
 }
