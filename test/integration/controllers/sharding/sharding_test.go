@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -172,17 +173,21 @@ func TestShardsFollowUtilisation(t *testing.T) {
 }
 
 // renew writes a NodeShard's status as its scheduler instance does, with
-// a new lastUpdateTime.
+// a new lastUpdateTime, reading it again when the controller changed it
+// meanwhile (its nodes moving), as an instance does.
 func renew(t *testing.T, name string, at time.Time) {
 	t.Helper()
-	var s shardv1alpha1.NodeShard
-	if err := fw.Client.Get(t.Context(), client.ObjectKey{Name: name}, &s); err != nil {
-		t.Fatal(err)
-	}
-	stamp := metav1.NewTime(at)
-	s.Status.LastUpdateTime = &stamp
-	s.Status.NodesInUse = s.Spec.NodesDesired
-	if err := fw.Client.Status().Update(t.Context(), &s); err != nil {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var s shardv1alpha1.NodeShard
+		if err := fw.Client.Get(t.Context(), client.ObjectKey{Name: name}, &s); err != nil {
+			return err
+		}
+		stamp := metav1.NewTime(at)
+		s.Status.LastUpdateTime = &stamp
+		s.Status.NodesInUse = s.Spec.NodesDesired
+		return fw.Client.Status().Update(t.Context(), &s)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
