@@ -79,6 +79,9 @@ type Evaluator struct {
 	// signing: every plugin run can sign pods (signature.go).
 	signing bool
 	signers []fwk.SignPlugin
+	// sameSigners are the signing plugins not asked, whose fragment one of
+	// signers gives (withoutSameSigners).
+	sameSigners []fwk.SignPlugin
 	// spread, when topology spread runs, gives its default selector.
 	spread *spreadListers
 	// scorers and weights are the score plugins and their weights, for

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -260,5 +261,81 @@ func TestNoVerdictIsKeptOnceAPodWithAffinityIsPlaced(t *testing.T) {
 	e.NotePlaced(anti)
 	if st := e.Filter(t.Context(), web("web-1"), nodes[1]); st == nil {
 		t.Fatal("web-1 on b fits, want it refused: b is in the zone of a pod that avoids app=web")
+	}
+}
+
+// TestSignatureCarriesLabelsOnlyBesideAffinityPods: pods differing only in
+// labels sign alike until a pod with affinity terms is placed, whose terms
+// may select one and not the other.
+func TestSignatureCarriesLabelsOnlyBesideAffinityPods(t *testing.T) {
+	e, _ := newTestEvaluator(t)
+	nodes := nodeInfos([]*corev1.Node{st.MakeNode("a").Alloc("cpu", "4", "memory", "4Gi", "pods", "10").Obj()}, nil)
+	e.SetNodes(nodes)
+	sign := func(app string) string {
+		sig, ok := e.Signature(t.Context(), st.MakePod(ns, "p-"+app).Label("app", app).Req("cpu", "1").Obj())
+		if !ok {
+			t.Fatalf("pod with app=%s not signed", app)
+		}
+		return sig
+	}
+	if sign("web") != sign("db") {
+		t.Error("no pod with affinity placed: pods differing only in labels sign differently, want alike")
+	}
+	anti := st.MakePod(ns, "anti").PodAntiAffinity(hostKey, "app", "web").Node("a").Phase(corev1.PodRunning).Obj()
+	place(nodes[0], anti, api.Running)
+	e.NotePlaced(anti)
+	if sign("web") == sign("db") {
+		t.Error("pod with anti-affinity placed in the cycle: pods differing only in labels sign alike, want apart")
+	}
+	e.SetNodes(nodes)
+	if sign("web") == sign("db") {
+		t.Error("pod with anti-affinity on the nodes: pods differing only in labels sign alike, want apart")
+	}
+}
+
+// TestSameSignersSignAlike: a plugin left out of signing because another
+// gives its fragment (sameSignerAs) must sign every pod exactly as that
+// one does, with the same status.
+func TestSameSignersSignAlike(t *testing.T) {
+	e, _ := newTestEvaluator(t)
+	if len(e.sameSigners) == 0 {
+		t.Fatal("no signer left out: want BalancedAllocation, signed alike by Fit")
+	}
+	always := corev1.ContainerRestartPolicyAlways
+	sidecar := st.MakePod(ns, "sidecar").Req("cpu", "1").InitReq("cpu", "2", "memory", "1Gi").Obj()
+	sidecar.Spec.InitContainers[0].RestartPolicy = &always
+	overhead := st.MakePod(ns, "overhead").Req("cpu", "1").Obj()
+	overhead.Spec.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}
+	podLevel := st.MakePod(ns, "pod-level").Req("cpu", "1").Obj()
+	podLevel.Spec.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("3"), corev1.ResourceMemory: resource.MustParse("2Gi")}}
+	two := st.MakePod(ns, "two").Req("cpu", "1").Container("b").Obj()
+	two.Spec.Containers[1].Resources.Requests = corev1.ResourceList{
+		corev1.ResourceMemory: resource.MustParse("1Gi"), "hugepages-2Mi": resource.MustParse("4Mi")}
+	pods := []*corev1.Pod{
+		st.MakePod(ns, "none").Obj(),
+		st.MakePod(ns, "cpu").Req("cpu", "1").Obj(),
+		st.MakePod(ns, "cpu-memory").Req("cpu", "500m", "memory", "1Gi").Obj(),
+		st.MakePod(ns, "gpu").Req("cpu", "8", "memory", "64Gi", "nvidia.com/gpu", "8").Obj(),
+		st.MakePod(ns, "init").Req("cpu", "1").InitReq("cpu", "4").Obj(),
+		two, sidecar, overhead, podLevel,
+	}
+	for _, same := range e.sameSigners {
+		var other fwk.SignPlugin
+		for _, p := range e.signers {
+			if p.Name() == sameSignerAs[same.Name()] {
+				other = p
+			}
+		}
+		if other == nil {
+			t.Fatalf("%s left out, but %s does not sign", same.Name(), sameSignerAs[same.Name()])
+		}
+		for _, pod := range pods {
+			got, gotSt := same.SignPod(t.Context(), pod)
+			want, wantSt := other.SignPod(t.Context(), pod)
+			if gotSt.Code() != wantSt.Code() || !equality.Semantic.DeepEqual(got, want) {
+				t.Errorf("pod %s: %s signs %+v (%v), %s signs %+v (%v)", pod.Name, same.Name(), got, gotSt, other.Name(), want, wantSt)
+			}
+		}
 	}
 }

@@ -107,6 +107,31 @@ func (e *Evaluator) setUpSigning(captured []fwk.Plugin, f informers.SharedInform
 			e.signers = append(e.signers, sp)
 		}
 	}
+	e.signers, e.sameSigners = withoutSameSigners(e.signers)
+}
+
+// sameSignerAs names the plugins that sign a pod with exactly the fragment
+// another plugin signs it with: BalancedAllocation's only fragment is
+// Fit's (the pod's requests, worked out again; TestSameSignersSignAlike
+// holds it to that), and working out a pod's requests is most of what
+// signing it costs.
+var sameSignerAs = map[string]string{names.NodeResourcesBalancedAllocation: names.NodeResourcesFit}
+
+// withoutSameSigners returns the signers less those whose fragment another
+// of them gives (sameSignerAs), and those left out.
+func withoutSameSigners(signers []fwk.SignPlugin) (kept, same []fwk.SignPlugin) {
+	present := map[string]bool{}
+	for _, p := range signers {
+		present[p.Name()] = true
+	}
+	for _, p := range signers {
+		if other, ok := sameSignerAs[p.Name()]; ok && present[other] {
+			same = append(same, p)
+			continue
+		}
+		kept = append(kept, p)
+	}
+	return kept, same
 }
 
 // Signature returns the pod's signature, or false when pods like it may
@@ -154,8 +179,10 @@ func (e *Evaluator) Signature(ctx context.Context, pod *corev1.Pod) (string, boo
 		}
 	}
 	// A pod's labels matter only to the affinity terms of pods already
-	// placed; without any, pods differing only in labels are alike.
-	if !e.lister.anyWithAffinity() {
+	// placed; without any, pods differing only in labels are alike. The
+	// bound kept since the nodes were set answers without a pass over
+	// every node for each pod signed.
+	if !e.lister.mayHaveAffinity() {
 		delete(sig, fwk.LabelsSignerName)
 	}
 	b, err := json.Marshal(sig)
