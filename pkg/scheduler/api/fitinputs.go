@@ -20,6 +20,21 @@ func SameFitInputs(a, b *corev1.Pod) bool {
 	if a == nil || b == nil || a.UID != b.UID {
 		return false
 	}
+	return AlikeFitInputs(a, b)
+}
+
+// AlikeFitInputs reports whether pods a and b, the same pod or not, ask
+// for the same resources and are constrained alike: SameFitInputs without
+// the pods' identity. They must share a namespace, which affinity terms
+// that name none select in. What is derived from a pod's requests and
+// affinity alone (kube-scheduler's PodInfo) holds for every pod alike.
+func AlikeFitInputs(a, b *corev1.Pod) bool {
+	if a == b {
+		return true
+	}
+	if a == nil || b == nil || a.Namespace != b.Namespace {
+		return false
+	}
 	as, bs := &a.Spec, &b.Spec
 	if !sameContainers(as.Containers, bs.Containers) || !sameContainers(as.InitContainers, bs.InitContainers) ||
 		!equality.Semantic.DeepEqual(as.Overhead, bs.Overhead) || !equality.Semantic.DeepEqual(as.Resources, bs.Resources) ||
@@ -37,6 +52,78 @@ func SameFitInputs(a, b *corev1.Pod) bool {
 		equality.Semantic.DeepEqual(st.ResourceClaimStatuses, su.ResourceClaimStatuses) &&
 		equality.Semantic.DeepEqual(st.ExtendedResourceClaimStatus, su.ExtendedResourceClaimStatus) &&
 		equality.Semantic.DeepEqual(st.NodeAllocatableResourceClaimStatuses, su.NodeAllocatableResourceClaimStatuses)
+}
+
+// FitInputsOf returns a pod holding only what AlikeFitInputs compares of
+// p, copied: alike p, without keeping p or the rest of its spec alive.
+func FitInputsOf(p *corev1.Pod) *corev1.Pod {
+	q := &corev1.Pod{}
+	q.Namespace = p.Namespace
+	ps, qs := &p.Spec, &q.Spec
+	qs.Containers = containerInputs(ps.Containers)
+	qs.InitContainers = containerInputs(ps.InitContainers)
+	qs.Overhead = ps.Overhead.DeepCopy()
+	if ps.Resources != nil {
+		qs.Resources = ps.Resources.DeepCopy()
+	}
+	for i := range ps.ResourceClaims {
+		qs.ResourceClaims = append(qs.ResourceClaims, *ps.ResourceClaims[i].DeepCopy())
+	}
+	if ps.Affinity != nil {
+		qs.Affinity = ps.Affinity.DeepCopy()
+	}
+	st, qt := &p.Status, &q.Status
+	qt.Resize = st.Resize
+	for i := range st.Conditions {
+		if c := &st.Conditions[i]; c.Type == corev1.PodResizePending || c.Type == corev1.PodResizeInProgress {
+			qt.Conditions = append(qt.Conditions, corev1.PodCondition{Type: c.Type, Status: c.Status, Reason: c.Reason})
+		}
+	}
+	qt.ContainerStatuses = statusInputs(st.ContainerStatuses)
+	qt.InitContainerStatuses = statusInputs(st.InitContainerStatuses)
+	qt.AllocatedResources = st.AllocatedResources.DeepCopy()
+	if st.Resources != nil {
+		qt.Resources = st.Resources.DeepCopy()
+	}
+	for i := range st.ResourceClaimStatuses {
+		qt.ResourceClaimStatuses = append(qt.ResourceClaimStatuses, *st.ResourceClaimStatuses[i].DeepCopy())
+	}
+	if st.ExtendedResourceClaimStatus != nil {
+		qt.ExtendedResourceClaimStatus = st.ExtendedResourceClaimStatus.DeepCopy()
+	}
+	for i := range st.NodeAllocatableResourceClaimStatuses {
+		qt.NodeAllocatableResourceClaimStatuses = append(qt.NodeAllocatableResourceClaimStatuses, *st.NodeAllocatableResourceClaimStatuses[i].DeepCopy())
+	}
+	return q
+}
+
+func containerInputs(cs []corev1.Container) []corev1.Container {
+	if cs == nil {
+		return nil
+	}
+	out := make([]corev1.Container, len(cs))
+	for i := range cs {
+		out[i] = corev1.Container{Name: cs[i].Name, Resources: *cs[i].Resources.DeepCopy()}
+		if cs[i].RestartPolicy != nil {
+			rp := *cs[i].RestartPolicy
+			out[i].RestartPolicy = &rp
+		}
+	}
+	return out
+}
+
+func statusInputs(cs []corev1.ContainerStatus) []corev1.ContainerStatus {
+	var out []corev1.ContainerStatus
+	for i := range cs {
+		if c := &cs[i]; c.AllocatedResources != nil || c.Resources != nil {
+			s := corev1.ContainerStatus{Name: c.Name, AllocatedResources: c.AllocatedResources.DeepCopy()}
+			if c.Resources != nil {
+				s.Resources = c.Resources.DeepCopy()
+			}
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func sameContainers(a, b []corev1.Container) bool {

@@ -71,6 +71,54 @@ func TestSameFitInputs(t *testing.T) {
 			if got := SameFitInputs(pending, tc.b); got != tc.want {
 				t.Errorf("SameFitInputs = %v, want %v", got, tc.want)
 			}
+			if tc.b == nil {
+				return
+			}
+			// What FitInputsOf keeps of a pod is judged as the pod is.
+			kept := FitInputsOf(tc.b)
+			if !AlikeFitInputs(tc.b, kept) || !AlikeFitInputs(kept, tc.b) {
+				t.Error("FitInputsOf(b) is not alike b")
+			}
+			if got, want := AlikeFitInputs(pending, kept), AlikeFitInputs(pending, tc.b); got != want {
+				t.Errorf("AlikeFitInputs(pending, FitInputsOf(b)) = %v, want %v as for b", got, want)
+			}
+		})
+	}
+}
+
+// TestAlikeFitInputs: another pod alike is one that asks for the same in
+// the same namespace, whatever its name, labels and identity.
+func TestAlikeFitInputs(t *testing.T) {
+	a := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", UID: types.UID("u1"), Labels: map[string]string{"job": "a"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}},
+	}
+	other := func(f func(p *corev1.Pod)) *corev1.Pod {
+		p := a.DeepCopy()
+		p.Name, p.UID, p.Labels = "b", "u2", map[string]string{"job": "b"}
+		f(p)
+		return p
+	}
+	cases := map[string]struct {
+		b    *corev1.Pod
+		want bool
+	}{
+		"another pod asking for the same": {other(func(*corev1.Pod) {}), true},
+		"in another namespace":            {other(func(p *corev1.Pod) { p.Namespace = "other" }), false},
+		"asking for more": {other(func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("2")
+		}), false},
+		"with pod anti-affinity": {other(func(p *corev1.Pod) {
+			p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{}}
+		}), false},
+		"nil": {nil, false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := AlikeFitInputs(a, tc.b); got != tc.want {
+				t.Errorf("AlikeFitInputs = %v, want %v", got, tc.want)
+			}
 		})
 	}
 }
