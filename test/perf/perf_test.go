@@ -51,6 +51,12 @@ func TestPerf(t *testing.T) {
 	if (*cpuProfileFlag || *apiProfileFlag) && *resultsFlag == "" {
 		t.Fatal("-cpuprofile and -apiserverprofile need -results")
 	}
+	if *resultsFlag != "" {
+		// Profiles are written into it while the runs go on.
+		if err := os.MkdirAll(*resultsFlag, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var all []Result
 	for _, name := range names {
 		w, err := LoadWorkload(WorkloadDir, name)
