@@ -66,9 +66,7 @@ func FitInputsOf(p *corev1.Pod) *corev1.Pod {
 	if ps.Resources != nil {
 		qs.Resources = ps.Resources.DeepCopy()
 	}
-	for i := range ps.ResourceClaims {
-		qs.ResourceClaims = append(qs.ResourceClaims, *ps.ResourceClaims[i].DeepCopy())
-	}
+	qs.ResourceClaims = deepCopied(ps.ResourceClaims)
 	if ps.Affinity != nil {
 		qs.Affinity = ps.Affinity.DeepCopy()
 	}
@@ -85,16 +83,27 @@ func FitInputsOf(p *corev1.Pod) *corev1.Pod {
 	if st.Resources != nil {
 		qt.Resources = st.Resources.DeepCopy()
 	}
-	for i := range st.ResourceClaimStatuses {
-		qt.ResourceClaimStatuses = append(qt.ResourceClaimStatuses, *st.ResourceClaimStatuses[i].DeepCopy())
-	}
+	qt.ResourceClaimStatuses = deepCopied(st.ResourceClaimStatuses)
 	if st.ExtendedResourceClaimStatus != nil {
 		qt.ExtendedResourceClaimStatus = st.ExtendedResourceClaimStatus.DeepCopy()
 	}
-	for i := range st.NodeAllocatableResourceClaimStatuses {
-		qt.NodeAllocatableResourceClaimStatuses = append(qt.NodeAllocatableResourceClaimStatuses, *st.NodeAllocatableResourceClaimStatuses[i].DeepCopy())
-	}
+	qt.NodeAllocatableResourceClaimStatuses = deepCopied(st.NodeAllocatableResourceClaimStatuses)
 	return q
+}
+
+// deepCopied returns a deep copy of s, nil for nil.
+func deepCopied[T any, P interface {
+	*T
+	DeepCopyInto(P)
+}](s []T) []T {
+	if s == nil {
+		return nil
+	}
+	out := make([]T, len(s))
+	for i := range s {
+		P(&s[i]).DeepCopyInto(&out[i])
+	}
+	return out
 }
 
 func containerInputs(cs []corev1.Container) []corev1.Container {
