@@ -1,6 +1,9 @@
 package api
 
 import (
+	"slices"
+	"sync/atomic"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 )
@@ -36,9 +39,12 @@ func AlikeFitInputs(a, b *corev1.Pod) bool {
 		return false
 	}
 	as, bs := &a.Spec, &b.Spec
+	// Lists and requirements are compared field by field, not through
+	// reflection: this runs for every version of every pod the cache is
+	// told of, and for every pod a memo is asked for (AlikeMemo).
 	if !sameContainers(as.Containers, bs.Containers) || !sameContainers(as.InitContainers, bs.InitContainers) ||
-		!equality.Semantic.DeepEqual(as.Overhead, bs.Overhead) || !equality.Semantic.DeepEqual(as.Resources, bs.Resources) ||
-		!equality.Semantic.DeepEqual(as.ResourceClaims, bs.ResourceClaims) ||
+		!sameList(as.Overhead, bs.Overhead) || !sameRequirementsPtr(as.Resources, bs.Resources) ||
+		!semanticEqualSlices(as.ResourceClaims, bs.ResourceClaims) ||
 		(as.Affinity != bs.Affinity && !equality.Semantic.DeepEqual(as.Affinity, bs.Affinity)) {
 		return false
 	}
@@ -47,11 +53,75 @@ func AlikeFitInputs(a, b *corev1.Pod) bool {
 		sameResizeConditions(st.Conditions, su.Conditions) &&
 		sameStatusResources(st.ContainerStatuses, su.ContainerStatuses) &&
 		sameStatusResources(st.InitContainerStatuses, su.InitContainerStatuses) &&
-		equality.Semantic.DeepEqual(st.AllocatedResources, su.AllocatedResources) &&
-		equality.Semantic.DeepEqual(st.Resources, su.Resources) &&
-		equality.Semantic.DeepEqual(st.ResourceClaimStatuses, su.ResourceClaimStatuses) &&
-		equality.Semantic.DeepEqual(st.ExtendedResourceClaimStatus, su.ExtendedResourceClaimStatus) &&
-		equality.Semantic.DeepEqual(st.NodeAllocatableResourceClaimStatuses, su.NodeAllocatableResourceClaimStatuses)
+		sameList(st.AllocatedResources, su.AllocatedResources) &&
+		sameRequirementsPtr(st.Resources, su.Resources) &&
+		semanticEqualSlices(st.ResourceClaimStatuses, su.ResourceClaimStatuses) &&
+		(st.ExtendedResourceClaimStatus == su.ExtendedResourceClaimStatus ||
+			equality.Semantic.DeepEqual(st.ExtendedResourceClaimStatus, su.ExtendedResourceClaimStatus)) &&
+		semanticEqualSlices(st.NodeAllocatableResourceClaimStatuses, su.NodeAllocatableResourceClaimStatuses)
+}
+
+// sameList reports whether two resource lists hold the same quantities,
+// as equality.Semantic does (a nil list is an empty one).
+func sameList(a, b corev1.ResourceList) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, q := range a {
+		if r, ok := b[name]; !ok || q.Cmp(r) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func sameRequirements(a, b *corev1.ResourceRequirements) bool {
+	return sameList(a.Requests, b.Requests) && sameList(a.Limits, b.Limits) && slices.Equal(a.Claims, b.Claims)
+}
+
+func sameRequirementsPtr(a, b *corev1.ResourceRequirements) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return sameRequirements(a, b)
+}
+
+// semanticEqualSlices is equality.Semantic.DeepEqual for slices, without
+// its cost when both are empty (as they nearly always are here).
+func semanticEqualSlices[T any](a, b []T) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	return equality.Semantic.DeepEqual(a, b)
+}
+
+// AlikeMemo keeps one value derived from a pod's fit inputs alone (its
+// requests, kube-scheduler's PodInfo less the pod), for the next pod alike
+// it (AlikeFitInputs) to take instead of deriving its own: the pods of a
+// gang, or of a backlog of one kind, come one after another. It keeps the
+// last value put, with a copy of the fit inputs (FitInputsOf), not the pod.
+// Safe for concurrent use; values must not be changed once put.
+type AlikeMemo[T any] struct {
+	last atomic.Pointer[alikeEntry[T]]
+}
+
+type alikeEntry[T any] struct {
+	inputs *corev1.Pod
+	value  T
+}
+
+// Get returns the value kept for a pod alike pod, if one is kept.
+func (m *AlikeMemo[T]) Get(pod *corev1.Pod) (T, bool) {
+	if e := m.last.Load(); e != nil && AlikeFitInputs(e.inputs, pod) {
+		return e.value, true
+	}
+	var zero T
+	return zero, false
+}
+
+// Put keeps v, derived from pod, in place of the value kept before.
+func (m *AlikeMemo[T]) Put(pod *corev1.Pod, v T) {
+	m.last.Store(&alikeEntry[T]{inputs: FitInputsOf(pod), value: v})
 }
 
 // FitInputsOf returns a pod holding only what AlikeFitInputs compares of
@@ -141,7 +211,7 @@ func sameContainers(a, b []corev1.Container) bool {
 	}
 	for i := range a {
 		if a[i].Name != b[i].Name || !ptrEqual(a[i].RestartPolicy, b[i].RestartPolicy) ||
-			!equality.Semantic.DeepEqual(a[i].Resources, b[i].Resources) {
+			!sameRequirements(&a[i].Resources, &b[i].Resources) {
 			return false
 		}
 	}
@@ -155,8 +225,8 @@ func sameStatusResources(a, b []corev1.ContainerStatus) bool {
 	return sameWhere(a, b, func(c *corev1.ContainerStatus) bool {
 		return c.AllocatedResources != nil || c.Resources != nil
 	}, func(x, y *corev1.ContainerStatus) bool {
-		return x.Name == y.Name && equality.Semantic.DeepEqual(x.AllocatedResources, y.AllocatedResources) &&
-			equality.Semantic.DeepEqual(x.Resources, y.Resources)
+		return x.Name == y.Name && sameList(x.AllocatedResources, y.AllocatedResources) &&
+			sameRequirementsPtr(x.Resources, y.Resources)
 	})
 }
 

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"strconv"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -166,5 +167,49 @@ func TestSameWhereLeavesOutWhatItDoesNotCompare(t *testing.T) {
 		if got := sameResizeConditions(tc.x, tc.y); got != tc.want {
 			t.Errorf("conditions, %s: %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestAlikePodsShareRequests: a task takes the requests of the pod worked
+// out last when its pod is alike, and works out its own otherwise; either
+// way they are what its pod asks for.
+func TestAlikePodsShareRequests(t *testing.T) {
+	pod := func(name, cpu string) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(name)},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}},
+		}
+	}
+	a := NewTaskInfo(pod("a", "1"), "job")
+	b := NewTaskInfo(pod("b", "1"), "job")
+	c := NewTaskInfo(pod("c", "2"), "job")
+	for _, task := range []*TaskInfo{a, b, c} {
+		if want := requestsOf(task.Pod); !task.Resreq.Equal(want) {
+			t.Errorf("task %s: requests %v, want %v", task.Name, task.Resreq, want)
+		}
+	}
+	if a.Resreq != b.Resreq {
+		t.Error("b, alike a, worked its requests out afresh; want a's shared")
+	}
+	if c.Resreq == b.Resreq {
+		t.Error("c, asking for more than b, shares b's requests")
+	}
+}
+
+// BenchmarkNewTaskInfo measures making the task of a pod as the cache does
+// for each pod it is told of, over a backlog of alike pods.
+func BenchmarkNewTaskInfo(b *testing.B) {
+	pods := make([]*corev1.Pod, 1000)
+	for i := range pods {
+		pods[i] = &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p" + strconv.Itoa(i), UID: types.UID("p" + strconv.Itoa(i))},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}},
+		}
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		NewTaskInfo(pods[i%len(pods)], "job")
 	}
 }

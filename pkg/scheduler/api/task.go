@@ -154,8 +154,23 @@ func (t *TaskInfo) SetFitMemo(v any) { t.fitMemo = v }
 
 // NewTaskInfo builds the task of a pod that belongs to job.
 func NewTaskInfo(pod *corev1.Pod, job JobID) *TaskInfo {
-	return newTaskInfo(pod, job, requestsOf(pod))
+	return newTaskInfo(pod, job, sharedRequestsOf(pod))
 }
+
+// sharedRequestsOf is requestsOf, shared with the pod whose requests were
+// worked out last when the two are alike, as the pods of a gang or a
+// backlog of one kind are: requests are immutable once made.
+func sharedRequestsOf(pod *corev1.Pod) *Resource {
+	if req, ok := lastRequests.Get(pod); ok {
+		return req
+	}
+	req := requestsOf(pod)
+	lastRequests.Put(pod, req)
+	return req
+}
+
+// lastRequests are the requests sharedRequestsOf worked out last.
+var lastRequests AlikeMemo[*Resource]
 
 // NewTaskInfoAfter is NewTaskInfo for a new version of prev's pod (bound,
 // started, changed in any way): when the pod's fit inputs are unchanged

@@ -65,7 +65,7 @@ func podInfoOf(t *api.TaskInfo) *k8sframework.PodInfo {
 		t.SetFitMemo(&next)
 		return &next
 	}
-	if last := lastPodInfo.Load(); last != nil && api.AlikeFitInputs(last.Pod, t.Pod) {
+	if last, ok := podInfos.Get(t.Pod); ok {
 		// Another pod alike, the common case in a gang or a backlog of
 		// one kind: its affinity terms and resources are this one's,
 		// without the pass over the containers kube's PodRequests makes
@@ -80,17 +80,15 @@ func podInfoOf(t *api.TaskInfo) *k8sframework.PodInfo {
 	pi, _ = k8sframework.NewPodInfo(t.Pod)
 	pi.CalculateResource()
 	t.SetFitMemo(pi)
-	last := *pi
-	last.Pod = api.FitInputsOf(t.Pod)
-	lastPodInfo.Store(&last)
+	kept := *pi
+	kept.Pod = nil
+	podInfos.Put(t.Pod, &kept)
 	return pi
 }
 
-// lastPodInfo is the PodInfo podInfoOf last made, over what its pod's fit
-// depends on only (api.FitInputsOf: it holds no pod of the cluster's):
-// complete, its resources worked out, before it is stored, and never
-// changed after.
-var lastPodInfo atomic.Pointer[k8sframework.PodInfo]
+// podInfos keeps the PodInfo podInfoOf made last, complete (its resources
+// worked out) and without its pod, for the next pod alike.
+var podInfos api.AlikeMemo[*k8sframework.PodInfo]
 
 // nodeInfoOf returns kube-scheduler's NodeInfo of the node, giving the node
 // a mirror first when it has none. A node has one mirror: the evaluator's.
