@@ -27,29 +27,35 @@ import (
 // not the product's, so the run fills it as a kubelet's resync would: a
 // pod that has been bound and Pending for longer than resyncAfter, or
 // Running for resyncAfter past its run duration, gets an annotation
-// touched, which kwok sees as a change and plays the stage again. Every
-// touch is logged and counted in the report.
+// touched, which kwok sees as a change and plays the stage again. kwok
+// counts a stage's delay (the run duration) from the change that played
+// it, so a pod touched is left alone for its run duration and resyncAfter
+// more: touched sooner, it would never finish. Every touch is logged and
+// counted in the report.
 const (
 	resyncAfter      = 20 * time.Second
 	resyncAnnotation = "chaos.caldera.sh/resync"
 )
 
-// resyncer remembers since when each bound Pending pod was first seen so.
+// resyncer remembers since when each bound Pending pod was first seen so,
+// and when each pod was last touched.
 type resyncer struct {
 	c client.Client
 
 	mu           sync.Mutex
 	pendingSince map[types.UID]time.Time
+	touchedAt    map[types.UID]time.Time
 	touched      map[string]int // "namespace/name" → touches
 }
 
 func newResyncer(c client.Client) *resyncer {
-	return &resyncer{c: c, pendingSince: map[types.UID]time.Time{}, touched: map[string]int{}}
+	return &resyncer{c: c, pendingSince: map[types.UID]time.Time{}, touchedAt: map[types.UID]time.Time{}, touched: map[string]int{}}
 }
 
 // stuck says whether a pod is one kwok has stopped moving at now, and why.
-// pendingSince is when the pod was first seen bound and Pending.
-func stuck(p *corev1.Pod, pendingSince, now time.Time) (string, bool) {
+// pendingSince is when the pod was first seen bound and Pending, touchedAt
+// when the run last touched it (zero if never).
+func stuck(p *corev1.Pod, pendingSince, touchedAt, now time.Time) (string, bool) {
 	if p.DeletionTimestamp != nil || p.Spec.NodeName == "" {
 		return "", false
 	}
@@ -63,8 +69,13 @@ func stuck(p *corev1.Pod, pendingSince, now time.Time) (string, bool) {
 		if err != nil || p.Status.StartTime == nil {
 			return "", false
 		}
-		if over := now.Sub(p.Status.StartTime.Time) - run; over > resyncAfter {
-			return fmt.Sprintf("Running %s past its run duration of %s", over.Round(time.Second), run), true
+		// A touch starts kwok's count of the run duration again.
+		since := p.Status.StartTime.Time
+		if touchedAt.After(since) {
+			since = touchedAt
+		}
+		if over := now.Sub(since) - run; over > resyncAfter {
+			return fmt.Sprintf("Running %s past its run duration of %s", now.Sub(p.Status.StartTime.Time).Round(time.Second)-run, run), true
 		}
 	}
 	return "", false
@@ -90,7 +101,7 @@ func (r *resyncer) pass(ctx context.Context, namespace string, now time.Time) ([
 		} else if _, ok := r.pendingSince[p.UID]; !ok {
 			r.pendingSince[p.UID] = now
 		}
-		why, ok := stuck(p, r.pendingSince[p.UID], now)
+		why, ok := stuck(p, r.pendingSince[p.UID], r.touchedAt[p.UID], now)
 		if !ok {
 			continue
 		}
@@ -106,12 +117,18 @@ func (r *resyncer) pass(ctx context.Context, namespace string, now time.Time) ([
 			continue
 		}
 		r.touched[key]++
+		r.touchedAt[p.UID] = now
 		delete(r.pendingSince, p.UID)
 		did = append(did, fmt.Sprintf("%s (%s): touched", key, why))
 	}
 	for uid := range r.pendingSince {
 		if !seen[uid] {
 			delete(r.pendingSince, uid)
+		}
+	}
+	for uid := range r.touchedAt {
+		if !seen[uid] {
+			delete(r.touchedAt, uid)
 		}
 	}
 	return did, nil
@@ -173,22 +190,25 @@ func TestStuck(t *testing.T) {
 		name         string
 		pod          *corev1.Pod
 		pendingSince time.Time
+		touchedAt    time.Time
 		want         bool
 	}{
-		{"unbound and Pending long: the scheduler's, not kwok's", pod("", corev1.PodPending, 0, "10s"), now.Add(-time.Hour), false},
-		{"bound and Pending briefly", pod("n1", corev1.PodPending, 0, "10s"), now.Add(-5 * time.Second), false},
-		{"bound and Pending past the grace", pod("n1", corev1.PodPending, 0, "10s"), now.Add(-resyncAfter - time.Second), true},
-		{"bound, Pending, first seen now", pod("n1", corev1.PodPending, 0, "10s"), time.Time{}, false},
-		{"Running within its duration", pod("n1", corev1.PodRunning, 8*time.Second, "10s"), time.Time{}, false},
-		{"Running just past its duration", pod("n1", corev1.PodRunning, 10*time.Second+resyncAfter-time.Second, "10s"), time.Time{}, false},
-		{"Running far past its duration", pod("n1", corev1.PodRunning, 10*time.Second+resyncAfter+time.Second, "10s"), time.Time{}, true},
-		{"Running without a duration runs until deleted", pod("n1", corev1.PodRunning, time.Hour, ""), time.Time{}, false},
-		{"Running with no start time yet", pod("n1", corev1.PodRunning, 0, "10s"), time.Time{}, false},
-		{"being deleted", deleting, time.Time{}, false},
-		{"Succeeded", pod("n1", corev1.PodSucceeded, time.Hour, "10s"), time.Time{}, false},
+		{"unbound and Pending long: the scheduler's, not kwok's", pod("", corev1.PodPending, 0, "10s"), now.Add(-time.Hour), time.Time{}, false},
+		{"bound and Pending briefly", pod("n1", corev1.PodPending, 0, "10s"), now.Add(-5 * time.Second), time.Time{}, false},
+		{"bound and Pending past the grace", pod("n1", corev1.PodPending, 0, "10s"), now.Add(-resyncAfter - time.Second), time.Time{}, true},
+		{"bound, Pending, first seen now", pod("n1", corev1.PodPending, 0, "10s"), time.Time{}, time.Time{}, false},
+		{"Running within its duration", pod("n1", corev1.PodRunning, 8*time.Second, "10s"), time.Time{}, time.Time{}, false},
+		{"Running just past its duration", pod("n1", corev1.PodRunning, 10*time.Second+resyncAfter-time.Second, "10s"), time.Time{}, time.Time{}, false},
+		{"Running far past its duration", pod("n1", corev1.PodRunning, 10*time.Second+resyncAfter+time.Second, "10s"), time.Time{}, time.Time{}, true},
+		{"Running far past its duration, touched within it since", pod("n1", corev1.PodRunning, time.Hour, "10s"), time.Time{}, now.Add(-10*time.Second - resyncAfter + time.Second), false},
+		{"Running far past its duration, touched longer ago", pod("n1", corev1.PodRunning, time.Hour, "10s"), time.Time{}, now.Add(-10*time.Second - resyncAfter - time.Second), true},
+		{"Running without a duration runs until deleted", pod("n1", corev1.PodRunning, time.Hour, ""), time.Time{}, time.Time{}, false},
+		{"Running with no start time yet", pod("n1", corev1.PodRunning, 0, "10s"), time.Time{}, time.Time{}, false},
+		{"being deleted", deleting, time.Time{}, time.Time{}, false},
+		{"Succeeded", pod("n1", corev1.PodSucceeded, time.Hour, "10s"), time.Time{}, time.Time{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			why, got := stuck(tc.pod, tc.pendingSince, now)
+			why, got := stuck(tc.pod, tc.pendingSince, tc.touchedAt, now)
 			if got != tc.want {
 				t.Errorf("stuck = %v (%q), want %v", got, why, tc.want)
 			}
