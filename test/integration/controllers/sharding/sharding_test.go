@@ -119,7 +119,31 @@ func expectShardsWhile(t *testing.T, what string, want map[string][]string, step
 	})
 }
 
-// runOn creates a running pod bound to node, requesting cpu.
+// createNodes creates the kwok nodes and, when the test ends, deletes them
+// and the NodeShards written meanwhile, so that the next test (or the
+// next run of this one) splits only its own nodes. The cleanup runs after
+// the controller started later has stopped.
+func createNodes(t *testing.T, specs []controlplane.NodeSpec) {
+	t.Helper()
+	t.Cleanup(func() {
+		ctx := context.Background()
+		for _, s := range specs {
+			n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.Name}}
+			if err := fw.Client.Delete(ctx, n); client.IgnoreNotFound(err) != nil {
+				t.Errorf("deleting node %s: %v", s.Name, err)
+			}
+		}
+		if err := fw.Client.DeleteAllOf(ctx, &shardv1alpha1.NodeShard{}); err != nil {
+			t.Errorf("deleting NodeShards: %v", err)
+		}
+	})
+	if err := controlplane.CreateNodes(t.Context(), fw.Client, specs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runOn creates a running pod bound to node, requesting cpu; it is
+// deleted when the test ends.
 func runOn(t *testing.T, name, node, cpu string) *corev1.Pod {
 	t.Helper()
 	p := &corev1.Pod{
@@ -130,6 +154,11 @@ func runOn(t *testing.T, name, node, cpu string) *corev1.Pod {
 	if err := fw.Client.Create(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if err := fw.Client.Delete(context.Background(), p, client.GracePeriodSeconds(0)); client.IgnoreNotFound(err) != nil {
+			t.Errorf("deleting pod %s: %v", p.Name, err)
+		}
+	})
 	return p
 }
 
@@ -147,9 +176,7 @@ func TestShardsFollowUtilisation(t *testing.T) {
 		}
 		specs = append(specs, s)
 	}
-	if err := controlplane.CreateNodes(t.Context(), fw.Client, specs); err != nil {
-		t.Fatal(err)
-	}
+	createNodes(t, specs)
 	startController(t)
 	// Every node is idle: the batch scheduler's band; the agent scheduler
 	// takes its one node, the warmup node.
@@ -200,9 +227,7 @@ func TestGoneInstanceShardIsReassigned(t *testing.T) {
 	for _, n := range []struct{ name, pool string }{{"b1", "batch"}, {"a1", "agents"}, {"a2", "agents"}} {
 		specs = append(specs, controlplane.NodeSpec{Name: n.name, Labels: map[string]string{"pool": n.pool}})
 	}
-	if err := controlplane.CreateNodes(t.Context(), fw.Client, specs); err != nil {
-		t.Fatal(err)
-	}
+	createNodes(t, specs)
 	clk := clocktesting.NewFakeClock(time.Now())
 	startControllerWith(t, []byte(`scheduler-configs:
 - name: batch
